@@ -1,0 +1,358 @@
+import type { BackendBuffer, BackendDevice, CompiledKernel, Grid } from './backend.ts';
+import type { BackendKind, DeviceCaps, DeviceInfo, TimerSource } from './caps.ts';
+import { type BufferDType, dtypeOfArray, type HostArray, isBufferDType, type TypedArrayFor, typedArrayConstructor } from './dtype.ts';
+import { DeviceLostError, InvalidArgumentError, LimitExceededError, TridentError } from './errors.ts';
+import type { DispatchArgs, Kernel } from './ir/builder.ts';
+import type { ParamDecl } from './ir/nodes.ts';
+
+/** How many workgroups to run: explicit counts, or enough for `invocations`. */
+export type DispatchGrid =
+  | { readonly workgroups: number | readonly [number, number?, number?] }
+  | { readonly invocations: number };
+
+export interface Timing {
+  readonly label: string;
+  readonly ms: number;
+  /** Where the figure comes from; benchmarks must not mix sources silently. */
+  readonly source: TimerSource;
+}
+
+export interface SkippedBackend {
+  readonly backend: BackendKind;
+  readonly reason: string;
+}
+
+/**
+ * A typed array of 32-bit elements on a device. Host <-> device movement is
+ * explicit: `write` enqueues, `read` resolves after every earlier command ran.
+ */
+export class Buffer<D extends BufferDType = BufferDType> {
+  readonly dtype: D;
+  readonly length: number;
+  readonly device: Device;
+  /** @internal */
+  readonly impl: BackendBuffer;
+  #destroyed = false;
+
+  /** @internal use `device.createBuffer` */
+  constructor(device: Device, impl: BackendBuffer) {
+    this.device = device;
+    this.impl = impl;
+    this.dtype = impl.dtype as D;
+    this.length = impl.length;
+  }
+
+  get byteLength(): number {
+    return this.length * 4;
+  }
+  get destroyed(): boolean {
+    return this.#destroyed;
+  }
+
+  /** Enqueues a write of `data` at element `offset`. The caller may reuse `data` afterwards. */
+  write(data: TypedArrayFor[D] | ArrayLike<number>, offset = 0): void {
+    this.device.writeBuffer(this, data, offset);
+  }
+
+  /** Resolves to a copy of elements [offset, offset + length) once every earlier command ran. */
+  read(range?: { offset?: number; length?: number }): Promise<TypedArrayFor[D]> {
+    return this.device.readBuffer(this, range);
+  }
+
+  /** Enqueues setting elements [offset, offset + length) to `value`. */
+  fill(value: number, range?: { offset?: number; length?: number }): void {
+    this.device.fillBuffer(this, value, range);
+  }
+
+  /** Frees the storage. Further use throws; destroying twice is harmless. */
+  destroy(): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    this.device.releaseBuffer(this);
+  }
+}
+
+/**
+ * A compute device: buffers, kernel dispatch in stream order, timers, caps.
+ *
+ * Stream order: `write`, `fill`, `copyBuffer` and `dispatch` are recorded in call
+ * order; each sees the effects of every earlier one (the PRAM global
+ * synchronisation between kernels). They may be batched and are submitted by
+ * `flush`, `read` or `time`. Every argument is validated before anything is
+ * recorded, so a rejected call changes nothing.
+ */
+export class Device {
+  readonly backend: BackendKind;
+  readonly info: DeviceInfo;
+  readonly caps: DeviceCaps;
+  /** Backends that `createDevice` tried before this one, and why each was passed over. */
+  readonly skipped: readonly SkippedBackend[];
+  /** @internal */
+  readonly impl: BackendDevice;
+  #destroyed = false;
+  readonly #buffers = new Set<Buffer>();
+
+  constructor(impl: BackendDevice, skipped: readonly SkippedBackend[] = []) {
+    this.impl = impl;
+    this.backend = impl.kind;
+    this.info = impl.info;
+    this.caps = impl.caps;
+    this.skipped = skipped;
+  }
+
+  createBuffer<D extends BufferDType>(dtype: D, lengthOrData: number | TypedArrayFor[D] | ArrayLike<number>): Buffer<D> {
+    this.checkUsable();
+    if (!isBufferDType(dtype)) throw new InvalidArgumentError('dtype', `must be 'u32', 'i32' or 'f32', got ${String(dtype)}`);
+    const length = typeof lengthOrData === 'number' ? lengthOrData : lengthOrData?.length;
+    checkCount('length', length);
+    if (length > this.caps.limits.maxBufferElements) {
+      throw new LimitExceededError(this.backend, 'maxBufferElements', length, this.caps.limits.maxBufferElements, 'buffer length');
+    }
+    const data = typeof lengthOrData === 'number' ? undefined : toHostArray(dtype, lengthOrData, 'data');
+    const buffer = new Buffer<D>(this, this.impl.createBuffer(dtype, length));
+    this.#buffers.add(buffer);
+    if (data && data.length > 0) this.impl.write(buffer.impl, 0, data);
+    return buffer;
+  }
+
+  /** Compiles a kernel now (it is also compiled on first dispatch); throws if this device cannot run it. */
+  compile(kernel: Kernel): CompiledKernel {
+    this.checkUsable();
+    return this.impl.compile(kernel);
+  }
+
+  /**
+   * Records a dispatch of `kernel` over `grid`. Workgroups beyond
+   * `maxComputeWorkgroupsPerDimension` are folded into y (and z); kernels see a
+   * linear `globalIndex` either way and must guard against indices past their data.
+   */
+  dispatch<P extends Record<string, ParamDecl>>(kernel: Kernel<P>, grid: DispatchGrid, args: DispatchArgs<P, Buffer>): void {
+    this.checkUsable();
+    const compiled = this.impl.compile(kernel as unknown as Kernel);
+    const workgroups = this.resolveGrid(kernel, grid);
+    const bound = this.bindArgs(kernel as unknown as Kernel, args as Record<string, Buffer | number>);
+    this.impl.dispatch(compiled, workgroups, bound);
+  }
+
+  /** Records a copy of `length` elements (default: all of `src` from `srcOffset`). */
+  copyBuffer(src: Buffer, dst: Buffer, options?: { srcOffset?: number; dstOffset?: number; length?: number }): void {
+    this.checkUsable();
+    this.checkBuffer(src, 'src');
+    this.checkBuffer(dst, 'dst');
+    if (src.dtype !== dst.dtype) throw new InvalidArgumentError('dst', `dtype ${dst.dtype} differs from src dtype ${src.dtype}`);
+    const srcOffset = options?.srcOffset ?? 0;
+    const dstOffset = options?.dstOffset ?? 0;
+    checkCount('srcOffset', srcOffset);
+    checkCount('dstOffset', dstOffset);
+    const length = options?.length ?? Math.max(0, src.length - srcOffset);
+    checkCount('length', length);
+    checkRange('src', srcOffset, length, src.length);
+    checkRange('dst', dstOffset, length, dst.length);
+    if (src === dst && srcOffset < dstOffset + length && dstOffset < srcOffset + length) {
+      throw new InvalidArgumentError('dst', 'source and destination ranges overlap');
+    }
+    if (length > 0) this.impl.copy(src.impl, srcOffset, dst.impl, dstOffset, length);
+  }
+
+  /** Submits recorded work and resolves once it has run. */
+  async flush(): Promise<void> {
+    this.checkUsable();
+    await this.guard(() => this.impl.flush());
+  }
+
+  /**
+   * Times the work `body` records: submits what was pending first, runs `body`,
+   * submits and waits. GPU timestamps where the device has them, wall clock otherwise.
+   */
+  async time(label: string, body: () => void | Promise<void>): Promise<Timing> {
+    this.checkUsable();
+    await this.flush();
+    const { ms, source } = await this.guard(() => this.impl.measure(body));
+    return { label, ms, source };
+  }
+
+  /** Frees every buffer and the device. Later calls throw DeviceLostError. */
+  async destroy(): Promise<void> {
+    if (this.#destroyed) return;
+    for (const b of [...this.#buffers]) b.destroy();
+    this.#destroyed = true;
+    await this.impl.destroy();
+  }
+
+  get destroyed(): boolean {
+    return this.#destroyed;
+  }
+
+  // ---------- used by Buffer ----------
+
+  /** @internal */
+  writeBuffer<D extends BufferDType>(buffer: Buffer<D>, data: TypedArrayFor[D] | ArrayLike<number>, offset: number): void {
+    this.checkUsable();
+    this.checkBuffer(buffer, 'buffer');
+    checkCount('offset', offset);
+    const host = toHostArray(buffer.dtype, data, 'data');
+    checkRange('data', offset, host.length, buffer.length);
+    if (host.length > 0) this.impl.write(buffer.impl, offset, host);
+  }
+
+  /** @internal */
+  async readBuffer<D extends BufferDType>(buffer: Buffer<D>, range?: { offset?: number; length?: number }): Promise<TypedArrayFor[D]> {
+    this.checkUsable();
+    this.checkBuffer(buffer, 'buffer');
+    const offset = range?.offset ?? 0;
+    checkCount('offset', offset);
+    const length = range?.length ?? Math.max(0, buffer.length - offset);
+    checkCount('length', length);
+    checkRange('range', offset, length, buffer.length);
+    return (await this.guard(() => this.impl.read(buffer.impl, offset, length))) as TypedArrayFor[D];
+  }
+
+  /** @internal */
+  fillBuffer(buffer: Buffer, value: number, range?: { offset?: number; length?: number }): void {
+    this.checkUsable();
+    this.checkBuffer(buffer, 'buffer');
+    checkScalar('value', buffer.dtype, value);
+    const offset = range?.offset ?? 0;
+    checkCount('offset', offset);
+    const length = range?.length ?? Math.max(0, buffer.length - offset);
+    checkCount('length', length);
+    checkRange('range', offset, length, buffer.length);
+    if (length > 0) this.impl.fill(buffer.impl, value, offset, length);
+  }
+
+  /** @internal */
+  releaseBuffer(buffer: Buffer): void {
+    this.#buffers.delete(buffer);
+    if (!this.#destroyed) this.impl.destroyBuffer(buffer.impl);
+  }
+
+  // ---------- validation ----------
+
+  private checkUsable(): void {
+    if (this.#destroyed) throw new DeviceLostError(this.backend, 'the device was destroyed');
+    const lost = this.impl.lostReason();
+    if (lost !== undefined) throw new DeviceLostError(this.backend, lost);
+  }
+
+  /** Turns failures of a device that meanwhile was lost into DeviceLostError. */
+  private async guard<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      const lost = this.impl.lostReason();
+      if (lost !== undefined && !(err instanceof DeviceLostError)) throw new DeviceLostError(this.backend, lost, { cause: err });
+      throw err;
+    }
+  }
+
+  private checkBuffer(buffer: unknown, name: string): asserts buffer is Buffer {
+    if (!(buffer instanceof Buffer)) throw new InvalidArgumentError(name, 'is not a Trident buffer');
+    if (buffer.device !== this) throw new InvalidArgumentError(name, 'belongs to another device');
+    if (buffer.destroyed) throw new InvalidArgumentError(name, 'was destroyed');
+  }
+
+  private resolveGrid(kernel: Kernel, grid: DispatchGrid): Grid {
+    const maxPerDim = this.caps.limits.maxComputeWorkgroupsPerDimension;
+    let total: number;
+    if (grid && 'invocations' in grid) {
+      checkCount('grid.invocations', grid.invocations);
+      total = Math.ceil(grid.invocations / kernel.ir.workgroupSize);
+    } else if (grid && 'workgroups' in grid) {
+      const w = grid.workgroups;
+      const dims = typeof w === 'number' ? [w] : [...w];
+      const [x = 1, y = 1, z = 1] = dims;
+      for (const [i, d] of [x, y, z].entries()) {
+        checkCount(`grid.workgroups[${i}]`, d);
+        if (d > maxPerDim) throw new LimitExceededError(this.backend, 'maxComputeWorkgroupsPerDimension', d, maxPerDim, `workgroups along axis ${i}`);
+      }
+      return [x, y, z];
+    } else {
+      throw new InvalidArgumentError('grid', "must be { workgroups } or { invocations }");
+    }
+    if (total <= maxPerDim) return [total, 1, 1];
+    const y = Math.ceil(total / maxPerDim);
+    if (y <= maxPerDim) return [maxPerDim, y, 1];
+    const z = Math.ceil(y / maxPerDim);
+    if (z > maxPerDim) throw new LimitExceededError(this.backend, 'maxComputeWorkgroupsPerDimension', total, maxPerDim ** 3, 'total workgroups');
+    return [maxPerDim, maxPerDim, z];
+  }
+
+  private bindArgs(kernel: Kernel, args: Record<string, Buffer | number>): Map<string, BackendBuffer | number> {
+    if (typeof args !== 'object' || args === null) throw new InvalidArgumentError('args', 'must be an object of parameters');
+    const bound = new Map<string, BackendBuffer | number>();
+    const seen = new Map<Buffer, string>();
+    const limits = this.caps.limits;
+    for (const name of Object.keys(args)) {
+      if (!kernel.ir.params.some(([p]) => p === name)) throw new InvalidArgumentError(name, `kernel '${kernel.name}' has no such parameter`);
+    }
+    for (const [name, decl] of kernel.ir.params) {
+      const value = args[name];
+      if (decl.kind === 'uniform') {
+        if (typeof value !== 'number') throw new InvalidArgumentError(name, `kernel '${kernel.name}' needs a ${decl.dtype} number`);
+        checkScalar(name, decl.dtype, value);
+        bound.set(name, value);
+        continue;
+      }
+      this.checkBuffer(value, name);
+      if (value.dtype !== decl.dtype) throw new InvalidArgumentError(name, `kernel '${kernel.name}' needs a ${decl.dtype} buffer, got ${value.dtype}`);
+      if (value.length % decl.vector !== 0) {
+        throw new InvalidArgumentError(name, `length ${value.length} is not a multiple of the vector width ${decl.vector}`);
+      }
+      if (value.byteLength > limits.maxStorageBufferBindingSize) {
+        throw new LimitExceededError(this.backend, 'maxStorageBufferBindingSize', value.byteLength, limits.maxStorageBufferBindingSize, `buffer '${name}'`);
+      }
+      const other = seen.get(value);
+      if (other !== undefined && (kernel.info.writes.has(name) || kernel.info.writes.has(other))) {
+        throw new InvalidArgumentError(name, `the same buffer is also bound to '${other}', and kernel '${kernel.name}' writes one of them`);
+      }
+      seen.set(value, name);
+      bound.set(name, value.impl);
+    }
+    if (seen.size > limits.maxBuffersPerKernel) {
+      throw new LimitExceededError(this.backend, 'maxBuffersPerKernel', seen.size, limits.maxBuffersPerKernel, `kernel '${kernel.name}'`);
+    }
+    return bound;
+  }
+}
+
+function checkCount(name: string, value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new InvalidArgumentError(name, `must be a non-negative integer, got ${String(value)}`);
+  }
+}
+
+function checkRange(name: string, offset: number, length: number, size: number): void {
+  if (offset + length > size) throw new InvalidArgumentError(name, `range [${offset}, ${offset + length}) exceeds the buffer length ${size}`);
+}
+
+export function checkScalar(name: string, dtype: BufferDType, value: unknown): void {
+  if (typeof value !== 'number') throw new InvalidArgumentError(name, `must be a number, got ${typeof value}`);
+  if (dtype === 'f32') return;
+  const [lo, hi] = dtype === 'u32' ? [0, 0xffffffff] : [-0x80000000, 0x7fffffff];
+  if (!Number.isInteger(value) || value < lo || value > hi) throw new InvalidArgumentError(name, `${value} is not a ${dtype}`);
+}
+
+/**
+ * Converts user data to the host array of `dtype`, refusing silent conversions:
+ * a typed array must be of the same dtype; plain numbers must fit the dtype.
+ */
+export function toHostArray(dtype: BufferDType, data: unknown, name: string): HostArray {
+  const arrayType = dtypeOfArray(data);
+  if (arrayType !== undefined) {
+    if (arrayType !== dtype) throw new InvalidArgumentError(name, `is a ${arrayType} array, the buffer is ${dtype}`);
+    return data as HostArray;
+  }
+  if (ArrayBuffer.isView(data)) throw new InvalidArgumentError(name, `must be a ${dtype} typed array or an array of numbers`);
+  if (!data || typeof (data as ArrayLike<number>).length !== 'number') throw new InvalidArgumentError(name, 'must be an array of numbers');
+  const list = data as ArrayLike<number>;
+  const out = new (typedArrayConstructor(dtype))(list.length);
+  for (let i = 0; i < list.length; i++) {
+    checkScalar(`${name}[${i}]`, dtype, list[i]);
+    out[i] = list[i] as number;
+  }
+  return out;
+}
+
+export function isTridentError(err: unknown): err is TridentError {
+  return err instanceof TridentError;
+}

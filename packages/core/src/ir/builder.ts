@@ -1,0 +1,439 @@
+import type { BufferDType } from '../dtype.ts';
+import { analyzeKernel, type KernelInfo } from './analyze.ts';
+import type {
+  AtomicFn,
+  BufferAccess,
+  BufferParamDecl,
+  BuiltinName,
+  Expr,
+  KernelIR,
+  ParamDecl,
+  Stmt,
+  SubgroupFn,
+  UniformParamDecl,
+  VarDecl,
+  WorkgroupArrayDecl,
+} from './nodes.ts';
+import { type ValueType, type VecWidth, typeInfo, vecType } from './types.ts';
+import { buildError, constant, type Operand, setBuildingKernel, Val, Var } from './values.ts';
+
+// ---------- parameter declarations ----------
+
+export interface BufferParam<D extends BufferDType, A extends BufferAccess, W extends 1 | VecWidth>
+  extends BufferParamDecl {
+  readonly dtype: D;
+  readonly access: A;
+  readonly vector: W;
+}
+export interface UniformParam<D extends BufferDType> extends UniformParamDecl {
+  readonly dtype: D;
+}
+
+/** A buffer parameter. `vector: 4` views the elements as vec4 (length in vec4 units). */
+export function buffer<D extends BufferDType, A extends BufferAccess, W extends 1 | VecWidth = 1>(
+  dtype: D,
+  access: A,
+  options?: { vector?: W },
+): BufferParam<D, A, W> {
+  return { kind: 'buffer', dtype, access, vector: (options?.vector ?? 1) as W };
+}
+
+/** A scalar uniform parameter, passed as a number at dispatch. */
+export function uniform<D extends BufferDType>(dtype: D): UniformParam<D> {
+  return { kind: 'uniform', dtype };
+}
+
+type ElementType<D extends BufferDType, W extends 1 | VecWidth> = W extends VecWidth ? `vec${W}<${D}>` : D;
+
+export type ParamHandles<P extends Record<string, ParamDecl>> = {
+  [K in keyof P]: P[K] extends BufferParam<infer D, infer A, infer W>
+    ? BufferHandle<ElementType<D, W>, A>
+    : P[K] extends UniformParam<infer D>
+      ? Val<D>
+      : never;
+};
+
+/** What a dispatch passes for each parameter: a device buffer or a number. */
+export type DispatchArgs<P extends Record<string, ParamDecl>, B> = {
+  [K in keyof P]: P[K] extends BufferParamDecl ? B : number;
+};
+
+type Index = Val<'u32'> | Val<'i32'> | number;
+
+/** A buffer parameter inside a kernel body. */
+export class BufferHandle<T extends ValueType, A extends BufferAccess> {
+  readonly name: string;
+  readonly type: T;
+  readonly access: A;
+  private readonly k: KernelBuilder;
+  constructor(k: KernelBuilder, name: string, type: T, access: A) {
+    this.k = k;
+    this.name = name;
+    this.type = type;
+    this.access = access;
+  }
+
+  /** Number of elements (of this view's element type). */
+  get length(): Val<'u32'> {
+    return new Val('u32', { op: 'length', type: 'u32', buffer: this.name });
+  }
+
+  /** Reads element `index`; 0 when out of range. Taken at this point of the program. */
+  load(index: Index): Val<T> {
+    if (this.access === 'write') throw buildError(`buffer '${this.name}' is write-only`);
+    if (this.access === 'atomic') return this.atomic('load', index, 0) as unknown as Val<T>;
+    return this.k.materialize({ op: 'load', type: this.type, buffer: this.name, index: this.k.index(index) }, this.type);
+  }
+
+  /** Writes element `index`; dropped when out of range. */
+  store(index: Index, value: Operand<T>): void {
+    if (this.access === 'read') throw buildError(`buffer '${this.name}' is read-only`);
+    const v = typeof value === 'number' ? constant(this.type, value) : value;
+    if (v.type !== this.type) throw buildError(`store to '${this.name}': value is ${v.type}, buffer holds ${this.type}`);
+    if (this.access === 'atomic') {
+      this.atomic('store', index, v, false);
+      return;
+    }
+    this.k.emit({ op: 'store', buffer: this.name, index: this.k.index(index), value: v.node });
+  }
+
+  /** Atomic read-modify-write operations return the old value. */
+  atomicAdd(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('add', index, value);
+  }
+  atomicSub(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('sub', index, value);
+  }
+  atomicMin(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('min', index, value);
+  }
+  atomicMax(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('max', index, value);
+  }
+  atomicAnd(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('and', index, value);
+  }
+  atomicOr(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('or', index, value);
+  }
+  atomicXor(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('xor', index, value);
+  }
+  atomicExchange(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('exchange', index, value);
+  }
+  /** Stores `value` if the element equals `expected`; returns the old element either way. */
+  atomicCompareExchange(index: Index, expected: Operand<T>, value: Operand<T>): Val<T> {
+    const cmp = typeof expected === 'number' ? constant(this.type, expected) : expected;
+    return this.atomic('compareExchange', index, value, true, cmp);
+  }
+
+  private atomic(fn: AtomicFn, index: Index, value: Operand<T>, useResult = true, compare?: Val<T>): Val<T> {
+    if (this.access !== 'atomic') throw buildError(`atomic ${fn} on '${this.name}' needs access 'atomic'`);
+    if (this.type !== 'u32' && this.type !== 'i32') throw buildError(`atomics need a u32 or i32 buffer, '${this.name}' is ${this.type}`);
+    const v = typeof value === 'number' ? constant(this.type, value) : value;
+    if (v.type !== this.type) throw buildError(`atomic ${fn} on '${this.name}': value is ${v.type}`);
+    const node: Expr = {
+      op: 'atomic',
+      type: this.type,
+      fn,
+      buffer: this.name,
+      index: this.k.index(index),
+      value: v.node,
+      ...(compare ? { compare: compare.node } : {}),
+    };
+    if (!useResult) {
+      this.k.emit({ op: 'eval', expr: node });
+      return constant(this.type, 0);
+    }
+    return this.k.materialize(node, this.type);
+  }
+}
+
+/** An array in workgroup memory, shared by the invocations of one workgroup, zeroed at its start. */
+export class WorkgroupArray<T extends ValueType> {
+  readonly id: number;
+  readonly type: T;
+  readonly length: number;
+  private readonly k: KernelBuilder;
+  constructor(k: KernelBuilder, id: number, type: T, length: number) {
+    this.k = k;
+    this.id = id;
+    this.type = type;
+    this.length = length;
+  }
+  load(index: Index): Val<T> {
+    return this.k.materialize({ op: 'wgLoad', type: this.type, array: this.id, index: this.k.index(index) }, this.type);
+  }
+  store(index: Index, value: Operand<T>): void {
+    const v = typeof value === 'number' ? constant(this.type, value) : value;
+    if (v.type !== this.type) throw buildError(`workgroup store: value is ${v.type}, array holds ${this.type}`);
+    this.k.emit({ op: 'wgStore', array: this.id, index: this.k.index(index), value: v.node });
+  }
+}
+
+/**
+ * Builds a kernel body. Statements are appended to the current block; `if`, loops
+ * and the like open nested blocks through callbacks. Loads, atomics, workgroup
+ * loads and subgroup operations are taken into a fresh variable at the point of the
+ * call, so they read what the program order says.
+ */
+export class KernelBuilder {
+  private blocks: Stmt[][] = [[]];
+  private loopDepth = 0;
+  private readonly vars: VarDecl[] = [];
+  private readonly arrays: WorkgroupArrayDecl[] = [];
+  private nextId = 0;
+  readonly workgroupSize: number;
+
+  constructor(workgroupSize: number) {
+    this.workgroupSize = workgroupSize;
+  }
+
+  /** Linear index of this invocation over the whole grid. */
+  get globalIndex(): Val<'u32'> {
+    return builtin('globalIndex');
+  }
+  /** Index of this invocation in its workgroup. */
+  get localIndex(): Val<'u32'> {
+    return builtin('localIndex');
+  }
+  /** Linear index of this workgroup over the grid. */
+  get workgroupIndex(): Val<'u32'> {
+    return builtin('workgroupIndex');
+  }
+  /** Total number of workgroups in the dispatch. */
+  get numWorkgroups(): Val<'u32'> {
+    return builtin('numWorkgroups');
+  }
+  /** Total number of invocations in the dispatch (numWorkgroups * workgroupSize). */
+  get numInvocations(): Val<'u32'> {
+    return this.numWorkgroups.mul(this.workgroupSize);
+  }
+  get subgroupSize(): Val<'u32'> {
+    return builtin('subgroupSize');
+  }
+  get subgroupInvocation(): Val<'u32'> {
+    return builtin('subgroupInvocation');
+  }
+
+  /** Declares a mutable variable initialised to `init`. */
+  let<T extends ValueType>(init: Val<T>, name?: string): Var<T> {
+    const id = this.declare(init.type, name);
+    this.emit({ op: 'let', id, type: init.type, init: init.node });
+    return this.makeVar(init.type, id);
+  }
+
+  /** Declares a mutable variable of `type`, initialised to `init` (default 0 / false). */
+  var<T extends ValueType>(type: T, init?: Operand<T> | boolean, name?: string): Var<T> {
+    const zero = typeInfo(type).scalar === 'bool' ? false : 0;
+    const v = init instanceof Val ? init : constant(type, init ?? zero);
+    return this.let(v as Val<T>, name);
+  }
+
+  if(cond: Val<'bool'>, then: () => void, otherwise?: () => void): void {
+    if (cond.type !== 'bool') throw buildError(`if: condition must be bool, got ${cond.type}`);
+    const thenBlock = this.block(then);
+    const elseBlock = otherwise ? this.block(otherwise) : [];
+    this.emit({ op: 'if', cond: cond.node, then: thenBlock, else: elseBlock });
+  }
+
+  /** `while (cond()) body()`; `cond` is re-evaluated (loads included) before each iteration. */
+  while(cond: () => Val<'bool'>, body: () => void): void {
+    this.loop(cond, body, () => undefined);
+  }
+
+  /**
+   * `for (i = from; i < to; i += step) body(i)`, with `to` and `step` evaluated once
+   * before the loop. Counts up; `step` must be positive.
+   */
+  for<T extends 'u32' | 'i32'>(
+    range: { from: Val<T> | number; to: Val<T> | number; step?: Val<T> | number; type?: T },
+    body: (i: Val<T>) => void,
+  ): void {
+    const type = (range.type ??
+      (range.from instanceof Val ? range.from.type : range.to instanceof Val ? range.to.type : 'u32')) as T;
+    const to = this.let(typeof range.to === 'number' ? constant(type, range.to) : range.to, 'end');
+    const step = this.let(constant(type, 1) as Val<T>, 'step');
+    if (range.step !== undefined) step.set(range.step);
+    const i = this.let(typeof range.from === 'number' ? constant(type, range.from) : range.from, 'i');
+    this.loop(
+      () => i.lt(to),
+      () => body(i),
+      () => i.set(i.add(step)),
+    );
+  }
+
+  /** The general loop: `while (cond()) { body(); update(); }` where `continue` runs `update`. */
+  loop(cond: () => Val<'bool'>, body: () => void, update: () => void): void {
+    let condition: Val<'bool'> | undefined;
+    const condPrelude = this.block(() => {
+      condition = cond();
+    });
+    if (!condition || condition.type !== 'bool') throw buildError('loop condition must be bool');
+    this.loopDepth++;
+    const bodyBlock = this.block(body);
+    this.loopDepth--;
+    const updateBlock = this.block(update);
+    this.emit({ op: 'loop', condPrelude, cond: condition.node, body: bodyBlock, update: updateBlock });
+  }
+
+  break(): void {
+    if (this.loopDepth === 0) throw buildError('break outside a loop');
+    this.emit({ op: 'break' });
+  }
+  continue(): void {
+    if (this.loopDepth === 0) throw buildError('continue outside a loop');
+    this.emit({ op: 'continue' });
+  }
+  /** Ends this invocation (it then takes no part in later barriers). */
+  return(): void {
+    this.emit({ op: 'return' });
+  }
+
+  /** Workgroup barrier: all invocations of the workgroup must reach it (uniform control flow). */
+  barrier(): void {
+    this.emit({ op: 'barrier' });
+  }
+
+  workgroupArray<T extends ValueType>(type: T, length: number): WorkgroupArray<T> {
+    if (!Number.isInteger(length) || length <= 0) throw buildError(`workgroup array length must be a positive integer, got ${length}`);
+    const id = this.nextId++;
+    this.arrays.push({ id, type, length });
+    return new WorkgroupArray(this, id, type, length);
+  }
+
+  /** Subgroup reductions and scans; on backends without subgroups the kernel is rejected. */
+  subgroupAdd<T extends ValueType>(v: Val<T>): Val<T> {
+    return this.subgroup('add', v);
+  }
+  subgroupMin<T extends ValueType>(v: Val<T>): Val<T> {
+    return this.subgroup('min', v);
+  }
+  subgroupMax<T extends ValueType>(v: Val<T>): Val<T> {
+    return this.subgroup('max', v);
+  }
+  subgroupInclusiveAdd<T extends ValueType>(v: Val<T>): Val<T> {
+    return this.subgroup('inclusiveAdd', v);
+  }
+  subgroupExclusiveAdd<T extends ValueType>(v: Val<T>): Val<T> {
+    return this.subgroup('exclusiveAdd', v);
+  }
+  subgroupBroadcastFirst<T extends ValueType>(v: Val<T>): Val<T> {
+    return this.subgroup('broadcastFirst', v);
+  }
+  subgroupShuffle<T extends ValueType>(v: Val<T>, lane: Val<'u32'>): Val<T> {
+    return this.subgroup('shuffle', v, lane);
+  }
+
+  // ---------- internals used by handles ----------
+
+  emit(stmt: Stmt): void {
+    const current = this.blocks[this.blocks.length - 1];
+    if (!current) throw buildError('internal: no open block');
+    current.push(stmt);
+  }
+
+  materialize<T extends ValueType>(node: Expr, type: T): Val<T> {
+    const id = this.declare(type, 'tmp');
+    this.emit({ op: 'let', id, type, init: node });
+    return new Val(type, { op: 'var', type, id });
+  }
+
+  index(index: Index): Expr {
+    const v = typeof index === 'number' ? constant('u32', index) : index;
+    if (v.type !== 'u32' && v.type !== 'i32') throw buildError(`index must be u32 or i32, got ${(v as Val<ValueType>).type}`);
+    return v.node;
+  }
+
+  finish(): { body: Stmt[]; vars: VarDecl[]; arrays: WorkgroupArrayDecl[] } {
+    const body = this.blocks[0];
+    if (this.blocks.length !== 1 || !body) throw buildError('internal: unbalanced blocks');
+    return { body, vars: this.vars, arrays: this.arrays };
+  }
+
+  private subgroup<T extends ValueType>(fn: SubgroupFn, v: Val<T>, lane?: Val<'u32'>): Val<T> {
+    if (typeInfo(v.type).scalar === 'bool') throw buildError(`subgroup ${fn} is not defined on bool`);
+    if (lane && lane.type !== 'u32') throw buildError('subgroupShuffle lane must be u32');
+    const node: Expr = { op: 'subgroup', type: v.type, fn, a: v.node, ...(lane ? { lane: lane.node } : {}) };
+    return this.materialize(node, v.type);
+  }
+
+  private declare(type: ValueType, name?: string): number {
+    const id = this.nextId++;
+    const safe = (name ?? 'v').replace(/[^A-Za-z0-9]/g, '') || 'v';
+    this.vars.push({ id, type, name: `${safe}_${id}` });
+    return id;
+  }
+
+  private makeVar<T extends ValueType>(type: T, id: number): Var<T> {
+    return new Var(type, id, (varId, value) => this.emit({ op: 'assign', id: varId, value }));
+  }
+
+  private block(fn: () => void): Stmt[] {
+    const block: Stmt[] = [];
+    this.blocks.push(block);
+    try {
+      fn();
+    } finally {
+      this.blocks.pop();
+    }
+    return block;
+  }
+}
+
+function builtin(name: BuiltinName): Val<'u32'> {
+  return new Val('u32', { op: 'builtin', type: 'u32', name });
+}
+
+export interface KernelSpec<P extends Record<string, ParamDecl>> {
+  /** Used in errors, caches, profiles and generated code: letters, digits, '_'. */
+  readonly name: string;
+  /** Invocations per workgroup (1-D). Choose it from `device.caps.limits`. */
+  readonly workgroupSize: number;
+  readonly params: P;
+  readonly body: (params: ParamHandles<P>, k: KernelBuilder) => void;
+}
+
+/** A built kernel: its IR, what it needs of a backend, and a cache key. */
+export interface Kernel<P extends Record<string, ParamDecl> = Record<string, ParamDecl>> {
+  readonly name: string;
+  readonly ir: KernelIR;
+  readonly info: KernelInfo;
+  /** Structural identity: kernels with equal keys compile to the same code. */
+  readonly key: string;
+  /** Phantom, for typing dispatch arguments. */
+  readonly params: P;
+}
+
+const NAME_RE = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+/** Builds a kernel from its spec; malformed kernels throw a KernelBuildError naming the kernel. */
+export function defineKernel<P extends Record<string, ParamDecl>>(spec: KernelSpec<P>): Kernel<P> {
+  const previous = setBuildingKernel(spec.name);
+  try {
+    if (!NAME_RE.test(spec.name)) throw buildError('name must match /^[A-Za-z][A-Za-z0-9_]*$/');
+    if (!Number.isInteger(spec.workgroupSize) || spec.workgroupSize < 1) {
+      throw buildError(`workgroupSize must be a positive integer, got ${spec.workgroupSize}`);
+    }
+    const k = new KernelBuilder(spec.workgroupSize);
+    const handles: Record<string, unknown> = {};
+    const params: Array<readonly [string, ParamDecl]> = [];
+    for (const [name, decl] of Object.entries(spec.params)) {
+      if (!NAME_RE.test(name)) throw buildError(`parameter name '${name}' must match /^[A-Za-z][A-Za-z0-9_]*$/`);
+      params.push([name, decl]);
+      if (decl.kind === 'buffer') {
+        handles[name] = new BufferHandle(k, name, vecType(decl.dtype, decl.vector), decl.access);
+      } else {
+        handles[name] = new Val(decl.dtype, { op: 'uniform', type: decl.dtype, name });
+      }
+    }
+    spec.body(handles as ParamHandles<P>, k);
+    const { body, vars, arrays } = k.finish();
+    const ir: KernelIR = { name: spec.name, workgroupSize: spec.workgroupSize, params, workgroupArrays: arrays, vars, body };
+    const info = analyzeKernel(ir);
+    return { name: spec.name, ir, info, key: JSON.stringify(ir), params: spec.params };
+  } finally {
+    setBuildingKernel(previous);
+  }
+}

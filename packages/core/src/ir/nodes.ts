@@ -1,0 +1,173 @@
+import type { BufferDType } from '../dtype.ts';
+import type { ValueType, VecWidth } from './types.ts';
+
+/**
+ * The kernel IR: plain, serialisable data. The builder (builder.ts) produces it;
+ * analysis (analyze.ts) classifies it; the code generators lower it.
+ *
+ * Semantics every generator must honour (the conformance suite checks them):
+ * - u32 and i32 arithmetic wraps modulo 2^32.
+ * - Integer division by zero yields the dividend; remainder by zero yields 0;
+ *   i32 MIN / -1 yields MIN and MIN % -1 yields 0 (WGSL's definition).
+ * - Shift amounts are taken modulo 32. `shr` is logical on u32, arithmetic on i32.
+ * - f32 arithmetic rounds to f32 after every operation (IEEE 754 binary32,
+ *   round-to-nearest-even). Math built-ins other than sqrt are not correctly
+ *   rounded on GPUs; tests use tolerances for them.
+ * - Conversions f32 -> u32/i32 truncate toward zero and saturate to the target
+ *   range; NaN converts to 0. u32 <-> i32 conversions reinterpret the bits.
+ *   Integer -> f32 rounds to nearest.
+ * - Loads outside [0, length) return 0; stores and atomics there do nothing
+ *   (atomics then return 0). Negative i32 indices are out of range.
+ * - `and`/`or` on bools evaluate both operands (no short-circuit).
+ */
+
+export type BuiltinName =
+  | 'globalIndex' // linear invocation index over the whole grid
+  | 'localIndex' // index of the invocation in its workgroup (workgroups are 1-D)
+  | 'workgroupIndex' // linear workgroup index over the grid
+  | 'workgroupSize'
+  | 'numWorkgroups' // total workgroups in the grid (product of its dimensions)
+  | 'subgroupSize'
+  | 'subgroupInvocation';
+
+export type UnaryFn = 'neg' | 'not' | 'bitnot';
+
+export type BinaryFn =
+  | 'add'
+  | 'sub'
+  | 'mul'
+  | 'div'
+  | 'rem'
+  | 'and'
+  | 'or'
+  | 'xor'
+  | 'shl'
+  | 'shr'
+  | 'eq'
+  | 'ne'
+  | 'lt'
+  | 'le'
+  | 'gt'
+  | 'ge';
+
+export const COMPARISONS: ReadonlySet<BinaryFn> = new Set(['eq', 'ne', 'lt', 'le', 'gt', 'ge']);
+
+export type MathFn =
+  | 'abs'
+  | 'min'
+  | 'max'
+  | 'clamp'
+  | 'sqrt'
+  | 'inverseSqrt'
+  | 'exp'
+  | 'exp2'
+  | 'log'
+  | 'log2'
+  | 'pow'
+  | 'sin'
+  | 'cos'
+  | 'floor'
+  | 'ceil'
+  | 'trunc'
+  | 'fma'
+  | 'countOneBits';
+
+/** Atomics on u32/i32 buffers. add/min/max form the 'atomic' class; the rest 'atomic-other'. */
+export type AtomicFn = 'add' | 'sub' | 'min' | 'max' | 'and' | 'or' | 'xor' | 'exchange' | 'compareExchange' | 'load' | 'store';
+export const BLENDABLE_ATOMICS: ReadonlySet<AtomicFn> = new Set(['add', 'min', 'max']);
+
+export type SubgroupFn = 'add' | 'min' | 'max' | 'inclusiveAdd' | 'exclusiveAdd' | 'broadcastFirst' | 'shuffle';
+
+export type Expr =
+  | { readonly op: 'const'; readonly type: ValueType; readonly value: number | boolean | readonly number[] }
+  | { readonly op: 'uniform'; readonly type: ValueType; readonly name: string }
+  | { readonly op: 'builtin'; readonly type: 'u32'; readonly name: BuiltinName }
+  | { readonly op: 'var'; readonly type: ValueType; readonly id: number }
+  | { readonly op: 'unary'; readonly type: ValueType; readonly fn: UnaryFn; readonly a: Expr }
+  | { readonly op: 'binary'; readonly type: ValueType; readonly fn: BinaryFn; readonly a: Expr; readonly b: Expr }
+  | { readonly op: 'call'; readonly type: ValueType; readonly fn: MathFn; readonly args: readonly Expr[] }
+  | { readonly op: 'select'; readonly type: ValueType; readonly cond: Expr; readonly ifTrue: Expr; readonly ifFalse: Expr }
+  | { readonly op: 'convert'; readonly type: ValueType; readonly a: Expr }
+  | { readonly op: 'bitcast'; readonly type: ValueType; readonly a: Expr }
+  | { readonly op: 'load'; readonly type: ValueType; readonly buffer: string; readonly index: Expr }
+  | { readonly op: 'length'; readonly type: 'u32'; readonly buffer: string }
+  | {
+      readonly op: 'atomic';
+      readonly type: 'u32' | 'i32';
+      readonly fn: AtomicFn;
+      readonly buffer: string;
+      readonly index: Expr;
+      readonly value: Expr;
+      /** compareExchange only: the expected value. The result is the old value. */
+      readonly compare?: Expr;
+    }
+  | { readonly op: 'wgLoad'; readonly type: ValueType; readonly array: number; readonly index: Expr }
+  | { readonly op: 'subgroup'; readonly type: ValueType; readonly fn: SubgroupFn; readonly a: Expr; readonly lane?: Expr }
+  | { readonly op: 'construct'; readonly type: ValueType; readonly args: readonly Expr[] }
+  | { readonly op: 'extract'; readonly type: ValueType; readonly a: Expr; readonly component: 0 | 1 | 2 | 3 };
+
+export type Stmt =
+  | { readonly op: 'let'; readonly id: number; readonly type: ValueType; readonly init: Expr }
+  | { readonly op: 'assign'; readonly id: number; readonly value: Expr }
+  | { readonly op: 'store'; readonly buffer: string; readonly index: Expr; readonly value: Expr }
+  | { readonly op: 'wgStore'; readonly array: number; readonly index: Expr; readonly value: Expr }
+  /** Evaluates an expression for its effect (an atomic whose result is unused). */
+  | { readonly op: 'eval'; readonly expr: Expr }
+  | { readonly op: 'if'; readonly cond: Expr; readonly then: readonly Stmt[]; readonly else: readonly Stmt[] }
+  /**
+   * `loop { condPrelude; if (!cond) break; body; update }` where `continue` jumps
+   * to `update`. `for` and `while` both lower to this.
+   */
+  | {
+      readonly op: 'loop';
+      readonly condPrelude: readonly Stmt[];
+      readonly cond: Expr;
+      readonly body: readonly Stmt[];
+      readonly update: readonly Stmt[];
+    }
+  | { readonly op: 'break' }
+  | { readonly op: 'continue' }
+  /** Ends this invocation. */
+  | { readonly op: 'return' }
+  /** workgroupBarrier(): every invocation of the workgroup reaches it before any passes; workgroup memory is then visible. */
+  | { readonly op: 'barrier' };
+
+export type BufferAccess = 'read' | 'write' | 'read_write' | 'atomic';
+
+export interface BufferParamDecl {
+  readonly kind: 'buffer';
+  readonly dtype: BufferDType;
+  readonly access: BufferAccess;
+  /** Elements are viewed as vectors of this width (the buffer's length must divide by it). */
+  readonly vector: 1 | VecWidth;
+}
+
+export interface UniformParamDecl {
+  readonly kind: 'uniform';
+  readonly dtype: BufferDType;
+}
+
+export type ParamDecl = BufferParamDecl | UniformParamDecl;
+
+export interface WorkgroupArrayDecl {
+  readonly id: number;
+  readonly type: ValueType;
+  readonly length: number;
+}
+
+export interface VarDecl {
+  readonly id: number;
+  readonly type: ValueType;
+  readonly name: string;
+}
+
+/** A complete kernel: the unit every backend compiles. */
+export interface KernelIR {
+  readonly name: string;
+  readonly workgroupSize: number;
+  /** Parameter order is the binding order. */
+  readonly params: ReadonlyArray<readonly [string, ParamDecl]>;
+  readonly workgroupArrays: readonly WorkgroupArrayDecl[];
+  readonly vars: readonly VarDecl[];
+  readonly body: readonly Stmt[];
+}

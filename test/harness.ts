@@ -1,0 +1,81 @@
+/**
+ * The conformance harness: finds the backends that give a device here and lets a
+ * spec run once per backend. A backend plugs in by being registered in
+ * packages/trident (the registry wiring); nothing here names one.
+ *
+ * TRIDENT_BACKENDS=cpu,webgpu limits the run to those kinds; every kind named
+ * there must then be available, or the harness fails loudly (CI names them all,
+ * so a missing driver cannot pass as "skipped").
+ */
+import { afterAll, beforeAll, describe } from 'vitest';
+import { type BackendKind, type CreateDeviceOptions, createDevice, type Device, probeBackends, registeredBackends } from 'trident';
+
+const requested = process.env.TRIDENT_BACKENDS?.split(',').map((s) => s.trim()).filter(Boolean) as BackendKind[] | undefined;
+
+/** Options for test devices: small worker pools keep the suite light on 2 cores. */
+export const TEST_DEVICE_OPTIONS: CreateDeviceOptions['options'] = { cpu: { workers: 2 } };
+
+async function findBackends(): Promise<BackendKind[]> {
+  const kinds = requested ?? registeredBackends();
+  const found: BackendKind[] = [];
+  for (const r of await probeBackends(kinds, TEST_DEVICE_OPTIONS)) {
+    if (r.available) {
+      found.push(r.backend);
+      await r.device.destroy();
+    } else if (requested) {
+      throw new Error(`TRIDENT_BACKENDS names '${r.backend}', which is unavailable here: ${r.reason}`);
+    }
+  }
+  if (found.length === 0) throw new Error('no backend is available for the conformance suite');
+  return found;
+}
+
+/** The backends the conformance suite runs on here. */
+export const TEST_BACKENDS: readonly BackendKind[] = await findBackends();
+
+export interface BackendContext {
+  readonly kind: BackendKind;
+  /** The device for this backend, created before the specs of the block run. */
+  readonly device: Device;
+}
+
+/**
+ * `describe` once per available backend, with a fresh device shared by the
+ * block's specs and destroyed after them. Test names carry the backend.
+ */
+export function describeEachBackend(title: string, body: (ctx: BackendContext) => void): void {
+  for (const kind of TEST_BACKENDS) {
+    describe(`${title} [${kind}]`, () => {
+      let device: Device | undefined;
+      const ctx: BackendContext = {
+        kind,
+        get device(): Device {
+          if (!device) throw new Error(`device for ${kind} not created yet`);
+          return device;
+        },
+      };
+      beforeAll(async () => {
+        device = await createDevice({ backend: kind, options: TEST_DEVICE_OPTIONS });
+      });
+      afterAll(async () => {
+        await device?.destroy();
+      });
+      body(ctx);
+    });
+  }
+}
+
+/** Deterministic pseudo-random u32s (xorshift32), so failures reproduce. */
+export function randomU32(n: number, seed = 12345): Uint32Array {
+  const out = new Uint32Array(n);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    out[i] = x;
+  }
+  return out;
+}
