@@ -7,10 +7,13 @@
  * there must then be available, or the harness fails loudly (CI names them all,
  * so a missing driver cannot pass as "skipped").
  */
-import { afterAll, beforeAll, describe } from 'vitest';
-import { type BackendKind, type CreateDeviceOptions, createDevice, type Device, probeBackends, registeredBackends } from 'trident';
 
-const requested = process.env.TRIDENT_BACKENDS?.split(',').map((s) => s.trim()).filter(Boolean) as BackendKind[] | undefined;
+import { type BackendKind, type CreateDeviceOptions, createDevice, type Device, probeBackends, registeredBackends } from 'trident';
+import { afterAll, beforeAll, describe } from 'vitest';
+
+const requested = process.env.TRIDENT_BACKENDS?.split(',')
+  .map((s) => s.trim())
+  .filter(Boolean) as BackendKind[] | undefined;
 
 /** Options for test devices: small worker pools keep the suite light on 2 cores. */
 export const TEST_DEVICE_OPTIONS: CreateDeviceOptions['options'] = { cpu: { workers: 2 } };

@@ -30,7 +30,8 @@ export function runSlice(task) {
   }
   /** @type {Record<string, Uint32Array | Int32Array | Float32Array>} */
   const views = {};
-  for (const [name, b] of Object.entries(task.buffers)) views[name] = new VIEW[b.dtype](/** @type {ArrayBuffer} */ (/** @type {unknown} */ (b.data)), 0, b.length);
+  for (const [name, b] of Object.entries(task.buffers))
+    views[name] = new VIEW[b.dtype](/** @type {ArrayBuffer} */ (/** @type {unknown} */ (b.data)), 0, b.length);
   run(views, task.uniforms, task.wgStart, task.wgEnd, task.numWorkgroups);
   return 0;
 }

@@ -6,9 +6,7 @@ import type { DispatchArgs, Kernel } from './ir/builder.ts';
 import type { ParamDecl } from './ir/nodes.ts';
 
 /** How many workgroups to run: explicit counts, or enough for `invocations`. */
-export type DispatchGrid =
-  | { readonly workgroups: number | readonly [number, number?, number?] }
-  | { readonly invocations: number };
+export type DispatchGrid = { readonly workgroups: number | readonly [number, number?, number?] } | { readonly invocations: number };
 
 export interface Timing {
   readonly label: string;
@@ -263,17 +261,19 @@ export class Device {
       const [x = 1, y = 1, z = 1] = dims;
       for (const [i, d] of [x, y, z].entries()) {
         checkCount(`grid.workgroups[${i}]`, d);
-        if (d > maxPerDim) throw new LimitExceededError(this.backend, 'maxComputeWorkgroupsPerDimension', d, maxPerDim, `workgroups along axis ${i}`);
+        if (d > maxPerDim)
+          throw new LimitExceededError(this.backend, 'maxComputeWorkgroupsPerDimension', d, maxPerDim, `workgroups along axis ${i}`);
       }
       return [x, y, z];
     } else {
-      throw new InvalidArgumentError('grid', "must be { workgroups } or { invocations }");
+      throw new InvalidArgumentError('grid', 'must be { workgroups } or { invocations }');
     }
     if (total <= maxPerDim) return [total, 1, 1];
     const y = Math.ceil(total / maxPerDim);
     if (y <= maxPerDim) return [maxPerDim, y, 1];
     const z = Math.ceil(y / maxPerDim);
-    if (z > maxPerDim) throw new LimitExceededError(this.backend, 'maxComputeWorkgroupsPerDimension', total, maxPerDim ** 3, 'total workgroups');
+    if (z > maxPerDim)
+      throw new LimitExceededError(this.backend, 'maxComputeWorkgroupsPerDimension', total, maxPerDim ** 3, 'total workgroups');
     return [maxPerDim, maxPerDim, z];
   }
 
@@ -283,7 +283,8 @@ export class Device {
     const seen = new Map<Buffer, string>();
     const limits = this.caps.limits;
     for (const name of Object.keys(args)) {
-      if (!kernel.ir.params.some(([p]) => p === name)) throw new InvalidArgumentError(name, `kernel '${kernel.name}' has no such parameter`);
+      if (!kernel.ir.params.some(([p]) => p === name))
+        throw new InvalidArgumentError(name, `kernel '${kernel.name}' has no such parameter`);
     }
     for (const [name, decl] of kernel.ir.params) {
       const value = args[name];
@@ -294,12 +295,19 @@ export class Device {
         continue;
       }
       this.checkBuffer(value, name);
-      if (value.dtype !== decl.dtype) throw new InvalidArgumentError(name, `kernel '${kernel.name}' needs a ${decl.dtype} buffer, got ${value.dtype}`);
+      if (value.dtype !== decl.dtype)
+        throw new InvalidArgumentError(name, `kernel '${kernel.name}' needs a ${decl.dtype} buffer, got ${value.dtype}`);
       if (value.length % decl.vector !== 0) {
         throw new InvalidArgumentError(name, `length ${value.length} is not a multiple of the vector width ${decl.vector}`);
       }
       if (value.byteLength > limits.maxStorageBufferBindingSize) {
-        throw new LimitExceededError(this.backend, 'maxStorageBufferBindingSize', value.byteLength, limits.maxStorageBufferBindingSize, `buffer '${name}'`);
+        throw new LimitExceededError(
+          this.backend,
+          'maxStorageBufferBindingSize',
+          value.byteLength,
+          limits.maxStorageBufferBindingSize,
+          `buffer '${name}'`,
+        );
       }
       const other = seen.get(value);
       if (other !== undefined && (kernel.info.writes.has(name) || kernel.info.writes.has(other))) {
@@ -322,7 +330,8 @@ function checkCount(name: string, value: unknown): asserts value is number {
 }
 
 function checkRange(name: string, offset: number, length: number, size: number): void {
-  if (offset + length > size) throw new InvalidArgumentError(name, `range [${offset}, ${offset + length}) exceeds the buffer length ${size}`);
+  if (offset + length > size)
+    throw new InvalidArgumentError(name, `range [${offset}, ${offset + length}) exceeds the buffer length ${size}`);
 }
 
 export function checkScalar(name: string, dtype: BufferDType, value: unknown): void {

@@ -74,10 +74,7 @@ export class LimitExceededError extends TridentError {
   readonly requested: number;
   readonly allowed: number;
   constructor(backend: string, limit: string, requested: number, allowed: number, what?: string) {
-    super(
-      'LIMIT_EXCEEDED',
-      `${what ?? 'request'} exceeds limit '${limit}' of backend '${backend}': ${requested} > ${allowed}`,
-    );
+    super('LIMIT_EXCEEDED', `${what ?? 'request'} exceeds limit '${limit}' of backend '${backend}': ${requested} > ${allowed}`);
     this.backend = backend;
     this.limit = limit;
     this.requested = requested;

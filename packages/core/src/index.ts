@@ -4,10 +4,27 @@
  * generator shared by the CPU backend.
  */
 export type { BackendAdapter, BackendBuffer, BackendDevice, BackendOptionsMap, CompiledKernel, Grid } from './backend.ts';
-export { BACKEND_KINDS, type BackendKind, type DeviceCaps, type DeviceInfo, type DeviceLimits, type Feature, type TimerSource } from './caps.ts';
+export {
+  BACKEND_KINDS,
+  type BackendKind,
+  type DeviceCaps,
+  type DeviceInfo,
+  type DeviceLimits,
+  type Feature,
+  type TimerSource,
+} from './caps.ts';
 export { generateJs } from './codegen/js.ts';
 export { Buffer, checkScalar, Device, type DispatchGrid, isTridentError, type SkippedBackend, type Timing, toHostArray } from './device.ts';
-export { BUFFER_DTYPES, type BufferDType, dtypeOfArray, type HostArray, isBufferDType, type ScalarType, type TypedArrayFor, typedArrayConstructor } from './dtype.ts';
+export {
+  BUFFER_DTYPES,
+  type BufferDType,
+  dtypeOfArray,
+  type HostArray,
+  isBufferDType,
+  type ScalarType,
+  type TypedArrayFor,
+  typedArrayConstructor,
+} from './dtype.ts';
 export {
   BackendUnavailableError,
   DeviceLostError,
@@ -20,7 +37,18 @@ export {
   type TridentErrorCode,
   UnsupportedFeatureError,
 } from './errors.ts';
-export { analyzeKernel, childBlocks, childExprs, containsBarrier, forEachExprOfStmt, KERNEL_CLASSES, type KernelClass, type KernelInfo, walkExpr, walkStmts } from './ir/analyze.ts';
+export {
+  analyzeKernel,
+  childBlocks,
+  childExprs,
+  containsBarrier,
+  forEachExprOfStmt,
+  KERNEL_CLASSES,
+  type KernelClass,
+  type KernelInfo,
+  walkExpr,
+  walkStmts,
+} from './ir/analyze.ts';
 export {
   type BufferHandle,
   type BufferParam,

@@ -40,14 +40,18 @@ export async function createDevice(options: CreateDeviceOptions = {}): Promise<D
     options.backend === undefined ? DEFAULT_ORDER : typeof options.backend === 'string' ? [options.backend] : options.backend;
   if (!Array.isArray(order) || order.length === 0) throw new InvalidArgumentError('backend', 'must name at least one backend');
   for (const kind of order) {
-    if (!BACKEND_KINDS.includes(kind)) throw new InvalidArgumentError('backend', `unknown backend '${String(kind)}' (known: ${BACKEND_KINDS.join(', ')})`);
+    if (!BACKEND_KINDS.includes(kind))
+      throw new InvalidArgumentError('backend', `unknown backend '${String(kind)}' (known: ${BACKEND_KINDS.join(', ')})`);
   }
   const skipped: SkippedBackend[] = [];
   let softwareFallback: { device: BackendDevice; at: number } | undefined;
   for (const kind of order) {
     const adapter = adapters.get(kind);
     if (!adapter) {
-      skipped.push({ backend: kind, reason: `not registered in this build (import 'trident' or register @trident/backend-${kind === 'webgl2' ? 'webgl' : kind})` });
+      skipped.push({
+        backend: kind,
+        reason: `not registered in this build (import 'trident' or register @trident/backend-${kind === 'webgl2' ? 'webgl' : kind})`,
+      });
       continue;
     }
     let device: BackendDevice;
@@ -61,7 +65,10 @@ export async function createDevice(options: CreateDeviceOptions = {}): Promise<D
     }
     if (!explicit && device.info.software && !softwareFallback) {
       softwareFallback = { device, at: skipped.length };
-      skipped.push({ backend: kind, reason: `software adapter '${device.info.adapter}' is slower than the cpu backend; demoted below cpu` });
+      skipped.push({
+        backend: kind,
+        reason: `software adapter '${device.info.adapter}' is slower than the cpu backend; demoted below cpu`,
+      });
       continue;
     }
     if (softwareFallback) await softwareFallback.device.destroy();
@@ -79,7 +86,9 @@ export async function probeBackends(
   kinds: readonly BackendKind[] = BACKEND_KINDS,
   options?: CreateDeviceOptions['options'],
 ): Promise<Array<{ backend: BackendKind; available: true; device: Device } | { backend: BackendKind; available: false; reason: string }>> {
-  const results: Array<{ backend: BackendKind; available: true; device: Device } | { backend: BackendKind; available: false; reason: string }> = [];
+  const results: Array<
+    { backend: BackendKind; available: true; device: Device } | { backend: BackendKind; available: false; reason: string }
+  > = [];
   for (const kind of kinds) {
     try {
       const device = await createDevice({ backend: kind, ...(options ? { options } : {}) });

@@ -125,8 +125,8 @@ class JsGenerator {
       if (s.op === 'barrier') continue; // phases already run in order
       if (s.op === 'if') {
         out.push(`${ind}if (${this.uniformExpr(s.cond)}) {`);
-        out.push(this.region(s.then, `${ind}  `));
-        if (s.else.length) out.push(`${ind}} else {`, this.region(s.else, `${ind}  `));
+        out.push(this.region(s.thenBlock, `${ind}  `));
+        if (s.elseBlock.length) out.push(`${ind}} else {`, this.region(s.elseBlock, `${ind}  `));
         out.push(`${ind}}`);
       } else if (s.op === 'loop') {
         const brk = `L${this.labelCount++}`;
@@ -193,8 +193,8 @@ class JsGenerator {
       case 'eval':
         return `${ind}${this.expr(s.expr)};`;
       case 'if': {
-        const parts = [`${ind}if (${this.expr(s.cond)}) {`, this.stmts(s.then, `${ind}  `)];
-        if (s.else.length) parts.push(`${ind}} else {`, this.stmts(s.else, `${ind}  `));
+        const parts = [`${ind}if (${this.expr(s.cond)}) {`, this.stmts(s.thenBlock, `${ind}  `)];
+        if (s.elseBlock.length) parts.push(`${ind}} else {`, this.stmts(s.elseBlock, `${ind}  `));
         parts.push(`${ind}}`);
         return parts.filter((p) => p.length > 0).join('\n');
       }
@@ -239,9 +239,9 @@ class JsGenerator {
   private varRef(id: number): string {
     const name = this.varName.get(id);
     if (name === undefined) throw new KernelBuildError(this.ir.name, `internal: unknown variable ${id}`);
-    let phases = this.usage.get(id);
-    if (!phases) this.usage.set(id, (phases = new Set()));
+    const phases = this.usage.get(id) ?? new Set<number>();
     phases.add(this.phase);
+    this.usage.set(id, phases);
     return this.spilled.has(id) ? `${name}[lid]` : name;
   }
 
@@ -348,7 +348,9 @@ class JsGenerator {
     const isVec = (x: Expr) => typeInfo(x.type).width > 1;
     if (width === 1 && !args.some(isVec)) return scalar(args.map((a) => this.expr(a)));
     const names = args.map((_, i) => `$v${i}`);
-    const comps = Array.from({ length: width }, (_, c) => scalar(args.map((a, i) => (isVec(a) ? `${names[i]}[${c}]` : (names[i] as string)))));
+    const comps = Array.from({ length: width }, (_, c) =>
+      scalar(args.map((a, i) => (isVec(a) ? `${names[i]}[${c}]` : (names[i] as string)))),
+    );
     return `((${names.join(', ')}) => [${comps.join(', ')}])(${args.map((a) => this.expr(a)).join(', ')})`;
   }
 }

@@ -79,7 +79,7 @@ export function walkStmts(stmts: readonly Stmt[], fn: (s: Stmt) => void): void {
 }
 
 export function childBlocks(s: Stmt): ReadonlyArray<readonly Stmt[]> {
-  if (s.op === 'if') return [s.then, s.else];
+  if (s.op === 'if') return [s.thenBlock, s.elseBlock];
   if (s.op === 'loop') return [s.condPrelude, s.body, s.update];
   return [];
 }

@@ -14,13 +14,12 @@ import type {
   VarDecl,
   WorkgroupArrayDecl,
 } from './nodes.ts';
-import { type ValueType, type VecWidth, typeInfo, vecType } from './types.ts';
+import { typeInfo, type ValueType, type VecWidth, vecType } from './types.ts';
 import { buildError, constant, type Operand, setBuildingKernel, Val, Var } from './values.ts';
 
 // ---------- parameter declarations ----------
 
-export interface BufferParam<D extends BufferDType, A extends BufferAccess, W extends 1 | VecWidth>
-  extends BufferParamDecl {
+export interface BufferParam<D extends BufferDType, A extends BufferAccess, W extends 1 | VecWidth> extends BufferParamDecl {
   readonly dtype: D;
   readonly access: A;
   readonly vector: W;
@@ -235,7 +234,7 @@ export class KernelBuilder {
     if (cond.type !== 'bool') throw buildError(`if: condition must be bool, got ${cond.type}`);
     const thenBlock = this.block(then);
     const elseBlock = otherwise ? this.block(otherwise) : [];
-    this.emit({ op: 'if', cond: cond.node, then: thenBlock, else: elseBlock });
+    this.emit({ op: 'if', cond: cond.node, thenBlock, elseBlock });
   }
 
   /** `while (cond()) body()`; `cond` is re-evaluated (loads included) before each iteration. */
@@ -251,8 +250,7 @@ export class KernelBuilder {
     range: { from: Val<T> | number; to: Val<T> | number; step?: Val<T> | number; type?: T },
     body: (i: Val<T>) => void,
   ): void {
-    const type = (range.type ??
-      (range.from instanceof Val ? range.from.type : range.to instanceof Val ? range.to.type : 'u32')) as T;
+    const type = (range.type ?? (range.from instanceof Val ? range.from.type : range.to instanceof Val ? range.to.type : 'u32')) as T;
     const to = this.let(typeof range.to === 'number' ? constant(type, range.to) : range.to, 'end');
     const step = this.let(constant(type, 1) as Val<T>, 'step');
     if (range.step !== undefined) step.set(range.step);
@@ -270,7 +268,7 @@ export class KernelBuilder {
     const condPrelude = this.block(() => {
       condition = cond();
     });
-    if (!condition || condition.type !== 'bool') throw buildError('loop condition must be bool');
+    if (condition?.type !== 'bool') throw buildError('loop condition must be bool');
     this.loopDepth++;
     const bodyBlock = this.block(body);
     this.loopDepth--;

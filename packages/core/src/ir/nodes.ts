@@ -113,7 +113,7 @@ export type Stmt =
   | { readonly op: 'wgStore'; readonly array: number; readonly index: Expr; readonly value: Expr }
   /** Evaluates an expression for its effect (an atomic whose result is unused). */
   | { readonly op: 'eval'; readonly expr: Expr }
-  | { readonly op: 'if'; readonly cond: Expr; readonly then: readonly Stmt[]; readonly else: readonly Stmt[] }
+  | { readonly op: 'if'; readonly cond: Expr; readonly thenBlock: readonly Stmt[]; readonly elseBlock: readonly Stmt[] }
   /**
    * `loop { condPrelude; if (!cond) break; body; update }` where `continue` jumps
    * to `update`. `for` and `while` both lower to this.

@@ -2,7 +2,7 @@ import type { BufferDType } from '../dtype.ts';
 import { KernelBuildError } from '../errors.ts';
 import type { BinaryFn, Expr, MathFn } from './nodes.ts';
 import { COMPARISONS } from './nodes.ts';
-import { type ElementOf, isFloat, isInteger, type ValueType, type VecWidth, typeInfo, vecType } from './types.ts';
+import { type ElementOf, isFloat, isInteger, typeInfo, type ValueType, type VecWidth, vecType } from './types.ts';
 
 /** Name of the kernel being built, for error messages (building is synchronous). */
 let buildingKernel = '<no kernel>';
@@ -19,7 +19,9 @@ export function buildError(problem: string): KernelBuildError {
 export type Operand<T extends ValueType> = Val<T> | number;
 type IntegerType = 'u32' | 'i32' | `vec${VecWidth}<u32>` | `vec${VecWidth}<i32>`;
 type NumericType = Exclude<ValueType, 'bool'>;
-type ShiftAmount<T extends ValueType> = T extends `vec${infer W}<${string}>` ? Val<`vec${W & `${VecWidth}`}<u32>`> | number : Val<'u32'> | number;
+type ShiftAmount<T extends ValueType> = T extends `vec${infer W}<${string}>`
+  ? Val<`vec${W & `${VecWidth}`}<u32>`> | number
+  : Val<'u32'> | number;
 
 const U32_MAX = 0xffffffff;
 
