@@ -29,12 +29,14 @@ export interface UniformParam<D extends BufferDType> extends UniformParamDecl {
 }
 
 /** A buffer parameter. `vector: 4` views the elements as vec4 (length in vec4 units). */
-export function buffer<D extends BufferDType, A extends BufferAccess, W extends 1 | VecWidth = 1>(
+export function buffer<D extends BufferDType, A extends BufferAccess>(dtype: D, access: A): BufferParam<D, A, 1>;
+export function buffer<D extends BufferDType, A extends BufferAccess, W extends 1 | VecWidth>(
   dtype: D,
   access: A,
-  options?: { vector?: W },
-): BufferParam<D, A, W> {
-  return { kind: 'buffer', dtype, access, vector: (options?.vector ?? 1) as W };
+  options: { vector: W },
+): BufferParam<D, A, W>;
+export function buffer(dtype: BufferDType, access: BufferAccess, options?: { vector: 1 | VecWidth }): BufferParamDecl {
+  return { kind: 'buffer', dtype, access, vector: options?.vector ?? 1 };
 }
 
 /** A scalar uniform parameter, passed as a number at dispatch. */

@@ -205,8 +205,9 @@ export class Var<T extends ValueType> extends Val<T> {
     this.id = id;
     this.assign = assign;
   }
-  set(value: Operand<T>): void {
-    const v = typeof value === 'number' ? constant(this.type, value) : value;
+  /** Assigns a value of the same type, or a number / boolean literal of it. */
+  set(value: Operand<T> | boolean): void {
+    const v = value instanceof Val ? value : constant(this.type, value);
     if (v.type !== this.type) throw buildError(`cannot assign ${v.type} to a ${this.type} variable`);
     this.assign(this.id, v.node);
   }

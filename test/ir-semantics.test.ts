@@ -1,0 +1,295 @@
+/**
+ * Level 1 of the conformance ladder: the IR's arithmetic semantics (ir/nodes.ts)
+ * on every backend. Expected values come from independent references (BigInt for
+ * integer wrap-around), not from any code generator.
+ */
+import { type BufferDType, buffer, defineKernel, InvalidArgumentError, type ParamDecl, type Val } from 'trident';
+import { expect, it } from 'vitest';
+import { describeEachBackend } from './harness.ts';
+
+const INT_MIN = -0x80000000;
+const INT_MAX = 0x7fffffff;
+const U32_SAMPLES = [0, 1, 2, 3, 7, 31, 32, 33, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff, 12345678];
+const I32_SAMPLES = [0, 1, -1, 3, -3, 7, -7, 31, 32, INT_MIN, INT_MAX, -12345678, 123456789];
+// Rounded to f32 first: the buffers hold f32, so the references must start from the same values.
+const F32_SAMPLES = [0, -0, 1, -1.5, 3.25, 0.1, 1e30, -1e-30, 16777216, 16777217, 5e-3, -7].map(Math.fround);
+
+type Op = 'add' | 'sub' | 'mul' | 'div' | 'rem' | 'and' | 'or' | 'xor' | 'shl' | 'shr' | 'lt' | 'eq';
+
+/** Every pair of samples, flattened into two input columns. */
+function pairs(samples: number[]): [number[], number[]] {
+  const a: number[] = [];
+  const b: number[] = [];
+  for (const x of samples) {
+    for (const y of samples) {
+      a.push(x);
+      b.push(y);
+    }
+  }
+  return [a, b];
+}
+
+const u32Ref: Record<Op, (a: number, b: number) => number> = {
+  add: (a, b) => Number(BigInt.asUintN(32, BigInt(a) + BigInt(b))),
+  sub: (a, b) => Number(BigInt.asUintN(32, BigInt(a) - BigInt(b))),
+  mul: (a, b) => Number(BigInt.asUintN(32, BigInt(a) * BigInt(b))),
+  div: (a, b) => (b === 0 ? a : Math.floor(a / b)),
+  rem: (a, b) => (b === 0 ? 0 : a - b * Math.floor(a / b)),
+  and: (a, b) => Number(BigInt(a) & BigInt(b)),
+  or: (a, b) => Number(BigInt(a) | BigInt(b)),
+  xor: (a, b) => Number(BigInt(a) ^ BigInt(b)),
+  shl: (a, b) => Number(BigInt.asUintN(32, BigInt(a) << BigInt(b % 32))),
+  shr: (a, b) => Math.floor(a / 2 ** (b % 32)),
+  lt: (a, b) => (a < b ? 1 : 0),
+  eq: (a, b) => (a === b ? 1 : 0),
+};
+
+const i32Ref: Record<Op, (a: number, b: number) => number> = {
+  add: (a, b) => Number(BigInt.asIntN(32, BigInt(a) + BigInt(b))),
+  sub: (a, b) => Number(BigInt.asIntN(32, BigInt(a) - BigInt(b))),
+  mul: (a, b) => Number(BigInt.asIntN(32, BigInt(a) * BigInt(b))),
+  div: (a, b) => (b === 0 || (a === INT_MIN && b === -1) ? a : Math.trunc(a / b)),
+  rem: (a, b) => (b === 0 || (a === INT_MIN && b === -1) ? 0 : a - b * Math.trunc(a / b)),
+  and: (a, b) => Number(BigInt.asIntN(32, BigInt(a) & BigInt(b))),
+  or: (a, b) => Number(BigInt.asIntN(32, BigInt(a) | BigInt(b))),
+  xor: (a, b) => Number(BigInt.asIntN(32, BigInt(a) ^ BigInt(b))),
+  shl: (a, b) => Number(BigInt.asIntN(32, BigInt(a) << BigInt(b % 32))),
+  shr: (a, b) => Math.floor(a / 2 ** (b % 32)),
+  lt: (a, b) => (a < b ? 1 : 0),
+  eq: (a, b) => (a === b ? 1 : 0),
+};
+
+/** out[i] = op(a[i], b[i]); shift amounts are u32 in the IR, so b is u32 for shl/shr. */
+function binaryKernel(dtype: 'u32' | 'i32', op: Op) {
+  const shift = op === 'shl' || op === 'shr';
+  return defineKernel({
+    name: `sem_${dtype}_${op}`,
+    workgroupSize: 64,
+    params: { a: buffer(dtype, 'read'), b: buffer(shift ? 'u32' : dtype, 'read'), out: buffer('u32', 'write') },
+    body: ({ a, b, out }, k) => {
+      const i = k.globalIndex;
+      k.if(i.lt(out.length), () => {
+        const x = a.load(i) as Val<'u32'>;
+        const y = b.load(i) as Val<'u32'>;
+        let r: Val<'u32'>;
+        if (op === 'lt') r = x.lt(y).cast('u32');
+        else if (op === 'eq') r = x.eq(y).cast('u32');
+        else if (op === 'shl' || op === 'shr') r = x[op](y);
+        else r = x[op](y);
+        // i32 results travel as their bit pattern.
+        out.store(i, r.bitcast('u32'));
+      });
+    },
+  });
+}
+
+async function runBinary(device: import('trident').Device, dtype: 'u32' | 'i32', op: Op, a: number[], b: number[]): Promise<Uint32Array> {
+  const shift = op === 'shl' || op === 'shr';
+  const ba = device.createBuffer(dtype, a);
+  const bb = device.createBuffer(shift ? 'u32' : dtype, b);
+  const out = device.createBuffer('u32', a.length);
+  device.dispatch(binaryKernel(dtype, op), { invocations: a.length }, { a: ba, b: bb, out });
+  const r = await out.read();
+  for (const b of [ba, bb, out]) b.destroy();
+  return r;
+}
+
+function f32Bits(values: ArrayLike<number>): number[] {
+  const f = Float32Array.from(values);
+  return Array.from(new Uint32Array(f.buffer));
+}
+
+describeEachBackend('IR semantics', (ctx) => {
+  const ops: Op[] = ['add', 'sub', 'mul', 'div', 'rem', 'and', 'or', 'xor', 'shl', 'shr', 'lt', 'eq'];
+  for (const op of ops) {
+    it(`u32 ${op} wraps modulo 2^32 and follows the division-by-zero rules`, async () => {
+      const [a, b] = pairs(U32_SAMPLES);
+      const got = await runBinary(ctx.device, 'u32', op, a, b);
+      expect(Array.from(got)).toEqual(a.map((x, i) => u32Ref[op](x, b[i] as number)));
+    });
+    it(`i32 ${op} wraps and follows the INT_MIN / -1 and division-by-zero rules`, async () => {
+      const [a, b0] = pairs(I32_SAMPLES);
+      const shift = op === 'shl' || op === 'shr';
+      const b = shift ? b0.map((x) => x >>> 0) : b0;
+      const got = await runBinary(ctx.device, 'i32', op, a, b);
+      const expected = a.map((x, i) => i32Ref[op](x, b[i] as number) >>> 0);
+      expect(Array.from(got)).toEqual(expected);
+    });
+  }
+
+  it('f32 add, sub and mul round to binary32 after every operation', async () => {
+    const [a, b] = pairs(F32_SAMPLES);
+    const k = defineKernel({
+      name: 'sem_f32_arith',
+      workgroupSize: 64,
+      params: { a: buffer('f32', 'read'), b: buffer('f32', 'read'), out: buffer('f32', 'write') },
+      body: ({ a, b, out }, k) => {
+        const i = k.globalIndex;
+        const n = a.length;
+        k.if(i.lt(n), () => {
+          const x = a.load(i);
+          const y = b.load(i);
+          out.store(i, x.add(y));
+        });
+      },
+    });
+    const device = ctx.device;
+    const ba = device.createBuffer('f32', a);
+    const bb = device.createBuffer('f32', b);
+    const out = device.createBuffer('f32', a.length);
+    device.dispatch(k, { invocations: a.length }, { a: ba, b: bb, out });
+    const got = await out.read();
+    expect(f32Bits(got)).toEqual(f32Bits(a.map((x, i) => Math.fround(x + (b[i] as number)))));
+    // Rounding after every step: ((x + y) - y) * x differs from x * x wherever x + y was inexact.
+    const chained = defineKernel({
+      name: 'sem_f32_chain',
+      workgroupSize: 64,
+      params: { a: buffer('f32', 'read'), b: buffer('f32', 'read'), out: buffer('f32', 'write') },
+      body: ({ a, b, out }, k) => {
+        const i = k.globalIndex;
+        k.if(i.lt(a.length), () => out.store(i, a.load(i).add(b.load(i)).sub(b.load(i)).mul(a.load(i))));
+      },
+    });
+    device.dispatch(chained, { invocations: a.length }, { a: ba, b: bb, out });
+    const got2 = await out.read();
+    const ref = a.map((x, i) => {
+      const y = b[i] as number;
+      return Math.fround(Math.fround(Math.fround(x + y) - y) * x);
+    });
+    // GPUs may flush subnormal results to zero; compare only normal or zero results exactly.
+    const normal = (v: number) => v === 0 || !Number.isFinite(v) || Math.abs(v) >= 1.1754943508222875e-38;
+    const idx = ref.map((_, i) => i).filter((i) => normal(ref[i] as number));
+    expect(idx.map((i) => f32Bits([got2[i] as number])[0])).toEqual(idx.map((i) => f32Bits([ref[i] as number])[0]));
+  });
+
+  it('conversions truncate, saturate, map NaN to 0 and reinterpret u32 <-> i32', async () => {
+    const floats = [-1, 1.9, -1.9, 3.5, 4294967296, 1e10, -1e10, 2147483520, -2147483904, 0.5];
+    const ints = [0, 1, -1, INT_MIN, INT_MAX, 16777217, -16777217, 7];
+    const uints = [0, 1, 0xffffffff, 0x80000000, 16777217, 7];
+    const k = defineKernel({
+      name: 'sem_convert',
+      workgroupSize: 32,
+      params: {
+        f: buffer('f32', 'read'),
+        s: buffer('i32', 'read'),
+        u: buffer('u32', 'read'),
+        f2u: buffer('u32', 'write'),
+        f2i: buffer('i32', 'write'),
+        s2u: buffer('u32', 'write'),
+        s2f: buffer('f32', 'write'),
+        u2s: buffer('i32', 'write'),
+        u2f: buffer('f32', 'write'),
+      },
+      body: (p, k) => {
+        const i = k.globalIndex;
+        k.if(i.lt(p.f.length), () => {
+          const x = p.f.load(i);
+          p.f2u.store(i, x.cast('u32'));
+          p.f2i.store(i, x.cast('i32'));
+        });
+        k.if(i.lt(p.s.length), () => {
+          const x = p.s.load(i);
+          p.s2u.store(i, x.cast('u32'));
+          p.s2f.store(i, x.cast('f32'));
+        });
+        k.if(i.lt(p.u.length), () => {
+          const x = p.u.load(i);
+          p.u2s.store(i, x.cast('i32'));
+          p.u2f.store(i, x.cast('f32'));
+        });
+      },
+    });
+    const d = ctx.device;
+    const bufs = {
+      f: d.createBuffer('f32', floats),
+      s: d.createBuffer('i32', ints),
+      u: d.createBuffer('u32', uints),
+      f2u: d.createBuffer('u32', floats.length),
+      f2i: d.createBuffer('i32', floats.length),
+      s2u: d.createBuffer('u32', ints.length),
+      s2f: d.createBuffer('f32', ints.length),
+      u2s: d.createBuffer('i32', uints.length),
+      u2f: d.createBuffer('f32', uints.length),
+    };
+    d.dispatch(k, { invocations: floats.length }, bufs);
+    const f32 = (x: number) => Math.fround(x);
+    const sat = (x: number, lo: number, hi: number) => (x <= lo ? lo : x >= hi ? hi : Math.trunc(x));
+    expect(Array.from(await bufs.f2u.read())).toEqual(floats.map((x) => sat(f32(x), 0, 0xffffffff)));
+    expect(Array.from(await bufs.f2i.read())).toEqual(floats.map((x) => sat(f32(x), INT_MIN, INT_MAX)));
+    expect(Array.from(await bufs.s2u.read())).toEqual(ints.map((x) => x >>> 0));
+    expect(Array.from(await bufs.s2f.read())).toEqual(ints.map(f32));
+    expect(Array.from(await bufs.u2s.read())).toEqual(uints.map((x) => x | 0));
+    expect(Array.from(await bufs.u2f.read())).toEqual(uints.map(f32));
+  });
+
+  it('bitcast reinterprets f32 bits', async () => {
+    const values = [1, -0, 0, -2.5, 1e-3, 3.4028234663852886e38];
+    const k = defineKernel({
+      name: 'sem_bitcast',
+      workgroupSize: 32,
+      params: { x: buffer('f32', 'read'), bits: buffer('u32', 'write'), back: buffer('f32', 'write') },
+      body: ({ x, bits, back }, k) => {
+        const i = k.globalIndex;
+        k.if(i.lt(x.length), () => {
+          const b = x.load(i).bitcast('u32');
+          bits.store(i, b);
+          back.store(i, b.bitcast('i32').bitcast('f32'));
+        });
+      },
+    });
+    const d = ctx.device;
+    const x = d.createBuffer('f32', values);
+    const bits = d.createBuffer('u32', values.length);
+    const back = d.createBuffer('f32', values.length);
+    d.dispatch(k, { invocations: values.length }, { x, bits, back });
+    expect(Array.from(await bits.read())).toEqual(f32Bits(values));
+    expect(f32Bits(await back.read())).toEqual(f32Bits(values));
+  });
+
+  it('loads out of range return 0 and stores out of range are dropped', async () => {
+    const k = defineKernel({
+      name: 'sem_oob',
+      workgroupSize: 16,
+      params: { x: buffer('u32', 'read'), y: buffer('u32', 'read_write'), z: buffer('u32', 'write') },
+      body: ({ x, y, z }, k) => {
+        const i = k.globalIndex;
+        k.if(i.lt(z.length), () => {
+          // Reads past x's end (x has 4 elements, z 8) and at a negative i32 index.
+          const past = x.load(i.add(2));
+          const negative = x.load(i.cast('i32').sub(2));
+          z.store(i, past.add(negative.mul(1000)));
+          // Writes past y's end must not touch anything.
+          y.store(i.add(y.length), 0xdead);
+        });
+      },
+    });
+    const d = ctx.device;
+    const x = d.createBuffer('u32', [1, 2, 3, 4]);
+    const y = d.createBuffer('u32', [9, 9, 9]);
+    const z = d.createBuffer('u32', 8);
+    d.dispatch(k, { invocations: 8 }, { x, y, z });
+    const xs = [1, 2, 3, 4];
+    const expected = Array.from({ length: 8 }, (_, i) => (xs[i + 2] ?? 0) + (i - 2 >= 0 ? (xs[i - 2] ?? 0) : 0) * 1000);
+    expect(Array.from(await z.read())).toEqual(expected);
+    expect(Array.from(await y.read())).toEqual([9, 9, 9]);
+    expect(Array.from(await x.read())).toEqual(xs);
+  });
+
+  it('rejects uniforms that do not fit their dtype before running anything', () => {
+    const k = defineKernel({
+      name: 'sem_uniform',
+      workgroupSize: 8,
+      params: { out: buffer('u32', 'write'), v: { kind: 'uniform', dtype: 'u32' } as ParamDecl },
+      body: (p, k) => {
+        const v = p.v as unknown as Val<'u32'>;
+        k.if(k.globalIndex.lt(p.out.length), () => p.out.store(k.globalIndex, v));
+      },
+    });
+    const out = ctx.device.createBuffer('u32', 4);
+    for (const bad of [-1, 1.5, 2 ** 32, Number.NaN]) {
+      expect(() => ctx.device.dispatch(k, { invocations: 4 }, { out, v: bad } as never)).toThrow(InvalidArgumentError);
+    }
+  });
+});
+
+export type { BufferDType };
