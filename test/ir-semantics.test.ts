@@ -3,7 +3,26 @@
  * on every backend. Expected values come from independent references (BigInt for
  * integer wrap-around), not from any code generator.
  */
-import { type BufferDType, buffer, defineKernel, InvalidArgumentError, type ParamDecl, type Val } from 'trident';
+import {
+  abs,
+  type BufferDType,
+  buffer,
+  clamp,
+  defineKernel,
+  exp2,
+  f32,
+  floor,
+  fma,
+  InvalidArgumentError,
+  inverseSqrt,
+  log2,
+  type ParamDecl,
+  select,
+  sin,
+  sqrt,
+  type Val,
+  vec,
+} from 'trident';
 import { expect, it } from 'vitest';
 import { describeEachBackend } from './harness.ts';
 
@@ -293,3 +312,106 @@ describeEachBackend('IR semantics', (ctx) => {
 });
 
 export type { BufferDType };
+
+describeEachBackend('IR built-ins, vectors and control flow', (ctx) => {
+  it('math built-ins agree with Math within the documented tolerances', async () => {
+    const xs = [0.25, 0.5, 1, 2, 3.5, 10, 100, 1e4].map(Math.fround);
+    type Fn = (v: Val<'f32'>) => Val<'f32'>;
+    const cases: Array<[string, Fn, (v: number) => number, number]> = [
+      // [name, kernel op, reference, relative tolerance]; sqrt is correctly rounded everywhere.
+      ['sqrt', (v) => sqrt(v), Math.sqrt, 2 ** -23],
+      ['inverseSqrt', (v) => inverseSqrt(v), (v) => 1 / Math.sqrt(v), 2 ** -20],
+      ['exp2', (v) => exp2(v.div(1024)), (v) => 2 ** Math.fround(v / 1024), 2 ** -20],
+      ['log2', (v) => log2(v), Math.log2, 2 ** -20],
+      ['sin', (v) => sin(v.div(16)), (v) => Math.sin(Math.fround(v / 16)), 2 ** -18],
+      ['div', (v) => f32(1).div(v), (v) => 1 / v, 2 ** -22],
+      ['fma', (v) => fma(v, v, f32(1)), (v) => v * v + 1, 2 ** -23],
+      ['floor', (v) => floor(v.mul(0.3)), (v) => Math.floor(Math.fround(v * 0.3)), 0],
+      ['clamp', (v) => clamp(v, 1, 50), (v) => Math.min(Math.max(v, 1), 50), 0],
+      ['abs', (v) => abs(v.neg()), Math.abs, 0],
+    ];
+    const d = ctx.device;
+    const x = d.createBuffer('f32', xs);
+    const y = d.createBuffer('f32', xs.length);
+    for (const [name, op, ref, tol] of cases) {
+      const k = defineKernel({
+        name: `math_${name}`,
+        workgroupSize: 8,
+        params: { x: buffer('f32', 'read'), y: buffer('f32', 'write') },
+        body: ({ x, y }, k) => {
+          const i = k.globalIndex;
+          k.if(i.lt(x.length), () => y.store(i, op(x.load(i))));
+        },
+      });
+      d.dispatch(k, { invocations: xs.length }, { x, y });
+      const got = await y.read();
+      xs.forEach((v, i) => {
+        const expected = ref(v);
+        expect(Math.abs((got[i] as number) - expected), `${name}(${v})`).toBeLessThanOrEqual(Math.abs(expected) * tol + 1e-30);
+      });
+    }
+  });
+
+  it('vec4 views load, compute and store four elements per invocation', async () => {
+    const k = defineKernel({
+      name: 'vec4_ops',
+      workgroupSize: 16,
+      params: { x: buffer('u32', 'read', { vector: 4 }), y: buffer('u32', 'write', { vector: 4 }), s: buffer('u32', 'write') },
+      body: ({ x, y, s }, k) => {
+        const i = k.globalIndex;
+        k.if(i.lt(x.length), () => {
+          const v = x.load(i);
+          y.store(i, v.mul(vec('u32', 1, 2, 3, 4)).add(1));
+          s.store(i, v.x.add(v.y).add(v.z).add(v.w));
+        });
+      },
+    });
+    const n = 4 * 37;
+    const data = Array.from({ length: n }, (_, i) => (i * 7919) % 1000);
+    const d = ctx.device;
+    const x = d.createBuffer('u32', data);
+    const y = d.createBuffer('u32', n);
+    const s = d.createBuffer('u32', n / 4);
+    d.dispatch(k, { invocations: n / 4 }, { x, y, s });
+    expect(Array.from(await y.read())).toEqual(data.map((v, i) => v * ((i % 4) + 1) + 1));
+    expect(Array.from(await s.read())).toEqual(
+      Array.from({ length: n / 4 }, (_, i) => data.slice(4 * i, 4 * i + 4).reduce((a, b) => a + b)),
+    );
+  });
+
+  it('loops with break and continue, nested ifs and select follow the sequential program', async () => {
+    // For each x: sum of odd j in [0, x) until the sum exceeds 50, i.e. a small loop with both exits.
+    const k = defineKernel({
+      name: 'control_flow',
+      workgroupSize: 8,
+      params: { x: buffer('u32', 'read'), y: buffer('u32', 'write') },
+      body: ({ x, y }, k) => {
+        const i = k.globalIndex;
+        k.if(i.lt(x.length), () => {
+          const acc = k.var('u32', 0, 'acc');
+          k.for({ from: 0, to: x.load(i) }, (j) => {
+            k.if(j.rem(2).eq(0), () => k.continue());
+            acc.set(acc.add(j));
+            k.if(acc.gt(50), () => k.break());
+          });
+          y.store(i, select(acc.gt(50), acc.add(1000), acc));
+        });
+      },
+    });
+    const xs = [0, 1, 2, 5, 10, 14, 15, 16, 100];
+    const ref = xs.map((n) => {
+      let acc = 0;
+      for (let j = 0; j < n; j++) {
+        if (j % 2 === 0) continue;
+        acc += j;
+        if (acc > 50) break;
+      }
+      return acc > 50 ? acc + 1000 : acc;
+    });
+    const d = ctx.device;
+    const x = d.createBuffer('u32', xs);
+    const y = d.createBuffer('u32', xs.length);
+    d.dispatch(k, { invocations: xs.length }, { x, y });
+    expect(Array.from(await y.read())).toEqual(ref);
+  });
+});
