@@ -114,8 +114,14 @@ export class CpuDevice implements BackendDevice {
   }
 
   async read(buffer: BackendBuffer, offset: number, length: number): Promise<HostArray> {
+    // The copy is a command in the stream: it sees every earlier command and none issued later.
+    let result: HostArray | undefined;
+    this.enqueue(() => {
+      result = (buffer as CpuBuffer).view.slice(offset, offset + length);
+    });
     await this.flush();
-    return (buffer as CpuBuffer).view.slice(offset, offset + length);
+    if (!result) throw new Error('internal: read did not run');
+    return result;
   }
 
   copy(src: BackendBuffer, srcOffset: number, dst: BackendBuffer, dstOffset: number, length: number): void {
