@@ -1,11 +1,84 @@
+import { playwright } from '@vitest/browser-playwright';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * Two projects run by one `vitest run`:
+ * - `node`: the conformance suite in Node (cpu, webgpu through Dawn).
+ * - `browser`: the same specs in headless Chromium (webgl2, webgpu, cpu in one page).
+ *
+ * File naming rule: `*.node.test.ts` runs only in Node (it may use node: APIs);
+ * `*.browser.test.ts` and `webgl-*.test.ts` run only in the browser; every other
+ * `*.test.ts` runs in both.
+ *
+ * Env: TRIDENT_BACKENDS names the kinds the Node project must find;
+ * TRIDENT_BROWSER_BACKENDS the kinds the browser project must find (CI sets
+ * webgl2,webgpu,cpu); CHROMIUM_PATH overrides /usr/bin/chromium.
+ */
+const NODE_ONLY = 'test/**/*.node.test.ts';
+const BROWSER_ONLY = ['test/**/*.browser.test.ts', 'test/webgl-*.test.ts'];
+
+/** Headless Chromium flags (shared/PLATFORM.md): WebGPU on Vulkan/SwiftShader, WebGL2 on ANGLE/SwiftShader. */
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+  '--enable-unsafe-webgpu',
+  '--enable-features=Vulkan',
+  '--use-angle=swiftshader',
+];
+
+const shared = {
+  // Devices own worker pools and GPU adapters: run files one at a time on 2 cores.
+  fileParallelism: false,
+  testTimeout: 60_000,
+  hookTimeout: 60_000,
+};
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // Devices own worker pools and GPU adapters: run files one at a time on 2 cores.
-    fileParallelism: false,
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    projects: [
+      {
+        test: {
+          ...shared,
+          name: 'node',
+          include: ['test/**/*.test.ts'],
+          exclude: ['**/node_modules/**', ...BROWSER_ONLY],
+          provide: { tridentBackends: process.env.TRIDENT_BACKENDS ?? '' },
+          // Dawn (webgpu in Node) on a GPU-less machine runs on SwiftShader's Vulkan driver
+          // (Debian's chromium package ships it); an explicit setting wins.
+          env: {
+            VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? '/usr/lib/chromium/vk_swiftshader_icd.json',
+            XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp',
+          },
+        },
+      },
+      {
+        // SharedArrayBuffer (the cpu backend's worker pool) needs a cross-origin isolated page.
+        server: {
+          host: '127.0.0.1',
+          headers: { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' },
+        },
+        optimizeDeps: { include: ['twgl.js'] },
+        test: {
+          ...shared,
+          name: 'browser',
+          include: ['test/**/*.test.ts'],
+          exclude: ['**/node_modules/**', NODE_ONLY],
+          provide: { tridentBackends: process.env.TRIDENT_BROWSER_BACKENDS ?? '' },
+          browser: {
+            enabled: true,
+            headless: true,
+            screenshotFailures: false,
+            provider: playwright({
+              launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS },
+            }),
+            instances: [{ browser: 'chromium' }],
+          },
+        },
+      },
+    ],
   },
 });

@@ -6,14 +6,28 @@
  * TRIDENT_BACKENDS=cpu,webgpu limits the run to those kinds; every kind named
  * there must then be available, or the harness fails loudly (CI names them all,
  * so a missing driver cannot pass as "skipped").
+ *
+ * Environment-agnostic: the same file runs in Node and in the browser. The list
+ * arrives through vitest's `provide` (vitest.config.ts passes TRIDENT_BACKENDS to
+ * the node project and TRIDENT_BROWSER_BACKENDS to the browser project), never
+ * through `process`, which a browser does not have.
  */
 
 import { type BackendKind, type CreateDeviceOptions, createDevice, type Device, probeBackends, registeredBackends } from 'trident';
-import { afterAll, beforeAll, describe } from 'vitest';
+import { afterAll, beforeAll, describe, inject } from 'vitest';
 
-const requested = process.env.TRIDENT_BACKENDS?.split(',')
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Comma-separated backend kinds this project must find; '' = whichever are available. */
+    tridentBackends: string;
+  }
+}
+
+const requestedList = (inject('tridentBackends') ?? '')
+  .split(',')
   .map((s) => s.trim())
-  .filter(Boolean) as BackendKind[] | undefined;
+  .filter(Boolean) as BackendKind[];
+const requested = requestedList.length > 0 ? requestedList : undefined;
 
 /** Options for test devices: small worker pools keep the suite light on 2 cores. */
 export const TEST_DEVICE_OPTIONS: CreateDeviceOptions['options'] = { cpu: { workers: 2 } };

@@ -63,8 +63,11 @@ export async function createDevice(options: CreateDeviceOptions = {}): Promise<D
       skipped.push({ backend: kind, reason });
       continue;
     }
-    if (!explicit && device.info.software && !softwareFallback) {
-      softwareFallback = { device, at: skipped.length };
+    if (!explicit && device.info.software) {
+      // Fix (webgl2 engineer): a second software device (in a browser without a GPU, WebGPU and
+      // WebGL2 are both SwiftShader) used to be returned ahead of cpu; only the first is kept as fallback.
+      if (softwareFallback) await device.destroy();
+      else softwareFallback = { device, at: skipped.length };
       skipped.push({
         backend: kind,
         reason: `software adapter '${device.info.adapter}' is slower than the cpu backend; demoted below cpu`,

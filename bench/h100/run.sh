@@ -1,0 +1,83 @@
+#!/bin/bash
+# Issue 3's real-GPU run (WebGPU through Dawn/Vulkan on the H100 machine), in two steps.
+#
+#   bash bench/h100/run.sh pack        # here: bundles the bench and the conformance specs, packs Node + Vulkan loader into .gpu/
+#   bash bench/h100/run.sh gpu         # on the GPU machine (after `source .gpu/start.sh`): CUB anchor, conformance, benchmark
+#   bash bench/h100/run.sh ab          # on the GPU machine: A/B diagnosis of the bandwidth gap (bench/webgpu-h100-ab.ts)
+#
+# With the device tool: run(kind='nvidia-h100-x1', carry=['.gpu'],
+#   command='source .gpu/start.sh && bash bench/h100/run.sh gpu')   -> $OUT/h100-webgpu.json, $OUT/*.log
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+step=${1:?usage: run.sh pack|gpu|ab}
+
+if [[ $step == pack ]]; then
+  set -e
+  exclude=$(git rev-parse --git-path info/exclude)
+  mkdir -p "$(dirname "$exclude")"
+  grep -qx '/.gpu/' "$exclude" 2>/dev/null || echo '/.gpu/' >> "$exclude"
+  mkdir -p .gpu/dist/linux-x64
+  # Dawn's addon: the webgpu package loads dist/<platform>-<arch>/dawn.node beside the (bundled) module.
+  cp node_modules/webgpu/dist/linux-x64/dawn.node .gpu/dist/linux-x64/dawn.node
+  esb=(node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --log-level=warning
+    "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);")
+  "${esb[@]}" bench/webgpu-h100.ts --outfile=.gpu/webgpu-h100.mjs
+  "${esb[@]}" bench/webgpu-h100-ab.ts --outfile=.gpu/webgpu-h100-ab.mjs
+  # The conformance specs that run on any backend (not Node- or browser-only, not WebGL's).
+  entry=.gpu/conformance-entry.mjs
+  {
+    for f in test/*.test.ts; do
+      case $f in *.node.test.ts | *.browser.test.ts | test/webgl-* | test/glsl-*) continue ;; esac
+      echo "import '../$f';"
+    done
+    echo "import { run } from '../bench/h100/vitest-shim.mjs';"
+    echo "const s = await run(); console.log(\`conformance: \${s.passed} passed, \${s.failed} failed\`);"
+    echo "if (process.env.OUT) (await import('node:fs')).writeFileSync(process.env.OUT + '/conformance.json', JSON.stringify(s, null, 2));"
+    echo "process.exit(s.failed ? 1 : 0);"
+  } > $entry
+  "${esb[@]}" $entry --outfile=.gpu/conformance.mjs \
+    --alias:vitest=./bench/h100/vitest-shim.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
+  bash ../shared/device/pack.sh .gpu
+  exit 0
+fi
+
+# ---- on the GPU machine ----
+OUT=${OUT:-/tmp/trident-out}
+mkdir -p "$OUT"
+export TRIDENT_BACKENDS=webgpu
+# Find a Vulkan setup under which Dawn gets the GPU: the ICD named explicitly (with the carried
+# libglvnd stack, see pack), or the loader's own search. The first that gives an adapter wins.
+probe() { timeout 60 node bench/h100/probe.mjs "$PWD/.gpu/dist/linux-x64/dawn.node"; }
+found=
+for icd in "" /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json $(find /usr /etc -name 'nvidia_icd*.json' 2>/dev/null); do
+  if [[ -n $icd ]]; then
+    export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+    [[ -f /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json ]] && export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+  fi
+  echo "trying Vulkan ICD: ${icd:-loader default}"
+  if probe; then found=1; break; fi
+done
+if [[ -z $found ]]; then
+  echo "no Vulkan adapter for Dawn; diagnostics:"
+  ls /dev/nvidia* 2>&1 | head; env | grep -i -E 'nvidia|vk_' ; ldconfig -p | grep -i -E 'nvidia|GLdispatch|vulkan' | head -30
+  for j in $(find /usr /etc -name 'nvidia_icd*.json' 2>/dev/null); do echo "$j:"; cat "$j"; done
+  lib=$(ldconfig -p | awk '/libGLX_nvidia.so.0/ {print $NF; exit}'); [[ -n $lib ]] && ldd "$lib" | grep -i 'not found'
+  VK_LOADER_DEBUG=error,warn,driver probe 2>&1 | tail -40
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+if [[ $step == ab ]]; then
+  # A/B diagnosis of the WebGPU bandwidth gap (bench/webgpu-h100-ab.ts), with the CUB anchor beside it.
+  nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .gpu/cub_anchor.cu && /tmp/cub_anchor 2>&1 | grep 'n=2^28' | tee "$OUT/cub.txt"
+  node .gpu/webgpu-h100-ab.mjs --out "$OUT/h100-webgpu-ab.json" "${@:2}" 2>&1 | tee "$OUT/ab.log"
+  exit "${PIPESTATUS[0]}"
+fi
+# CUB / cudaMemcpy anchors in the same run: only same-run ratios are comparable.
+if nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .gpu/cub_anchor.cu > "$OUT/nvcc.log" 2>&1; then
+  /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
+else
+  echo "nvcc failed:"; tail -20 "$OUT/nvcc.log"
+fi
+node .gpu/conformance.mjs 2>&1 | tee "$OUT/conformance.log" | grep -v '^  ok ' ; conf=${PIPESTATUS[0]}
+node .gpu/webgpu-h100.mjs --cub "$OUT/cub.txt" --out "$OUT/h100-webgpu.json" "${@:2}" 2>&1 | tee "$OUT/bench.log"; bench=${PIPESTATUS[0]}
+echo "conformance exit $conf, bench exit $bench"
+exit $(( conf || bench ))

@@ -1,0 +1,333 @@
+/**
+ * Shared helpers of the algorithm suite: argument validation, the choice of a
+ * formulation from `device.caps`, grid sizing, the kernel cache and the
+ * workgroup-level building blocks (reduction and scan) that several algorithms use.
+ *
+ * Formulation families (chosen from caps, never from the backend's name):
+ * - 'workgroup': the device runs workgroup kernels (shared memory + barriers) and
+ *   scatter stores; block algorithms, with subgroup fast paths where 'subgroup' exists.
+ * - 'gather': the device runs gather kernels only (plus scatter / blended atomics
+ *   where its caps say so); pass-based formulations whose kernels write element
+ *   `globalIndex` of each output and never read what they write.
+ */
+import {
+  type Buffer,
+  type BufferDType,
+  type Device,
+  type DeviceCaps,
+  type Feature,
+  InvalidArgumentError,
+  type Kernel,
+  type KernelBuilder,
+  LimitExceededError,
+  type ParamDecl,
+  select,
+  UnsupportedFeatureError,
+  u32,
+  type Val,
+  type ValueType,
+  type WorkgroupArray,
+} from '@trident/core';
+
+export type Family = 'workgroup' | 'gather';
+
+/** True when the device lists every feature in `features`. */
+export function hasAll(device: Device, ...features: Feature[]): boolean {
+  return features.every((f) => device.caps.features.has(f));
+}
+
+/**
+ * The formulation family for `device`. `needs` lists extra features an algorithm
+ * needs in the gather family (e.g. 'scatter'). Throws UnsupportedFeatureError
+ * naming the first missing feature when neither family fits.
+ */
+export function familyOf(device: Device, algorithm: string, gatherNeeds: readonly Feature[] = []): Family {
+  if (hasAll(device, 'workgroup', 'scatter', 'gather')) return 'workgroup';
+  const missing = (['gather', ...gatherNeeds] as Feature[]).find((f) => !device.caps.features.has(f));
+  if (missing === undefined) return 'gather';
+  throw unsupported(device, missing, algorithm, 'no formulation of this algorithm fits the device caps');
+}
+
+/** An UnsupportedFeatureError for `device`, naming it by its adapter. */
+export function unsupported(device: Device, feature: string, algorithm: string, detail?: string): UnsupportedFeatureError {
+  return new UnsupportedFeatureError(device.info.adapter, feature, algorithm, detail);
+}
+
+// ---------- validation (every check runs before anything is recorded) ----------
+
+/** Checks that `value` is a live buffer of `device` with one of `dtypes`. */
+export function checkBuffer<D extends BufferDType>(
+  device: Device,
+  value: unknown,
+  name: string,
+  dtypes: readonly D[],
+): asserts value is Buffer<D> {
+  const b = value as Buffer | null | undefined;
+  if (b === null || typeof b !== 'object' || typeof b.dtype !== 'string' || !('impl' in b)) {
+    throw new InvalidArgumentError(name, 'is not a Trident buffer');
+  }
+  if (b.device !== device) throw new InvalidArgumentError(name, 'belongs to another device');
+  if (b.destroyed) throw new InvalidArgumentError(name, 'was destroyed');
+  if (!(dtypes as readonly BufferDType[]).includes(b.dtype)) {
+    throw new InvalidArgumentError(name, `must be a ${dtypes.join(' / ')} buffer, got ${b.dtype}`);
+  }
+}
+
+/** Checks a count: a non-negative safe integer (optionally at least `min`). */
+export function checkCount(name: string, value: unknown, min = 0): asserts value is number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw new InvalidArgumentError(name, `must be an integer >= ${min}, got ${String(value)}`);
+  }
+}
+
+/** Checks that a finite number was given. */
+export function checkFinite(name: string, value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw new InvalidArgumentError(name, `must be a finite number, got ${String(value)}`);
+}
+
+/** Checks one option against a list of allowed values. */
+export function checkChoice<T extends string>(name: string, value: unknown, allowed: readonly T[]): asserts value is T {
+  if (!(allowed as readonly unknown[]).includes(value)) {
+    throw new InvalidArgumentError(name, `must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got ${String(value)}`);
+  }
+}
+
+/** Throws LimitExceededError when a temporary of `elements` would not fit the device. */
+export function checkFits(device: Device, elements: number, what: string): void {
+  const max = device.caps.limits.maxBufferElements;
+  if (elements > max) throw new LimitExceededError(device.info.adapter, 'maxBufferElements', elements, max, what);
+  const bytes = elements * 4;
+  const binding = device.caps.limits.maxStorageBufferBindingSize;
+  if (bytes > binding) throw new LimitExceededError(device.info.adapter, 'maxStorageBufferBindingSize', bytes, binding, what);
+}
+
+// ---------- sizing ----------
+
+/** Largest power of two <= x (x >= 1). */
+export function floorPow2(x: number): number {
+  return 2 ** Math.floor(Math.log2(Math.max(1, x)));
+}
+
+/** Smallest power of two >= x (x >= 1). */
+export function ceilPow2(x: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(1, x)));
+}
+
+/**
+ * Workgroup size for block kernels: a power of two, at most `cap` (256 by default:
+ * enough to hide latency on GPUs, small enough for every backend's limits), and
+ * fitting `bytesPerInvocation` of workgroup memory per invocation.
+ */
+export function blockSize(caps: DeviceCaps, bytesPerInvocation = 4, cap = 256): number {
+  const byInvocations = caps.limits.maxComputeInvocationsPerWorkgroup;
+  const byMemory = bytesPerInvocation > 0 ? Math.floor(caps.limits.maxComputeWorkgroupStorageSize / bytesPerInvocation) : cap;
+  return floorPow2(Math.min(cap, byInvocations, Math.max(1, byMemory)));
+}
+
+/** Workgroup size for gather (one invocation per element) kernels. */
+export function gatherSize(caps: DeviceCaps): number {
+  return floorPow2(Math.max(1, Math.min(caps.preferredWorkgroupSize, caps.limits.maxComputeInvocationsPerWorkgroup)));
+}
+
+/**
+ * Workgroups for a grid-stride kernel over `work` items, each invocation taking at
+ * least `minPerInvocation`: about two waves of the device's concurrency (so that a
+ * GPU is full and a CPU pool gets several workgroups per worker), never more than
+ * the work needs, and at least one.
+ */
+export function strideWorkgroups(caps: DeviceCaps, work: number, wg: number, minPerInvocation = 1): number {
+  const byWork = Math.ceil(work / (wg * minPerInvocation));
+  const byDevice = Math.max(8, 2 * Math.ceil(caps.concurrency / wg), 4 * caps.concurrency <= 64 ? 4 * caps.concurrency : 0);
+  return Math.max(1, Math.min(byWork, byDevice));
+}
+
+// ---------- kernel cache ----------
+
+const kernels = new Map<string, Kernel>();
+
+/**
+ * Kernels are pure functions of their parameters (dtype, op, workgroup size…),
+ * so one process-wide cache keyed by those parameters serves every device.
+ */
+export function cachedKernel<P extends Record<string, ParamDecl>>(key: string, build: () => Kernel<P>): Kernel<P> {
+  let k = kernels.get(key);
+  if (!k) {
+    k = build() as unknown as Kernel;
+    kernels.set(key, k);
+  }
+  return k as unknown as Kernel<P>;
+}
+
+// ---------- temporaries ----------
+
+const pools = new WeakMap<Device, Map<string, Buffer>>();
+
+/**
+ * A temporary of at least `length` elements, reused across calls (no allocation
+ * in hot loops). Reuse is safe in stream order: a later call's writes come after
+ * every earlier call's reads. `role` must be distinct for temporaries that are
+ * alive at the same time within one call. Contents are undefined on return.
+ */
+export function scratch<D extends BufferDType>(device: Device, role: string, dtype: D, length: number): Buffer<D> {
+  let pool = pools.get(device);
+  if (!pool) {
+    pool = new Map();
+    pools.set(device, pool);
+  }
+  const key = `${role}:${dtype}`;
+  const have = pool.get(key);
+  if (have && !have.destroyed && have.length >= length) return have as Buffer<D>;
+  const size = Math.min(Math.max(ceilPow2(length), 16), Math.max(length, device.caps.limits.maxBufferElements));
+  const b = device.createBuffer(dtype, size);
+  pool.set(key, b);
+  if (have && !have.destroyed) {
+    // Recorded work may still use the old one: free it once that work has run.
+    void device
+      .flush()
+      .catch(() => undefined)
+      .finally(() => have.destroy());
+  }
+  return b;
+}
+
+// ---------- element-wise operators ----------
+
+export type ReduceOp = 'sum' | 'min' | 'max';
+
+// ---------- workgroup building blocks ----------
+
+/**
+ * Reduces `value` over the workgroup with `op`; the result is valid in every
+ * invocation after the call. Every invocation must call it (uniform control flow).
+ * With 'subgroup', each subgroup reduces first and one value per subgroup goes
+ * through workgroup memory; otherwise a tree over all `wg` values. Either way the
+ * tree is pairwise (lid with lid + stride), so f32 sums have depth log2(wg).
+ */
+export function workgroupReduce<T extends ValueType>(
+  k: KernelBuilder,
+  value: Val<T>,
+  wg: number,
+  subgroups: boolean,
+  op: (a: Val<T>, b: Val<T>) => Val<T>,
+  subgroupOp: (v: Val<T>) => Val<T>,
+): Val<T> {
+  const arr = k.workgroupArray(value.type, wg);
+  const lid = k.localIndex;
+  const count = k.var('u32', wg, 'count');
+  if (subgroups) {
+    const v = subgroupOp(value);
+    const sg = k.let(k.subgroupSize, 'sg');
+    k.if(k.subgroupInvocation.eq(0), () => arr.store(lid.div(sg), v));
+    count.set(count.div(sg));
+  } else {
+    arr.store(lid, value);
+  }
+  k.barrier();
+  treeReduce(k, arr, count, op);
+  return arr.load(0);
+}
+
+/** In-place pairwise tree over arr[0, count) (count a power of two, uniform). Ends with a barrier. */
+function treeReduce<T extends ValueType>(
+  k: KernelBuilder,
+  arr: WorkgroupArray<T>,
+  count: Val<'u32'>,
+  op: (a: Val<T>, b: Val<T>) => Val<T>,
+): void {
+  const lid = k.localIndex;
+  const s = k.let(count.shr(1), 's');
+  k.while(
+    () => s.gt(0),
+    () => {
+      k.if(lid.lt(s), () => arr.store(lid, op(arr.load(lid), arr.load(lid.add(s)))));
+      k.barrier();
+      s.set(s.shr(1));
+    },
+  );
+}
+
+/**
+ * Exclusive prefix sum of `value` over the workgroup's invocations (in local-index
+ * order) and the workgroup total, both valid in every invocation. `zero` is the
+ * additive identity of T. Hillis–Steele over one value per subgroup (after a
+ * subgroup scan where 'subgroup' exists) or per invocation.
+ */
+export function workgroupScan<T extends ValueType>(
+  k: KernelBuilder,
+  value: Val<T>,
+  wg: number,
+  subgroups: boolean,
+  zero: Val<T>,
+): { exclusive: Val<T>; total: Val<T> } {
+  const arr = k.workgroupArray(value.type, wg);
+  const lid = k.localIndex;
+  const count = k.var('u32', wg, 'count');
+  const slot = k.let(lid, 'slot');
+  const inner = k.let(zero, 'inner');
+  if (subgroups) {
+    const incl = k.subgroupInclusiveAdd(value);
+    inner.set(k.subgroupExclusiveAdd(value));
+    const sg = k.let(k.subgroupSize, 'sg');
+    slot.set(lid.div(sg));
+    // The last lane of each subgroup holds the subgroup's total.
+    k.if(k.subgroupInvocation.eq(sg.sub(1)), () => arr.store(slot, incl));
+    count.set(count.div(sg));
+  } else {
+    arr.store(lid, value);
+  }
+  k.barrier();
+  const d = k.var('u32', 1, 'd');
+  k.while(
+    () => d.lt(count),
+    () => {
+      const t = k.let(zero, 't');
+      k.if(lid.lt(count).and(lid.ge(d)), () => t.set(arr.load(lid.sub(d))));
+      k.barrier();
+      k.if(lid.lt(count), () => arr.store(lid, arr.load(lid).add(t)));
+      k.barrier();
+      d.set(d.shl(1));
+    },
+  );
+  // arr now holds inclusive scans of the per-slot totals.
+  const before = k.let(zero, 'before');
+  k.if(slot.gt(0), () => before.set(arr.load(slot.sub(1))));
+  const total = arr.load(count.sub(1));
+  const exclusive = subgroups ? before.add(inner) : before;
+  k.barrier(); // arr may be reused by the caller's next round
+  return { exclusive, total };
+}
+
+// ---------- order-preserving keys ----------
+
+/**
+ * The u32 key of an f32 in the total order -Inf < … < -0 < +0 < … < +Inf < NaN:
+ * every NaN first becomes the canonical quiet NaN 0x7fc00000 (so all NaNs are
+ * equal and sort last, whatever sign or payload, and backends that quiet
+ * signalling NaNs agree), then positive values get the top bit set and negative
+ * values are inverted. `keyToF32` undoes the second step.
+ */
+export function f32ToKey(x: Val<'f32'>): Val<'u32'> {
+  const b = x.bitcast('u32');
+  const c = select(b.and(0x7fffffff).gt(0x7f800000), u32(CANONICAL_NAN), b);
+  const mask = c.bitcast('i32').shr(31).bitcast('u32').or(0x80000000);
+  return c.xor(mask);
+}
+
+/** The bits every NaN key maps back to. */
+export const CANONICAL_NAN = 0x7fc00000;
+
+/** Inverse of `f32ToKey` (NaNs come back as the canonical NaN). */
+export function keyToF32(key: Val<'u32'>): Val<'f32'> {
+  const mask = key.shr(31).sub(1).or(0x80000000);
+  return key.xor(mask).bitcast('f32');
+}
+
+/** The u32 key of an i32 in numeric order (flip the sign bit); its own inverse. */
+export function i32ToKey(x: Val<'i32'>): Val<'u32'> {
+  return x.bitcast('u32').xor(0x80000000);
+}
+
+export function keyToI32(key: Val<'u32'>): Val<'i32'> {
+  return key.xor(0x80000000).bitcast('i32');
+}

@@ -1,0 +1,206 @@
+/**
+ * histogram (seed 001): counts of u32 values in `bins` bins.
+ *
+ * Workgroup formulation (seed 001's "reducing conflicts I + II"): each workgroup
+ * counts its grid-stride share into its own sub-histogram with atomic adds
+ * (contention only inside the workgroup), then one gather pass sums the
+ * sub-histograms bin by bin (variant C: a reduction per bin, no atomics, not
+ * data-dependent). The IR has no atomics on workgroup memory, so the
+ * sub-histograms live in a global temporary (small enough to stay in cache);
+ * when bins × workgroups would be too large, fewer workgroups are used, down to
+ * one histogram updated by global atomics (variant A).
+ *
+ * Blended-atomics formulation (gather-only devices with 'atomic', e.g. WebGL2):
+ * atomic adds are exact only up to `limits.maxExactAtomicCount`, so the input is
+ * processed in chunks of at most that many elements (no bin can pass it in one
+ * chunk); each chunk's histogram is added into the running total by a gather pass.
+ */
+import { type Buffer, buffer, type Device, defineKernel, InvalidArgumentError, LimitExceededError, uniform, type Val } from '@trident/core';
+import {
+  blockSize,
+  cachedKernel,
+  checkBuffer,
+  checkCount,
+  familyOf,
+  gatherSize,
+  hasAll,
+  scratch,
+  strideWorkgroups,
+  unsupported,
+} from './common.ts';
+
+/** Largest sub-histogram temporary, in elements (16 MiB). */
+const MAX_SUB_ELEMENTS = 2 ** 22;
+
+export interface HistogramOptions {
+  /** Number of bins, an integer >= 1. Values >= bins are ignored (counted in no bin). */
+  readonly bins: number;
+  /** Where to write the counts (u32, length `bins`); a new buffer otherwise. */
+  readonly output?: Buffer<'u32'>;
+}
+
+/**
+ * Counts values into hist[base + v] with atomic adds, skipping v >= bins.
+ * strided: grid-stride over [0, n) (base = workgroupIndex * bins when privatized);
+ * otherwise one element per invocation at offset + globalIndex (gather devices).
+ */
+function countKernel(width: 1 | 4, wg: number, strided: boolean, privatized: boolean) {
+  return cachedKernel(`hist-count:${width}:${wg}:${strided}:${privatized}`, () =>
+    defineKernel({
+      name: `histogram_count_v${width}${strided ? '_stride' : ''}${privatized ? '_private' : ''}`,
+      workgroupSize: wg,
+      params: {
+        values: buffer('u32', 'read', { vector: width }),
+        hist: buffer('u32', 'atomic'),
+        n: uniform('u32'),
+        offset: uniform('u32'),
+        bins: uniform('u32'),
+      },
+      body: ({ values, hist, n, offset, bins }, k) => {
+        const base = k.let(privatized ? k.workgroupIndex.mul(bins) : k.var('u32', 0), 'base');
+        const count = (v: Val<'u32'>) => k.if(v.lt(bins), () => void hist.atomicAdd(base.add(v), 1));
+        const each = (i: Val<'u32'>) => {
+          if (width === 1) {
+            count(values.load(i) as Val<'u32'>);
+            return;
+          }
+          const v = k.let(values.load(i) as Val<'vec4<u32>'>, 'v');
+          count(v.x);
+          count(v.y);
+          count(v.z);
+          count(v.w);
+        };
+        if (!strided) {
+          const i = k.let(k.globalIndex, 'i');
+          k.if(i.lt(n), () => each(i.add(offset)));
+          return;
+        }
+        const i = k.let(k.globalIndex, 'i');
+        const stride = k.let(k.numInvocations, 'stride');
+        k.while(
+          () => i.lt(n),
+          () => {
+            each(i);
+            i.set(i.add(stride));
+          },
+        );
+      },
+    }),
+  );
+}
+
+/** out[b] = Σ_g sub[g * bins + b] for g < parts (gather: one invocation per bin). */
+function mergeKernel(wg: number) {
+  return cachedKernel(`hist-merge:${wg}`, () =>
+    defineKernel({
+      name: 'histogram_merge',
+      workgroupSize: wg,
+      params: { sub: buffer('u32', 'read'), out: buffer('u32', 'write'), bins: uniform('u32'), parts: uniform('u32') },
+      body: ({ sub, out, bins, parts }, k) => {
+        const b = k.let(k.globalIndex, 'b');
+        k.if(b.lt(bins), () => {
+          const sum = k.var('u32', 0, 'sum');
+          k.for({ from: 0, to: parts }, (g) => sum.set(sum.add(sub.load(g.mul(bins).add(b)))));
+          out.store(b, sum);
+        });
+      },
+    }),
+  );
+}
+
+/** dst[b] = a[b] + c[b] (gather). */
+function addKernel(wg: number) {
+  return cachedKernel(`hist-add:${wg}`, () =>
+    defineKernel({
+      name: 'histogram_add',
+      workgroupSize: wg,
+      params: { a: buffer('u32', 'read'), c: buffer('u32', 'read'), dst: buffer('u32', 'write'), bins: uniform('u32') },
+      body: ({ a, c, dst, bins }, k) => {
+        const b = k.let(k.globalIndex, 'b');
+        k.if(b.lt(bins), () => dst.store(b, a.load(b).add(c.load(b))));
+      },
+    }),
+  );
+}
+
+/**
+ * Counts how many elements of `values` (u32) fall in each of `bins` bins: bin v
+ * counts the elements equal to v. **Values >= bins are ignored**: they are counted
+ * in no bin, so the counts sum to the number of in-range values. Records the work
+ * and returns the u32 counts (`options.output`, or a new buffer of length `bins`).
+ *
+ * Counts are exact (bit-identical to the sequential reference) on every device;
+ * on blended-atomics devices the chunking keeps every partial count below
+ * `limits.maxExactAtomicCount`. Empty input gives all-zero counts.
+ *
+ * Complexity: O(n + bins · W) work, W the number of sub-histograms (at most
+ * 2^22 / bins); one read of the input. Throws InvalidArgumentError for a non-u32
+ * or foreign input, bins not an integer >= 1, or a bad output; LimitExceededError
+ * when `bins` exceeds the device's buffer limit; UnsupportedFeatureError ('atomic')
+ * on a gather-only device without atomics.
+ */
+export function histogram(device: Device, values: Buffer<'u32'>, options: HistogramOptions): Buffer<'u32'> {
+  checkBuffer(device, values, 'values', ['u32']);
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'must be an object with bins');
+  checkCount('options.bins', options.bins, 1);
+  const bins = options.bins;
+  if (bins > device.caps.limits.maxBufferElements) {
+    throw new LimitExceededError(device.info.adapter, 'maxBufferElements', bins, device.caps.limits.maxBufferElements, 'histogram bins');
+  }
+  const out = options.output;
+  if (out !== undefined) {
+    checkBuffer(device, out, 'options.output', ['u32']);
+    if (out.length !== bins) throw new InvalidArgumentError('options.output', `length ${out.length} differs from bins ${bins}`);
+    if ((out as Buffer) === values) throw new InvalidArgumentError('options.output', 'must not be the values buffer');
+  }
+  const family = familyOf(device, 'histogram', ['atomic']);
+  if (!hasAll(device, 'atomic')) throw unsupported(device, 'atomic', 'histogram');
+  const output = out ?? device.createBuffer('u32', bins);
+  const n = values.length;
+  if (n === 0) {
+    output.fill(0);
+    return output;
+  }
+  if (family === 'workgroup') {
+    const width: 1 | 4 = n % 4 === 0 ? 4 : 1;
+    const wg = blockSize(device.caps, 0);
+    const parts = Math.min(strideWorkgroups(device.caps, n / width, wg, 4), Math.floor(MAX_SUB_ELEMENTS / bins));
+    if (parts <= 1) {
+      output.fill(0);
+      const workgroups = strideWorkgroups(device.caps, n / width, wg, 4);
+      device.dispatch(countKernel(width, wg, true, false), { workgroups }, { values, hist: output, n: n / width, offset: 0, bins });
+      return output;
+    }
+    const sub = scratch(device, 'histogram.sub', 'u32', parts * bins);
+    sub.fill(0, { length: parts * bins });
+    device.dispatch(countKernel(width, wg, true, true), { workgroups: parts }, { values, hist: sub, n: n / width, offset: 0, bins });
+    device.dispatch(mergeKernel(gatherSize(device.caps)), { invocations: bins }, { sub, out: output, bins, parts });
+    return output;
+  }
+  // Blended atomics: chunks of at most maxExactAtomicCount elements.
+  const wg = gatherSize(device.caps);
+  const chunk = Math.max(1, Math.min(n, device.caps.limits.maxExactAtomicCount));
+  const chunks = Math.ceil(n / chunk);
+  if (chunks === 1) {
+    output.fill(0);
+    device.dispatch(countKernel(1, wg, false, false), { invocations: n }, { values, hist: output, n, offset: 0, bins });
+    return output;
+  }
+  const part = scratch(device, 'histogram.part', 'u32', bins);
+  let total: Buffer<'u32'> | undefined;
+  for (let c = 0; c < chunks; c++) {
+    const offset = c * chunk;
+    const m = Math.min(chunk, n - offset);
+    const target = c === 0 ? scratch(device, 'histogram.acc0', 'u32', bins) : part;
+    target.fill(0, { length: bins });
+    device.dispatch(countKernel(1, wg, false, false), { invocations: m }, { values, hist: target, n: m, offset, bins });
+    if (c === 0) {
+      total = target;
+      continue;
+    }
+    const dst = c === chunks - 1 ? output : scratch(device, `histogram.acc${c % 2}`, 'u32', bins);
+    device.dispatch(addKernel(wg), { invocations: bins }, { a: total as Buffer<'u32'>, c: part, dst, bins });
+    total = dst;
+  }
+  return output;
+}

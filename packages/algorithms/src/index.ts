@@ -1,0 +1,43 @@
+/**
+ * @trident/algorithms: the algorithm suite, written once against @trident/core.
+ *
+ * Conventions for every algorithm:
+ * - Buffers in, buffers out; inputs are never modified.
+ * - Functions that need no host readback are synchronous: they validate, record
+ *   the work in the device's stream and return the output buffers at once (stream
+ *   order makes them safe to use). Functions that read back are async: `reduce`
+ *   (returns the number), `compact` (needs the count to size its output) and
+ *   `quickSort` (the host drives the partitioning).
+ * - Every algorithm has a plain sequential reference (`*Reference`), used by the
+ *   conformance suite and the CLI.
+ * - Bad arguments throw before anything is recorded: InvalidArgumentError naming
+ *   the argument, LimitExceededError, or UnsupportedFeatureError naming the feature.
+ * - Formulations are chosen from `device.caps` (features and limits) only.
+ */
+
+export { bitonicSort } from './bitonic-sort.ts';
+export { type CompactResult, compact } from './compact.ts';
+export { type HistogramOptions, histogram } from './histogram.ts';
+export { mergeSort } from './merge-sort.ts';
+export {
+  DEFAULT_SOFTENING2,
+  NBODY_FLOPS_PER_INTERACTION,
+  type NBodyOptions,
+  type NBodyResult,
+  nbody,
+  nbodyAccelerations,
+} from './nbody.ts';
+export { quickSort } from './quicksort.ts';
+export { radixSort } from './radix-sort.ts';
+export { type ReduceOp, type ReduceOptions, reduce, reduceInto, reduceSumDepth } from './reduce.ts';
+export { compactReference } from './reference/compact.ts';
+export { histogramReference } from './reference/histogram.ts';
+export * as orderKeys from './reference/keys.ts';
+export { nbodyAccelerationsReference, nbodyForceScale, nbodyReference } from './reference/nbody.ts';
+export { gammaF32, reduceReference, sumAbs } from './reference/reduce.ts';
+export { scanReference } from './reference/scan.ts';
+export { sortReference } from './reference/sort.ts';
+export { zcopyReference, zfillReference } from './reference/zcopy.ts';
+export { type ScanOptions, scan, scanSumDepth } from './scan.ts';
+export { type SortKeyType, type SortOptions, type SortResult, sort } from './sort.ts';
+export { zcopy, zfill } from './zcopy.ts';

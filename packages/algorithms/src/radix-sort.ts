@@ -1,0 +1,286 @@
+/**
+ * Radix sort (seed 003, extended): stable LSD sort of u32 / i32 / f32 keys, with
+ * optional values carried along. 4-bit digits, 8 passes; each pass:
+ *   1. per-tile digit counts (one workgroup per tile of wg × 4 keys),
+ *   2. an exclusive scan of the counts laid out digit-major (digit d of tile t at
+ *      d · tiles + t), which gives every (digit, tile) its first output slot in
+ *      stable order,
+ *   3. a stable scatter: each invocation owns 4 consecutive keys; a workgroup scan
+ *      of per-invocation digit counts ranks each key among equal digits of the tile.
+ * Digit counts are packed two 16-bit fields per u32 (16 digits in two vec4<u32>),
+ * so the workgroup scans move 8 words per invocation; the IR has no workgroup
+ * atomics, and this needs none. i32 and f32 keys are mapped to u32 keys with
+ * order-preserving bit transforms first and mapped back after.
+ */
+import {
+  type Buffer,
+  type BufferDType,
+  buffer,
+  type Device,
+  defineKernel,
+  type KernelBuilder,
+  select,
+  u32,
+  uniform,
+  type Val,
+  vec,
+} from '@trident/core';
+import {
+  blockSize,
+  cachedKernel,
+  f32ToKey,
+  gatherSize,
+  hasAll,
+  i32ToKey,
+  keyToF32,
+  keyToI32,
+  scratch,
+  unsupported,
+  workgroupReduce,
+  workgroupScan,
+} from './common.ts';
+import { recordScan } from './scan.ts';
+import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
+
+const BITS = 4;
+const DIGITS = 1 << BITS;
+const PASSES = 32 / BITS;
+/** Consecutive keys per invocation. */
+const ITEMS = 4;
+
+type V4 = Val<'vec4<u32>'>;
+
+/** The packed increment (lo, hi) of digit d: 1 in the 16-bit field of d. */
+function increment(d: Val<'u32'>): [V4, V4] {
+  const inc = u32(1).shl(d.and(1).mul(16));
+  const w = d.shr(1);
+  const at = (c: number) => select(w.eq(c), inc, 0);
+  return [vec('u32', at(0), at(1), at(2), at(3)), vec('u32', at(4), at(5), at(6), at(7))];
+}
+
+/** The 16-bit count of digit d in the packed pair (lo, hi). */
+function extract(lo: V4, hi: V4, d: Val<'u32'>): Val<'u32'> {
+  const w = d.shr(1);
+  const words = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
+  let word: Val<'u32'> = words[7] as Val<'u32'>;
+  for (let c = 6; c >= 0; c--) word = select(w.eq(c), words[c] as Val<'u32'>, word);
+  return word.shr(d.and(1).mul(16)).and(0xffff);
+}
+
+/** Packed digit counts of this invocation's valid keys. */
+function countItems(k: KernelBuilder, digits: Array<Val<'u32'>>, valid: Array<Val<'bool'>>): [V4, V4] {
+  const lo = k.var('vec4<u32>', 0, 'lo');
+  const hi = k.var('vec4<u32>', 0, 'hi');
+  digits.forEach((d, j) => {
+    k.if(valid[j] as Val<'bool'>, () => {
+      const [a, b] = increment(d);
+      lo.set(lo.add(a));
+      hi.set(hi.add(b));
+    });
+  });
+  return [lo, hi];
+}
+
+function loadItems(k: KernelBuilder, keys: { load(i: Val<'u32'>): Val<'u32'> }, n: Val<'u32'>, first: Val<'u32'>, shift: Val<'u32'>) {
+  const idx: Array<Val<'u32'>> = [];
+  const key: Array<Val<'u32'>> = [];
+  const digit: Array<Val<'u32'>> = [];
+  const valid: Array<Val<'bool'>> = [];
+  for (let j = 0; j < ITEMS; j++) {
+    const i = k.let(j === 0 ? first : first.add(j), `i${j}`);
+    const x = k.let(keys.load(i), `k${j}`);
+    idx.push(i);
+    key.push(x);
+    digit.push(k.let(x.shr(shift).and(DIGITS - 1), `d${j}`));
+    valid.push(i.lt(n));
+  }
+  return { idx, key, digit, valid };
+}
+
+/** Pass step 1: counts[d * tiles + t] = keys of tile t with digit d. */
+function countKernel(wg: number, subgroups: boolean) {
+  return cachedKernel(`radix-count:${wg}:${subgroups}`, () =>
+    defineKernel({
+      name: 'radix_count',
+      workgroupSize: wg,
+      params: {
+        keys: buffer('u32', 'read'),
+        counts: buffer('u32', 'write'),
+        n: uniform('u32'),
+        shift: uniform('u32'),
+        tiles: uniform('u32'),
+      },
+      body: ({ keys, counts, n, shift, tiles }, k) => {
+        const t = k.let(k.workgroupIndex, 't');
+        const first = k.let(t.mul(wg * ITEMS).add(k.localIndex.mul(ITEMS)), 'first');
+        const items = loadItems(k, keys, n, first, shift);
+        const [lo, hi] = countItems(k, items.digit, items.valid);
+        // Only the tile totals are needed here: a reduction, not a scan.
+        const add = (x: V4, y: V4) => x.add(y);
+        const totalLo = k.let(
+          workgroupReduce(k, lo as V4, wg, subgroups, add, (v) => k.subgroupAdd(v)),
+          'tlo',
+        );
+        const totalHi = k.let(
+          workgroupReduce(k, hi as V4, wg, subgroups, add, (v) => k.subgroupAdd(v)),
+          'thi',
+        );
+        const d = k.let(k.localIndex, 'd');
+        // Grids past maxComputeWorkgroupsPerDimension are rounded up: extra workgroups must not write.
+        k.if(d.lt(DIGITS).and(t.lt(tiles)), () => counts.store(d.mul(tiles).add(t), extract(totalLo, totalHi, d)));
+      },
+    }),
+  );
+}
+
+/** Pass step 3: stable scatter of keys (and values) to offsets[d * tiles + t] + rank. */
+function scatterKernel(wg: number, subgroups: boolean, valueType: BufferDType | undefined) {
+  return cachedKernel(`radix-scatter:${wg}:${subgroups}:${valueType ?? 'none'}`, () =>
+    defineKernel({
+      name: `radix_scatter${valueType ? `_pairs_${valueType}` : ''}`,
+      workgroupSize: wg,
+      params: {
+        keys: buffer('u32', 'read'),
+        keysOut: buffer('u32', 'write'),
+        vals: buffer(valueType ?? 'u32', 'read'),
+        valsOut: buffer(valueType ?? 'u32', 'write'),
+        offsets: buffer('u32', 'read'),
+        n: uniform('u32'),
+        shift: uniform('u32'),
+        tiles: uniform('u32'),
+      },
+      body: ({ keys, keysOut, vals, valsOut, offsets, n, shift, tiles }, k) => {
+        const t = k.let(k.workgroupIndex, 't');
+        const base = k.workgroupArray('u32', DIGITS);
+        const lid = k.localIndex;
+        k.if(lid.lt(DIGITS), () => base.store(lid, offsets.load(lid.mul(tiles).add(t))));
+        const first = k.let(t.mul(wg * ITEMS).add(lid.mul(ITEMS)), 'first');
+        const items = loadItems(k, keys, n, first, shift);
+        const [lo, hi] = countItems(k, items.digit, items.valid);
+        const zero = k.var('vec4<u32>', 0);
+        const a = workgroupScan(k, lo as V4, wg, subgroups, zero);
+        const b = workgroupScan(k, hi as V4, wg, subgroups, zero);
+        // Ranks before this invocation, then advanced key by key (stable order).
+        const runLo = k.let(a.exclusive, 'runLo');
+        const runHi = k.let(b.exclusive, 'runHi');
+        for (let j = 0; j < ITEMS; j++) {
+          const d = items.digit[j] as Val<'u32'>;
+          k.if(items.valid[j] as Val<'bool'>, () => {
+            const pos = k.let(base.load(d).add(extract(runLo, runHi, d)), 'pos');
+            keysOut.store(pos, items.key[j] as Val<'u32'>);
+            if (valueType) valsOut.store(pos, vals.load(items.idx[j] as Val<'u32'>) as never);
+            const [incLo, incHi] = increment(d);
+            runLo.set(runLo.add(incLo));
+            runHi.set(runHi.add(incHi));
+          });
+        }
+      },
+    }),
+  );
+}
+
+/** out[i] = key(in[i]) or its inverse, for i32 / f32 keys (gather). */
+function transformKernel(dtype: 'i32' | 'f32', toKeys: boolean, wg: number) {
+  return cachedKernel(`radix-transform:${dtype}:${toKeys}:${wg}`, () =>
+    defineKernel({
+      name: `sort_${toKeys ? 'to' : 'from'}_keys_${dtype}`,
+      workgroupSize: wg,
+      params: { src: buffer(toKeys ? dtype : 'u32', 'read'), dst: buffer(toKeys ? 'u32' : dtype, 'write'), n: uniform('u32') },
+      body: ({ src, dst, n }, k) => {
+        const i = k.let(k.globalIndex, 'i');
+        k.if(i.lt(n), () => {
+          const x = src.load(i);
+          let y: Val<'u32'> | Val<'i32'> | Val<'f32'>;
+          if (toKeys) y = dtype === 'f32' ? f32ToKey(x as Val<'f32'>) : i32ToKey(x as Val<'i32'>);
+          else y = dtype === 'f32' ? keyToF32(x as Val<'u32'>) : keyToI32(x as Val<'u32'>);
+          dst.store(i, y as never);
+        });
+      },
+    }),
+  );
+}
+
+export { transformKernel };
+
+/**
+ * Stable LSD radix sort (see radix-sort.ts) of `keys` (u32 / i32 / f32), with
+ * optional `values` reordered alongside. Records the work and returns new buffers.
+ *
+ * Complexity: O(n) work per pass, 8 passes of 4-bit digits (count, scan of
+ * 16 · n / (4 · wg) counts, scatter): about 3 reads and 1 write of each key per
+ * pass, plus 1 read + 1 write of each value. Edge cases: n = 0 returns empty
+ * buffers. Needs 'workgroup' and 'scatter' (UnsupportedFeatureError otherwise; use
+ * `sort` to fall back to bitonic sort). Throws InvalidArgumentError for bad
+ * buffers, a key dtype other than u32 / i32 / f32, or a values length mismatch.
+ */
+export function radixSort<K extends SortKeyType, V extends BufferDType = BufferDType>(
+  device: Device,
+  keys: Buffer<K>,
+  options?: SortOptions<V>,
+): SortResult<K, V> {
+  validateSort(device, keys, options);
+  if (!hasAll(device, 'workgroup', 'scatter')) {
+    throw unsupported(
+      device,
+      device.caps.features.has('workgroup') ? 'scatter' : 'workgroup',
+      'radixSort',
+      'use sort(), which falls back to bitonic sort',
+    );
+  }
+  const { keysOut, valuesOut, values } = prepareSort(device, keys, options, keys.length * 4);
+  if (keys.length > 0) recordRadixSort(device, keys, values, keysOut, valuesOut);
+  return valuesOut ? { keys: keysOut, values: valuesOut } : { keys: keysOut };
+}
+
+/**
+ * Records the radix sort of `keys` (and `values`) into `keysOut` (and `valuesOut`).
+ * Arguments are validated by the caller (sort.ts); n >= 2.
+ */
+export function recordRadixSort(
+  device: Device,
+  keys: Buffer,
+  values: Buffer | undefined,
+  keysOut: Buffer,
+  valuesOut: Buffer | undefined,
+): void {
+  const n = keys.length;
+  const wg = blockSize(device.caps, 40);
+  const subgroups = device.caps.features.has('subgroup');
+  const tiles = Math.ceil(n / (wg * ITEMS));
+  const gw = gatherSize(device.caps);
+  const keyType = keys.dtype as 'u32' | 'i32' | 'f32';
+  let src: Buffer = keys;
+  if (keyType !== 'u32') {
+    src = scratch(device, 'radix.in', 'u32', n);
+    device.dispatch(transformKernel(keyType, true, gw), { invocations: n }, { src: keys, dst: src, n });
+  }
+  let vsrc: Buffer | undefined = values;
+  const counts = scratch(device, 'radix.counts', 'u32', DIGITS * tiles);
+  const offsets = scratch(device, 'radix.offsets', 'u32', DIGITS * tiles);
+  const dummy = scratch(device, 'radix.dummy', 'u32', 1);
+  for (let p = 0; p < PASSES; p++) {
+    const last = p === PASSES - 1;
+    const dst = last && keyType === 'u32' ? keysOut : scratch(device, `radix.k${p % 2}`, 'u32', n);
+    const vdst = values ? (last ? (valuesOut as Buffer) : scratch(device, `radix.v${p % 2}`, values.dtype, n)) : undefined;
+    const shift = p * BITS;
+    device.dispatch(countKernel(wg, subgroups), { workgroups: tiles }, { keys: src, counts, n, shift, tiles });
+    recordScan(device, counts, offsets, DIGITS * tiles, true);
+    device.dispatch(
+      scatterKernel(wg, subgroups, values?.dtype),
+      { workgroups: tiles },
+      {
+        keys: src,
+        keysOut: dst,
+        vals: vsrc ?? dummy,
+        valsOut: vdst ?? scratch(device, 'radix.dummyOut', 'u32', 1),
+        offsets,
+        n,
+        shift,
+        tiles,
+      },
+    );
+    src = dst;
+    vsrc = vdst;
+  }
+  if (keyType !== 'u32') device.dispatch(transformKernel(keyType, false, gw), { invocations: n }, { src, dst: keysOut, n });
+}

@@ -1,0 +1,387 @@
+/**
+ * reduce (seeds 000 and 002): sum / min / max over u32, i32 and f32.
+ *
+ * Workgroup formulation (devices with 'workgroup' and 'scatter'): a grid-stride
+ * kernel sized from `caps.concurrency`; each invocation folds many elements
+ * (vec4 loads when the length divides by 4, four loads in flight per iteration)
+ * with the op applied during the load, then a workgroup reduction (subgroup
+ * reductions first where 'subgroup' exists). Integer ops and f32 min/max finish
+ * with one atomic per workgroup into the result (f32 min/max as u32 order keys);
+ * f32 sums write one partial per workgroup and a second one-workgroup pass adds
+ * the partials, so the summation order is fixed for a given device.
+ *
+ * Gather formulation (gather-only devices): log-step passes, each invocation
+ * combining FAN_IN consecutive elements by a pairwise tree and writing its own
+ * output element, ping-ponging between two temporaries until one value is left.
+ */
+import {
+  type Buffer,
+  type BufferDType,
+  buffer,
+  type Device,
+  defineKernel,
+  InvalidArgumentError,
+  type KernelBuilder,
+  max,
+  min,
+  select,
+  uniform,
+  type Val,
+  type ValueType,
+  vec,
+  vecType,
+} from '@trident/core';
+import {
+  blockSize,
+  cachedKernel,
+  checkBuffer,
+  checkChoice,
+  f32ToKey,
+  familyOf,
+  gatherSize,
+  keyToF32,
+  type ReduceOp,
+  scratch,
+  strideWorkgroups,
+  workgroupReduce,
+} from './common.ts';
+
+export type { ReduceOp } from './common.ts';
+
+const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
+const OPS: readonly ReduceOp[] = ['sum', 'min', 'max'];
+
+/** Elements each gather-pass invocation combines (a pairwise tree of depth 4). */
+const FAN_IN = 16;
+/** Loads in flight per grid-stride iteration. */
+const UNROLL = 4;
+
+export interface ReduceOptions<D extends BufferDType = BufferDType> {
+  readonly op: ReduceOp;
+  /** Where `reduceInto` puts the result (element 0); a new 1-element buffer otherwise. */
+  readonly output?: Buffer<D>;
+}
+
+/** The type the reduction runs in: f32 min/max run on u32 order keys. */
+function accType(dtype: BufferDType, op: ReduceOp): BufferDType {
+  return dtype === 'f32' && op !== 'sum' ? 'u32' : dtype;
+}
+
+/** The identity of `op` on accumulator type `t`, as stored bits/values. */
+function identity(t: BufferDType, op: ReduceOp, keys: boolean): number {
+  if (op === 'sum') return 0;
+  // Above NaN's key (0xffc00000) / -Inf's key: no real key passes them.
+  if (keys) return op === 'min' ? 0xffffffff : 0x007fffff;
+  if (t === 'u32') return op === 'min' ? 0xffffffff : 0;
+  if (t === 'i32') return op === 'min' ? 0x7fffffff : -0x80000000;
+  return op === 'min' ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
+}
+
+function apply<T extends ValueType>(op: ReduceOp, a: Val<T>, b: Val<T>): Val<T> {
+  if (op === 'sum') return a.add(b);
+  return op === 'min' ? min(a, b) : max(a, b);
+}
+
+function subgroupApply<T extends ValueType>(k: KernelBuilder, op: ReduceOp, v: Val<T>): Val<T> {
+  if (op === 'sum') return k.subgroupAdd(v);
+  return op === 'min' ? k.subgroupMin(v) : k.subgroupMax(v);
+}
+
+/** Pairwise fold of a list (depth ceil(log2 length)). */
+function pairwise<T extends ValueType>(op: ReduceOp, xs: Array<Val<T>>): Val<T> {
+  let level = xs;
+  while (level.length > 1) {
+    const next: Array<Val<T>> = [];
+    for (let i = 0; i < level.length; i += 2) {
+      const a = level[i] as Val<T>;
+      const b = level[i + 1];
+      next.push(b ? apply(op, a, b) : a);
+    }
+    level = next;
+  }
+  return level[0] as Val<T>;
+}
+
+// ---------- workgroup formulation ----------
+
+interface BlockPlan {
+  readonly width: 1 | 4;
+  readonly wg: number;
+  readonly workgroups: number;
+  readonly subgroups: boolean;
+  /** Elements of the vector view. */
+  readonly n: number;
+}
+
+function blockPlan(device: Device, length: number): BlockPlan {
+  const width: 1 | 4 = length % 4 === 0 ? 4 : 1;
+  const n = length / width;
+  const wg = blockSize(device.caps, 16);
+  const workgroups = strideWorkgroups(device.caps, n, wg, UNROLL);
+  return { width, wg, workgroups, subgroups: device.caps.features.has('subgroup'), n };
+}
+
+/**
+ * The main pass. mode 'atomic': lid 0 of each workgroup folds its value into
+ * out[0] atomically; mode 'partial': it stores it at out[workgroupIndex].
+ */
+function blockKernel(dtype: BufferDType, op: ReduceOp, width: 1 | 4, wg: number, subgroups: boolean, mode: 'atomic' | 'partial') {
+  const acc = accType(dtype, op);
+  const keys = acc !== dtype;
+  return cachedKernel(`reduce:${dtype}:${op}:${width}:${wg}:${subgroups}:${mode}`, () =>
+    defineKernel({
+      name: `reduce_${op}_${dtype}_v${width}_${mode}`,
+      workgroupSize: wg,
+      params: {
+        input: buffer(dtype, 'read', { vector: width }),
+        out: buffer(acc, mode === 'atomic' ? 'atomic' : 'write'),
+        n: uniform('u32'),
+      },
+      body: ({ input, out, n }, k) => {
+        const vt = vecType(acc, width);
+        const id = identity(acc, op, keys);
+        const toAcc = (x: Val<ValueType>): Val<ValueType> => {
+          if (!keys) return x;
+          if (width === 1) return f32ToKey(x as Val<'f32'>);
+          const v = x as Val<'vec4<f32>'>;
+          return vec4u(f32ToKey(v.x), f32ToKey(v.y), f32ToKey(v.z), f32ToKey(v.w));
+        };
+        const zero = constOf(k, vt, id);
+        const a = k.let(zero, 'acc');
+        const i = k.let(k.globalIndex, 'i');
+        const stride = k.let(k.numInvocations, 'stride');
+        // Main loop: UNROLL independent loads in flight, no bounds checks.
+        const last = k.let(stride.mul(UNROLL - 1), 'last');
+        k.while(
+          () => i.add(last).lt(n),
+          () => {
+            const xs: Array<Val<ValueType>> = [];
+            for (let u = 0; u < UNROLL; u++) xs.push(toAcc(input.load(u === 0 ? i : i.add(stride.mul(u)))));
+            a.set(apply(op, a, pairwise(op, xs)));
+            i.set(i.add(stride.mul(UNROLL)));
+          },
+        );
+        k.while(
+          () => i.lt(n),
+          () => {
+            a.set(apply(op, a, toAcc(input.load(i))));
+            i.set(i.add(stride));
+          },
+        );
+        let scalar: Val<ValueType> = a;
+        if (width === 4) {
+          const v = a as unknown as Val<'vec4<u32>'>;
+          scalar = pairwise(op, [v.x, v.y, v.z, v.w] as Array<Val<ValueType>>);
+        }
+        const r = workgroupReduce(
+          k,
+          scalar,
+          wg,
+          subgroups,
+          (x, y) => apply(op, x, y),
+          (v) => subgroupApply(k, op, v),
+        );
+        k.if(k.localIndex.eq(0), () => {
+          if (mode === 'partial') {
+            out.store(k.workgroupIndex, r as never);
+          } else if (op === 'sum') {
+            out.atomicAdd(0, r as never);
+          } else if (op === 'min') {
+            out.atomicMin(0, r as never);
+          } else {
+            out.atomicMax(0, r as never);
+          }
+        });
+      },
+    }),
+  );
+}
+
+function vec4u(x: Val<'u32'>, y: Val<'u32'>, z: Val<'u32'>, w: Val<'u32'>): Val<ValueType> {
+  return vec('u32', x, y, z, w) as Val<ValueType>;
+}
+
+function constOf(k: KernelBuilder, type: ValueType, value: number): Val<ValueType> {
+  return k.var(type, value) as Val<ValueType>;
+}
+
+/** Converts the u32 key in keys[0] back to f32 in out[0] (one invocation). */
+function keyFinishKernel() {
+  return cachedKernel('reduce:keyFinish', () =>
+    defineKernel({
+      name: 'reduce_key_to_f32',
+      workgroupSize: 1,
+      params: { keys: buffer('u32', 'read'), out: buffer('f32', 'write') },
+      body: ({ keys, out }, k) => {
+        const i = k.let(k.globalIndex, 'i');
+        k.if(i.eq(0), () => out.store(i, keyToF32(keys.load(0))));
+      },
+    }),
+  );
+}
+
+// ---------- gather formulation ----------
+
+/** out[i] = op over src[i*FAN_IN .. i*FAN_IN + FAN_IN) (pairwise), src of length n. */
+function gatherKernel(srcType: BufferDType, acc: BufferDType, op: ReduceOp, toKeys: boolean, wg: number) {
+  return cachedKernel(`reduce-gather:${srcType}:${acc}:${op}:${toKeys}:${wg}`, () =>
+    defineKernel({
+      name: `reduce_gather_${op}_${srcType}${toKeys ? '_keys' : ''}`,
+      workgroupSize: wg,
+      params: { src: buffer(srcType, 'read'), dst: buffer(acc, 'write'), n: uniform('u32'), m: uniform('u32') },
+      body: ({ src, dst, n, m }, k) => {
+        const i = k.let(k.globalIndex, 'i');
+        k.if(i.lt(m), () => {
+          const base = k.let(i.mul(FAN_IN), 'base');
+          const id = k.var(acc, identity(acc, op, acc !== srcType || toKeys)) as Val<ValueType>;
+          const xs: Array<Val<ValueType>> = [];
+          for (let j = 0; j < FAN_IN; j++) {
+            const idx = j === 0 ? base : base.add(j);
+            const raw = src.load(idx) as Val<ValueType>;
+            const v = toKeys ? f32ToKey(raw as Val<'f32'>) : raw;
+            xs.push(selectVal(idx.lt(n), v, id));
+          }
+          dst.store(i, pairwise(op, xs) as never);
+        });
+      },
+    }),
+  );
+}
+
+function selectVal(c: Val<'bool'>, a: Val<ValueType>, b: Val<ValueType>): Val<ValueType> {
+  return select(c, a, b);
+}
+
+// ---------- public API ----------
+
+function validate<D extends BufferDType>(device: Device, input: Buffer<D>, options: ReduceOptions<D>): void {
+  checkBuffer(device, input, 'input', DTYPES);
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'must be an object with an op');
+  checkChoice('options.op', options.op, OPS);
+  if (options.output !== undefined) {
+    checkBuffer(device, options.output, 'options.output', [input.dtype]);
+    if (options.output.length < 1) throw new InvalidArgumentError('options.output', 'must hold at least one element');
+    if (options.output === input) throw new InvalidArgumentError('options.output', 'must not be the input buffer');
+  }
+}
+
+/**
+ * Records a reduction of `input` with `options.op` and returns a buffer whose
+ * element 0 will hold the result (`options.output` if given). See `reduce`.
+ */
+export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<D>, options: ReduceOptions<D>): Buffer<D> {
+  validate(device, input, options);
+  const family = familyOf(device, 'reduce');
+  const { op } = options;
+  const dtype: BufferDType = input.dtype;
+  const acc = accType(dtype, op);
+  const keys = acc !== dtype;
+  const out = options.output ?? device.createBuffer(input.dtype, 1);
+  const empty = identity(acc, op, keys);
+  if (input.length === 0) {
+    if (keys) out.fill(op === 'min' ? Number.NaN : Number.NEGATIVE_INFINITY, { length: 1 });
+    else out.fill(empty, { length: 1 });
+    return out;
+  }
+  if (family === 'workgroup') {
+    const p = blockPlan(device, input.length);
+    if (dtype === 'f32' && op === 'sum') {
+      const partials = scratch(device, 'reduce.partials', 'f32', p.workgroups);
+      device.dispatch(
+        blockKernel(dtype, op, p.width, p.wg, p.subgroups, 'partial'),
+        { workgroups: p.workgroups },
+        { input, out: partials, n: p.n },
+      );
+      // One workgroup adds the partials in a fixed order.
+      device.dispatch(
+        blockKernel('f32', 'sum', 1, p.wg, p.subgroups, 'partial'),
+        { workgroups: 1 },
+        { input: partials, out, n: p.workgroups },
+      );
+      return out;
+    }
+    const target = keys ? scratch(device, 'reduce.key', 'u32', 1) : out;
+    target.fill(empty, { length: 1 });
+    device.dispatch(
+      blockKernel(dtype, op, p.width, p.wg, p.subgroups, 'atomic'),
+      { workgroups: p.workgroups },
+      { input, out: target as never, n: p.n },
+    );
+    if (keys) device.dispatch(keyFinishKernel(), { workgroups: 1 }, { keys: target as Buffer<'u32'>, out: out as Buffer<'f32'> });
+    return out;
+  }
+  // Gather passes: n -> ceil(n / FAN_IN) -> … -> 1.
+  const wg = gatherSize(device.caps);
+  let src: Buffer = input;
+  let n = input.length;
+  let pass = 0;
+  while (true) {
+    const m = Math.ceil(n / FAN_IN);
+    const finalPass = m === 1;
+    const dst: Buffer = finalPass && !keys ? out : scratch(device, `reduce.pass${pass % 2}`, acc, m);
+    const toKeys = keys && pass === 0;
+    device.dispatch(gatherKernel(src.dtype, acc, op, toKeys, wg), { invocations: m }, { src, dst, n, m });
+    src = dst;
+    n = m;
+    pass++;
+    if (finalPass) break;
+  }
+  if (keys) device.dispatch(keyFinishKernel(), { workgroups: 1 }, { keys: src as Buffer<'u32'>, out: out as Buffer<'f32'> });
+  return out;
+}
+
+/**
+ * Reduces `input` with `op` ('sum' | 'min' | 'max') and resolves to the result.
+ *
+ * Semantics:
+ * - u32 / i32 sums wrap modulo 2^32 (as on a GPU); the result is bit-identical to
+ *   the sequential reference on every backend.
+ * - f32 min / max use the total order -Inf < … < -0 < +0 < … < +Inf < NaN: the
+ *   max is NaN if any element is NaN; min(-0, +0) is -0. A NaN result is the
+ *   canonical quiet NaN (bits 0x7fc00000).
+ * - f32 sums add in f32. Order: each invocation folds its grid-stride elements
+ *   (4 loads per step added pairwise, vec4 lanes kept apart and added pairwise at
+ *   the end), then pairwise trees over the workgroup and over the partials (gather
+ *   devices: pairwise trees of FAN_IN elements per pass). The order is fixed for a
+ *   given device and length, so results are reproducible there. Error bound:
+ *   |sum - exact| <= γ(d) · Σ|x_i| with γ(d) = d·u / (1 - d·u), u = 2^-24, and d the
+ *   longest chain of additions, given by `reduceSumDepth(device, n)`; plus
+ *   (n + d) · 2^-126 where the device flushes subnormals to zero (GPUs may).
+ *   min / max compare bit patterns, so subnormals are kept exactly.
+ *   Infinities and NaNs propagate as in IEEE 754 (Inf + -Inf = NaN).
+ * - Empty input: sum 0; min / max the identity (u32: 2^32-1 / 0, i32: 2^31-1 /
+ *   -2^31, f32: NaN / -Infinity, the ends of the total order).
+ *
+ * Complexity: O(n) work; span O(n / P + log n). One read of the input, at most
+ * one atomic per workgroup. Throws InvalidArgumentError for a bad input buffer or
+ * op; UnsupportedFeatureError when the device runs no gather kernels.
+ */
+export async function reduce<D extends BufferDType>(device: Device, input: Buffer<D>, options: { op: ReduceOp }): Promise<number> {
+  validate(device, input, options);
+  // A fresh result buffer: a pooled one could be overwritten by another call before the read completes.
+  const out = reduceInto(device, input, { op: options.op });
+  try {
+    const host = await out.read({ offset: 0, length: 1 });
+    return host[0] as number;
+  } finally {
+    out.destroy();
+  }
+}
+
+/**
+ * The longest chain of f32 additions `reduce` performs for `n` elements on
+ * `device` (the d of its error bound γ(d) · Σ|x_i|).
+ */
+export function reduceSumDepth(device: Device, n: number): number {
+  if (n <= 1) return 0;
+  const family = familyOf(device, 'reduce');
+  if (family === 'gather') return Math.ceil(Math.log2(n)) + 4 * Math.ceil(Math.log(n) / Math.log(FAN_IN));
+  const p = blockPlan(device, n);
+  const invocations = p.workgroups * p.wg;
+  const perInvocation = Math.ceil(p.n / invocations);
+  const tree = Math.ceil(Math.log2(p.wg));
+  // Folds + 2 (pairwise of 4 loads) + 2 (vec4 lanes) + workgroup tree, then the partials pass.
+  const first = perInvocation + 2 + (p.width === 4 ? 2 : 0) + tree;
+  const second = Math.ceil(p.workgroups / p.wg) + 2 + tree;
+  return first + second;
+}

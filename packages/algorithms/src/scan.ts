@@ -1,0 +1,289 @@
+/**
+ * scan (seeds 000, 001, 003): inclusive and exclusive prefix sums over u32, i32
+ * and f32, any length.
+ *
+ * Workgroup formulation: reduce-then-scan over contiguous tiles, one tile per
+ * workgroup (tile count sized from `caps.concurrency`). Pass 1 sums each tile;
+ * the tile sums are scanned recursively (exclusive) by the same code; pass 2
+ * scans each tile chunk by chunk (4 consecutive elements per invocation, a
+ * workgroup scan of the per-invocation totals — subgroup scans first where
+ * 'subgroup' exists — and a running carry), starting from the tile's carry-in.
+ * A single-pass decoupled look-back is not used: WebGPU promises no forward
+ * progress between workgroups, and reduce-then-scan reads the input only twice.
+ *
+ * Gather formulation: Hillis–Steele passes (dst[i] = src[i] + src[i - d] for
+ * d = 1, 2, 4, …) ping-ponging between temporaries; an exclusive scan first
+ * shifts the input by one.
+ */
+import {
+  type Buffer,
+  type BufferDType,
+  buffer,
+  type Device,
+  defineKernel,
+  InvalidArgumentError,
+  select,
+  uniform,
+  type Val,
+  vec,
+} from '@trident/core';
+import { blockSize, cachedKernel, checkBuffer, familyOf, gatherSize, scratch, strideWorkgroups, workgroupScan } from './common.ts';
+
+const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
+/** Consecutive elements per invocation in the block scan. */
+const ITEMS = 4;
+
+export interface ScanOptions<D extends BufferDType = BufferDType> {
+  /** Exclusive scan (out[0] = 0, out[i] = x[0] + … + x[i-1]); default inclusive. */
+  readonly exclusive?: boolean;
+  /** Where to write the result (same dtype and length as the input); a new buffer otherwise. */
+  readonly output?: Buffer<D>;
+}
+
+type Num = 'u32' | 'i32' | 'f32';
+
+// ---------- workgroup formulation ----------
+
+interface TilePlan {
+  readonly wg: number;
+  /** Elements per chunk (wg * ITEMS). */
+  readonly chunk: number;
+  /** Elements per tile (a multiple of chunk). */
+  readonly tile: number;
+  readonly tiles: number;
+  readonly width: 1 | 4;
+  readonly subgroups: boolean;
+}
+
+function tilePlan(device: Device, n: number): TilePlan {
+  const wg = blockSize(device.caps, 8);
+  const chunk = wg * ITEMS;
+  const chunks = Math.max(1, Math.ceil(n / chunk));
+  const want = strideWorkgroups(device.caps, n, wg, ITEMS * 4);
+  const tile = Math.ceil(chunks / want) * chunk;
+  return {
+    wg,
+    chunk,
+    tile,
+    tiles: Math.max(1, Math.ceil(n / tile)),
+    width: n % 4 === 0 ? 4 : 1,
+    subgroups: device.caps.features.has('subgroup'),
+  };
+}
+
+/** The 4 consecutive elements starting at element `first` (zeros past the end). */
+function load4<D extends Num>(src: { load(i: Val<'u32'>): Val<D> | Val<`vec4<${D}>`> }, first: Val<'u32'>, width: 1 | 4): Array<Val<D>> {
+  if (width === 4) {
+    const v = src.load(first.shr(2)) as Val<`vec4<${D}>`>;
+    return [v.x, v.y, v.z, v.w] as unknown as Array<Val<D>>;
+  }
+  return [0, 1, 2, 3].map((j) => src.load(j === 0 ? first : first.add(j)) as Val<D>);
+}
+
+/** Pass 1: sums[t] = sum of tile t. */
+function tileSumKernel(dtype: Num, width: 1 | 4, wg: number, subgroups: boolean) {
+  return cachedKernel(`scan-sum:${dtype}:${width}:${wg}:${subgroups}`, () =>
+    defineKernel({
+      name: `scan_tile_sums_${dtype}_v${width}`,
+      workgroupSize: wg,
+      params: { src: buffer(dtype, 'read', { vector: width }), sums: buffer(dtype, 'write'), n: uniform('u32'), tile: uniform('u32') },
+      body: ({ src, sums, n, tile }, k) => {
+        const start = k.let(k.workgroupIndex.mul(tile), 'start');
+        const end = k.let(select(start.add(tile).lt(n), start.add(tile), n), 'end');
+        const acc = k.var(dtype, 0, 'acc');
+        const base = k.let(start.add(k.localIndex.mul(ITEMS)), 'base');
+        k.while(
+          () => base.lt(end),
+          () => {
+            // Tiles are whole chunks, so a group never straddles a tile; past n, loads give 0.
+            const [a, b, c, d] = load4(src as never, base, width) as Array<Val<Num>>;
+            acc.set(acc.add((a as Val<Num>).add(b as never).add((c as Val<Num>).add(d as never) as never)));
+            base.set(base.add(wg * ITEMS));
+          },
+        );
+        const { total } = workgroupScan(k, acc as Val<Num>, wg, subgroups, k.var(dtype, 0) as Val<Num>);
+        k.if(k.localIndex.eq(0), () => sums.store(k.workgroupIndex, total as never));
+      },
+    }),
+  );
+}
+
+/** Pass 2: scans each tile starting from carries[t] (exclusive scan of tile sums; ignored with one tile). */
+function tileScanKernel(dtype: Num, width: 1 | 4, wg: number, subgroups: boolean, exclusive: boolean) {
+  return cachedKernel(`scan-tile:${dtype}:${width}:${wg}:${subgroups}:${exclusive}`, () =>
+    defineKernel({
+      name: `scan_tiles_${dtype}_v${width}${exclusive ? '_excl' : ''}`,
+      workgroupSize: wg,
+      params: {
+        src: buffer(dtype, 'read', { vector: width }),
+        dst: buffer(dtype, 'write', { vector: width }),
+        carries: buffer(dtype, 'read'),
+        n: uniform('u32'),
+        tile: uniform('u32'),
+        useCarries: uniform('u32'),
+      },
+      body: ({ src, dst, carries, n, tile, useCarries }, k) => {
+        const start = k.let(k.workgroupIndex.mul(tile), 'start');
+        const end = k.let(select(start.add(tile).lt(n), start.add(tile), n), 'end');
+        const carry = k.var(dtype as Num, 0, 'carry');
+        k.if(useCarries.ne(0), () => carry.set(carries.load(k.workgroupIndex) as Val<Num>));
+        const chunkStart = k.let(start, 'chunk');
+        k.while(
+          () => chunkStart.lt(end),
+          () => {
+            const first = k.let(chunkStart.add(k.localIndex.mul(ITEMS)), 'first');
+            const xs = load4(src as never, first, width) as Array<Val<Num>>;
+            const x = xs.map((v, j) => k.let(v, `x${j}`) as Val<Num>);
+            // Serial scan of the invocation's 4 elements.
+            const incl: Array<Val<Num>> = [];
+            let run = x[0] as Val<Num>;
+            incl.push(run);
+            for (let j = 1; j < ITEMS; j++) {
+              run = k.let(run.add(x[j] as never), `s${j}`) as Val<Num>;
+              incl.push(run);
+            }
+            const { exclusive: before, total } = workgroupScan(k, run, wg, subgroups, k.var(dtype, 0) as Val<Num>);
+            const offset = k.let(carry.add(before as never), 'offset') as Val<Num>;
+            const outs = x.map((_, j) => {
+              if (exclusive) return j === 0 ? offset : offset.add(incl[j - 1] as never);
+              return offset.add(incl[j] as never);
+            });
+            if (width === 4) {
+              dst.store(first.shr(2), vec(dtype as 'u32', outs[0] as never, outs[1] as never, outs[2] as never, outs[3] as never) as never);
+            } else {
+              // Stores past the buffer's end are dropped (IR semantics); the tile's end is a chunk boundary or n.
+              for (let j = 0; j < ITEMS; j++) dst.store(j === 0 ? first : first.add(j), outs[j] as never);
+            }
+            carry.set(carry.add(total as never));
+            chunkStart.set(chunkStart.add(wg * ITEMS));
+          },
+        );
+      },
+    }),
+  );
+}
+
+function recordBlockScan(device: Device, src: Buffer, dst: Buffer, n: number, exclusive: boolean, level: number): void {
+  const dtype = src.dtype as Num;
+  // Temporaries are scalar views: the vector width follows the real length only at level 0.
+  const p = tilePlan(device, n);
+  const width: 1 | 4 = level === 0 && src.length === n && dst.length === n ? p.width : 1;
+  let carries: Buffer;
+  if (p.tiles > 1) {
+    const sums = scratch(device, `scan.sums${level}`, dtype, p.tiles);
+    carries = scratch(device, `scan.carries${level}`, dtype, p.tiles);
+    device.dispatch(tileSumKernel(dtype, width, p.wg, p.subgroups), { workgroups: p.tiles }, { src, sums, n, tile: p.tile });
+    recordBlockScan(device, sums, carries, p.tiles, true, level + 1);
+  } else {
+    carries = scratch(device, 'scan.nocarry', dtype, 1);
+  }
+  device.dispatch(
+    tileScanKernel(dtype, width, p.wg, p.subgroups, exclusive),
+    { workgroups: p.tiles },
+    { src, dst, carries, n, tile: p.tile, useCarries: p.tiles > 1 ? 1 : 0 },
+  );
+}
+
+// ---------- gather formulation ----------
+
+/** dst[i] = src[i] + src[i - d] (i >= d), or src[i - 1] / 0 for the exclusive shift. */
+function hillisSteeleKernel(dtype: Num, wg: number, shift: boolean) {
+  return cachedKernel(`scan-hs:${dtype}:${wg}:${shift}`, () =>
+    defineKernel({
+      name: shift ? `scan_shift_${dtype}` : `scan_hs_${dtype}`,
+      workgroupSize: wg,
+      params: { src: buffer(dtype, 'read'), dst: buffer(dtype, 'write'), d: uniform('u32'), n: uniform('u32') },
+      body: ({ src, dst, d, n }, k) => {
+        const i = k.let(k.globalIndex, 'i');
+        k.if(i.lt(n), () => {
+          const behind = k.var(dtype as Num, 0, 'behind');
+          k.if(i.ge(d), () => behind.set(src.load(i.sub(d)) as Val<Num>));
+          dst.store(i, (shift ? behind : (src.load(i) as Val<Num>).add(behind as never)) as never);
+        });
+      },
+    }),
+  );
+}
+
+function recordGatherScan(device: Device, input: Buffer, output: Buffer, n: number, exclusive: boolean): void {
+  const dtype = input.dtype as Num;
+  const wg = gatherSize(device.caps);
+  const steps: Array<{ shift: boolean; d: number }> = [];
+  if (exclusive) steps.push({ shift: true, d: 1 });
+  for (let d = 1; d < n; d *= 2) steps.push({ shift: false, d });
+  if (steps.length === 0) steps.push({ shift: false, d: n }); // n = 1: a plain copy
+  let src = input;
+  steps.forEach((s, idx) => {
+    const dst = idx === steps.length - 1 ? output : scratch(device, `scan.pp${idx % 2}`, dtype, n);
+    device.dispatch(hillisSteeleKernel(dtype, wg, s.shift), { invocations: n }, { src, dst, d: s.d, n });
+    src = dst;
+  });
+}
+
+// ---------- public API ----------
+
+/**
+ * Prefix sums of `input`: inclusive (out[i] = x[0] + … + x[i]) or, with
+ * `exclusive: true`, exclusive (out[0] = 0). Records the work and returns the
+ * output buffer (`options.output`, or a new one of the input's dtype and length).
+ *
+ * Semantics: u32 / i32 wrap modulo 2^32 and are bit-identical to the sequential
+ * reference. f32 adds in f32 in a fixed order per device and length: within
+ * groups of 4 elements serially, a (subgroup then Hillis–Steele) workgroup scan of
+ * the group totals, a running carry across chunks of a tile, and an exclusive scan
+ * of tile sums for the carry-in (gather devices: Hillis–Steele trees). Error
+ * bound per element: |out[i] - exact| <= γ(d) · Σ_{j<=i}|x_j|, d = `scanSumDepth(device, n)`.
+ * NaN and infinities propagate to every later element.
+ *
+ * Edge cases: n = 0 returns an empty buffer; n = 1 gives [x0] (inclusive) or [0].
+ * Complexity: O(n) work and about 3n element moves (workgroup devices),
+ * O(n log n) work and log2(n) passes (gather devices). Throws InvalidArgumentError
+ * for a bad input or output buffer (dtype, length, aliasing).
+ */
+export function scan<D extends BufferDType>(device: Device, input: Buffer<D>, options: ScanOptions<D> = {}): Buffer<D> {
+  checkBuffer(device, input, 'input', DTYPES);
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'must be an object');
+  if (options.exclusive !== undefined && typeof options.exclusive !== 'boolean') {
+    throw new InvalidArgumentError('options.exclusive', `must be a boolean, got ${String(options.exclusive)}`);
+  }
+  const out = options.output;
+  if (out !== undefined) {
+    checkBuffer(device, out, 'options.output', [input.dtype]);
+    if (out.length !== input.length)
+      throw new InvalidArgumentError('options.output', `length ${out.length} differs from the input length ${input.length}`);
+    if (out === input) throw new InvalidArgumentError('options.output', 'must not be the input buffer');
+  }
+  familyOf(device, 'scan'); // throws UnsupportedFeatureError before anything is created
+  const output = out ?? device.createBuffer(input.dtype, input.length);
+  if (input.length === 0) return output;
+  recordScan(device, input, output, input.length, options.exclusive === true);
+  return output;
+}
+
+/**
+ * Internal entry for other algorithms: scans the first `n` elements of `src` into
+ * `dst` (either may be longer, e.g. pooled temporaries). No validation.
+ */
+export function recordScan(device: Device, src: Buffer, dst: Buffer, n: number, exclusive: boolean): void {
+  if (n === 0) return;
+  if (familyOf(device, 'scan') === 'workgroup') recordBlockScan(device, src, dst, n, exclusive, 0);
+  else recordGatherScan(device, src, dst, n, exclusive);
+}
+
+/** The longest chain of f32 additions behind one output of `scan` for `n` elements on `device`. */
+export function scanSumDepth(device: Device, n: number): number {
+  if (n <= 1) return 1;
+  if (familyOf(device, 'scan') === 'gather') return Math.ceil(Math.log2(n)) + 1;
+  let depth = 0;
+  let m = n;
+  for (;;) {
+    const p = tilePlan(device, m);
+    // 3 serial adds in a group, the workgroup scan, the offset and carry adds per chunk.
+    depth += ITEMS + Math.ceil(Math.log2(p.wg)) + 2 + p.tile / p.chunk + 2;
+    if (p.tiles <= 1) break;
+    // The tile sums themselves: serial per invocation plus a tree, then their scan.
+    depth += p.tile / p.chunk + 2 + Math.ceil(Math.log2(p.wg));
+    m = p.tiles;
+  }
+  return depth;
+}

@@ -1,0 +1,60 @@
+/**
+ * Argument validation and result types shared by every sort.
+ *
+ * Order (all sorts): ascending; u32 and i32 numerically; f32 in the total order
+ * -Inf < … < -0 < +0 < … < +Inf < NaN; every NaN (any sign or payload) is returned
+ * as the canonical quiet NaN 0x7fc00000, and NaN keys count as equal. Key-value
+ * sorts are stable: equal keys keep the input order of their values.
+ */
+import { type Buffer, type BufferDType, type Device, InvalidArgumentError } from '@trident/core';
+import { checkBuffer, checkFits } from './common.ts';
+
+export const KEY_TYPES = ['u32', 'i32', 'f32'] as const;
+const VALUE_TYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
+
+export type SortKeyType = (typeof KEY_TYPES)[number];
+
+export interface SortOptions<V extends BufferDType = BufferDType> {
+  /** Values to reorder with the keys (same length, any dtype). */
+  readonly values?: Buffer<V>;
+}
+
+export interface SortResult<K extends BufferDType, V extends BufferDType = BufferDType> {
+  /** A new buffer: the keys in ascending order. */
+  readonly keys: Buffer<K>;
+  /** A new buffer: the values in the order of their keys (present when values were given). */
+  readonly values?: Buffer<V>;
+}
+
+/** Validates sort arguments; throws before anything is created or recorded. */
+export function validateSort<K extends BufferDType, V extends BufferDType>(
+  device: Device,
+  keys: Buffer<K>,
+  options: SortOptions<V> | undefined,
+): Buffer<V> | undefined {
+  checkBuffer(device, keys, 'keys', KEY_TYPES as unknown as readonly K[]);
+  if (options !== undefined && (options === null || typeof options !== 'object'))
+    throw new InvalidArgumentError('options', 'must be an object');
+  const values = options?.values;
+  if (values !== undefined) {
+    checkBuffer(device, values, 'options.values', VALUE_TYPES as readonly V[]);
+    if (values.length !== keys.length)
+      throw new InvalidArgumentError('options.values', `length ${values.length} differs from the keys length ${keys.length}`);
+    if ((values as Buffer) === keys) throw new InvalidArgumentError('options.values', 'must not be the keys buffer');
+  }
+  return values;
+}
+
+/** Validates sort arguments (before anything is recorded) and allocates the outputs. */
+export function prepareSort<K extends BufferDType, V extends BufferDType>(
+  device: Device,
+  keys: Buffer<K>,
+  options: SortOptions<V> | undefined,
+  temporaries: number,
+): { keysOut: Buffer<K>; valuesOut: Buffer<V> | undefined; values: Buffer<V> | undefined } {
+  const values = validateSort(device, keys, options);
+  checkFits(device, temporaries, 'sort temporaries');
+  const keysOut = device.createBuffer(keys.dtype, keys.length);
+  const valuesOut = values ? device.createBuffer(values.dtype, values.length) : undefined;
+  return { keysOut, valuesOut, values };
+}

@@ -1,0 +1,142 @@
+/**
+ * zcopy (seed 002): the bandwidth ceiling each backend is measured against.
+ * `zcopy` reads and writes every element once; `zfill` only writes.
+ */
+import { type Buffer, type BufferDType, buffer, type Device, defineKernel, InvalidArgumentError, uniform, vec } from '@trident/core';
+import { cachedKernel, checkBuffer, familyOf, gatherSize, strideWorkgroups } from './common.ts';
+
+const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
+
+/** Elements each invocation handles at least before the grid stops growing. */
+const MIN_PER_INVOCATION = 4;
+
+function copyKernel(dtype: BufferDType, width: 1 | 4, wg: number, strided: boolean) {
+  return cachedKernel(`zcopy:${dtype}:${width}:${wg}:${strided}`, () =>
+    defineKernel({
+      name: `zcopy_${dtype}_v${width}${strided ? '_stride' : ''}`,
+      workgroupSize: wg,
+      params: { src: buffer(dtype, 'read', { vector: width }), dst: buffer(dtype, 'write', { vector: width }), n: uniform('u32') },
+      body: ({ src, dst, n }, k) => {
+        if (!strided) {
+          // Gather form: invocation i writes element i only (valid on gather-only devices).
+          const i = k.let(k.globalIndex, 'i');
+          k.if(i.lt(n), () => dst.store(i, src.load(i)));
+          return;
+        }
+        const i = k.let(k.globalIndex, 'i');
+        const stride = k.let(k.numInvocations, 'stride');
+        k.while(
+          () => i.lt(n),
+          () => {
+            dst.store(i, src.load(i));
+            i.set(i.add(stride));
+          },
+        );
+      },
+    }),
+  );
+}
+
+function fillKernel(dtype: BufferDType, width: 1 | 4, wg: number, strided: boolean) {
+  return cachedKernel(`zfill:${dtype}:${width}:${wg}:${strided}`, () =>
+    defineKernel({
+      name: `zfill_${dtype}_v${width}${strided ? '_stride' : ''}`,
+      workgroupSize: wg,
+      params: { dst: buffer(dtype, 'write', { vector: width }), value: uniform(dtype), n: uniform('u32') },
+      body: ({ dst, value, n }, k) => {
+        const v = width === 4 ? vec(dtype as 'u32', value as never, value as never, value as never, value as never) : value;
+        const i = k.let(k.globalIndex, 'i');
+        if (!strided) {
+          k.if(i.lt(n), () => dst.store(i, v as never));
+          return;
+        }
+        const stride = k.let(k.numInvocations, 'stride');
+        k.while(
+          () => i.lt(n),
+          () => {
+            dst.store(i, v as never);
+            i.set(i.add(stride));
+          },
+        );
+      },
+    }),
+  );
+}
+
+interface Plan {
+  readonly width: 1 | 4;
+  readonly strided: boolean;
+  readonly wg: number;
+  readonly workgroups: number;
+  readonly n: number;
+}
+
+/**
+ * vec4 views when the length divides by 4 on compute devices (the widest element
+ * they move well); grid-stride loops there, else one invocation per element (the
+ * gather form).
+ */
+function plan(device: Device, length: number): Plan {
+  // Grid-stride loops pay off on compute devices (persistent invocations); a
+  // gather-only device shades one element per invocation anyway.
+  const strided = familyOf(device, 'zcopy') === 'workgroup';
+  const width: 1 | 4 = strided && length % 4 === 0 ? 4 : 1;
+  const n = length / width;
+  const wg = gatherSize(device.caps);
+  const workgroups = strided ? strideWorkgroups(device.caps, n, wg, MIN_PER_INVOCATION) : Math.ceil(n / wg);
+  return { width, strided, wg, workgroups, n };
+}
+
+/**
+ * Copies `input` into `options.output` (same dtype and length), or into a new buffer.
+ * Records the work and returns the output at once (stream order makes it safe to use).
+ *
+ * Complexity: O(n) work, one read and one write per element; span O(n / P).
+ * Edge cases: n = 0 returns an empty buffer and dispatches nothing. u32 / i32 are
+ * copied bit for bit; f32 is copied as values, so every bit pattern survives except
+ * that a signalling NaN may come back quieted (the CPU backend's JavaScript numbers
+ * do that; GPUs may). The input is
+ * never modified. Throws InvalidArgumentError ('input' / 'options.output') for a
+ * non-buffer, a buffer of another device, a destroyed buffer, or a dtype or
+ * length mismatch; UnsupportedFeatureError when the device runs no gather kernels.
+ */
+export function zcopy<D extends BufferDType>(device: Device, input: Buffer<D>, options?: { output?: Buffer<D> }): Buffer<D> {
+  checkBuffer(device, input, 'input', DTYPES);
+  const out = options?.output;
+  if (out !== undefined) {
+    checkBuffer(device, out, 'options.output', [input.dtype]);
+    if (out.length !== input.length)
+      throw new InvalidArgumentError('options.output', `length ${out.length} differs from the input length ${input.length}`);
+    if (out === input) throw new InvalidArgumentError('options.output', 'must not be the input buffer');
+  }
+  familyOf(device, 'zcopy');
+  const output = out ?? device.createBuffer(input.dtype, input.length);
+  if (input.length === 0) return output;
+  const p = plan(device, input.length);
+  device.dispatch(copyKernel(input.dtype, p.width, p.wg, p.strided), { workgroups: p.workgroups }, { src: input, dst: output, n: p.n });
+  return output;
+}
+
+/**
+ * Sets every element of `output` to `value` with a write-only kernel (the
+ * write-bandwidth half of zcopy). `value` must fit the buffer's dtype (u32:
+ * integer in [0, 2^32), i32: integer in [-2^31, 2^31), f32: any number, rounded).
+ *
+ * Complexity: O(n) writes. Edge cases: n = 0 does nothing. Throws InvalidArgumentError
+ * ('output', 'value') for a bad buffer or a value that does not fit.
+ */
+export function zfill(device: Device, output: Buffer, value: number): void {
+  checkBuffer(device, output, 'output', DTYPES);
+  if (output.dtype === 'f32') {
+    if (typeof value !== 'number') throw new InvalidArgumentError('value', `must be a number, got ${typeof value}`);
+  } else {
+    const [lo, hi] = output.dtype === 'u32' ? [0, 0xffffffff] : [-0x80000000, 0x7fffffff];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < lo || value > hi) {
+      throw new InvalidArgumentError('value', `${String(value)} is not a ${output.dtype}`);
+    }
+  }
+  familyOf(device, 'zfill');
+  if (output.length === 0) return;
+  const p = plan(device, output.length);
+  device.dispatch(fillKernel(output.dtype, p.width, p.wg, p.strided), { workgroups: p.workgroups }, { dst: output, value, n: p.n });
+}

@@ -1,0 +1,221 @@
+import {
+  type BackendAdapter,
+  type BackendBuffer,
+  type BackendDevice,
+  BackendUnavailableError,
+  type CompiledKernel,
+  type DeviceCaps,
+  type DeviceInfo,
+  type Feature,
+  type Grid,
+  generateJs,
+  type HostArray,
+  type Kernel,
+  KernelExecutionError,
+} from '@trident/core';
+import { CpuBuffer } from './cpu-buffer.ts';
+import { WorkerPool } from './worker-pool.ts';
+
+/** Options of the CPU backend (the same shape as in Node). */
+export interface CpuBackendOptions {
+  /** Web Workers in the pool (default: navigator.hardwareConcurrency). */
+  readonly workers?: number;
+}
+
+declare module '@trident/core' {
+  interface BackendOptionsMap {
+    cpu: CpuBackendOptions;
+  }
+}
+
+interface CpuCompiled extends CompiledKernel {
+  readonly id: string;
+}
+
+type Command = () => void | Promise<void>;
+
+const FEATURES: ReadonlySet<Feature> = new Set<Feature>([
+  'gather',
+  'scatter',
+  'atomic',
+  'atomic-other',
+  'workgroup',
+  'subgroup',
+  'host-memory',
+]);
+
+/**
+ * The CPU backend in browsers: the Node device's contract and command queue
+ * (cpu-device.ts), with a Web Worker pool over SharedArrayBuffers instead of
+ * piscina. Kept separate so browser bundles never import piscina or node:os.
+ * Needs a cross-origin isolated page (COOP same-origin + COEP require-corp).
+ */
+export class BrowserCpuDevice implements BackendDevice {
+  readonly kind = 'cpu' as const;
+  readonly info: DeviceInfo;
+  readonly caps: DeviceCaps;
+  private readonly pool: WorkerPool;
+  private readonly workers: number;
+  private readonly kernels = new Map<string, CpuCompiled>();
+  private pending: Command[] = [];
+  private running: Promise<void> = Promise.resolve();
+  private nextKernelId = 0;
+  private outstanding = 0;
+  private destroyed = false;
+
+  constructor(workers: number) {
+    this.workers = workers;
+    this.pool = new WorkerPool(workers);
+    const ua = typeof navigator !== 'undefined' ? navigator.userAgent : 'unknown browser';
+    this.info = { backend: 'cpu', adapter: `${workers} Web Workers`, software: false, details: { workers, runtime: ua } };
+    this.caps = {
+      limits: {
+        maxBufferElements: 2 ** 28,
+        maxStorageBufferBindingSize: 2 ** 30,
+        maxBuffersPerKernel: 64,
+        maxComputeInvocationsPerWorkgroup: 1024,
+        maxComputeWorkgroupStorageSize: 65536,
+        maxComputeWorkgroupsPerDimension: 2 ** 24,
+        minSubgroupSize: 1,
+        maxSubgroupSize: 1,
+        maxExactAtomicCount: 2 ** 32 - 1,
+      },
+      features: FEATURES,
+      timerSource: 'wall',
+      preferredWorkgroupSize: 64,
+      concurrency: workers,
+    };
+  }
+
+  createBuffer(dtype: BackendBuffer['dtype'], length: number): CpuBuffer {
+    return new CpuBuffer(dtype, length);
+  }
+
+  destroyBuffer(): void {
+    // Garbage collection frees the SharedArrayBuffer once no command holds it.
+  }
+
+  write(buffer: BackendBuffer, offset: number, data: HostArray): void {
+    const target = buffer as CpuBuffer;
+    if (this.pending.length === 0 && this.outstanding === 0) {
+      target.write(offset, data);
+      return;
+    }
+    const copy = data.slice();
+    this.pending.push(() => target.write(offset, copy));
+  }
+
+  async read(buffer: BackendBuffer, offset: number, length: number): Promise<HostArray> {
+    // The copy is a command in the stream: it sees every earlier command and none issued later.
+    let result: HostArray | undefined;
+    this.pending.push(() => {
+      result = (buffer as CpuBuffer).view.slice(offset, offset + length);
+    });
+    await this.flush();
+    if (!result) throw new Error('internal: read did not run');
+    return result;
+  }
+
+  copy(src: BackendBuffer, srcOffset: number, dst: BackendBuffer, dstOffset: number, length: number): void {
+    const s = src as CpuBuffer;
+    const d = dst as CpuBuffer;
+    this.pending.push(() => (d.view as HostArray).set(s.view.subarray(srcOffset, srcOffset + length) as never, dstOffset));
+  }
+
+  fill(buffer: BackendBuffer, value: number, offset: number, length: number): void {
+    const b = buffer as CpuBuffer;
+    this.pending.push(() => void b.view.fill(value, offset, offset + length));
+  }
+
+  compile(kernel: Kernel): CpuCompiled {
+    let compiled = this.kernels.get(kernel.key);
+    if (!compiled) {
+      const { source } = generateJs(kernel, 'cpu');
+      compiled = { kernel, source, id: `${kernel.name}#${this.nextKernelId++}` };
+      this.kernels.set(kernel.key, compiled);
+    }
+    return compiled;
+  }
+
+  dispatch(compiled: CompiledKernel, grid: Grid, args: ReadonlyMap<string, BackendBuffer | number>): void {
+    const k = compiled as CpuCompiled;
+    const buffers: Record<string, { data: SharedArrayBuffer; dtype: string; length: number }> = {};
+    const uniforms: Record<string, number> = {};
+    for (const [name, value] of args) {
+      if (typeof value === 'number') uniforms[name] = value;
+      else {
+        const b = value as CpuBuffer;
+        buffers[name] = { data: b.data, dtype: b.dtype, length: b.length };
+      }
+    }
+    const total = grid[0] * grid[1] * grid[2];
+    if (total === 0) return;
+    this.pending.push(async () => {
+      const slices = Math.min(this.workers, total);
+      const tasks: Promise<void>[] = [];
+      for (let s = 0; s < slices; s++) {
+        const wgStart = Math.floor((total * s) / slices);
+        const wgEnd = Math.floor((total * (s + 1)) / slices);
+        tasks.push(this.pool.run({ id: k.id, source: k.source, buffers, uniforms, wgStart, wgEnd, numWorkgroups: total }));
+      }
+      const results = await Promise.allSettled(tasks);
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) {
+        const detail = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
+        throw new KernelExecutionError('cpu', k.kernel.name, detail, { cause: failed.reason });
+      }
+    });
+  }
+
+  flush(): Promise<void> {
+    if (this.pending.length === 0) return this.running;
+    const commands = this.pending;
+    this.pending = [];
+    this.outstanding++;
+    const run = this.running.then(async () => {
+      try {
+        for (const command of commands) await command();
+      } finally {
+        this.outstanding--;
+      }
+    });
+    this.running = run.catch(() => undefined);
+    return run;
+  }
+
+  async measure(body: () => void | Promise<void>): Promise<{ ms: number; source: 'wall' }> {
+    const start = performance.now();
+    await body();
+    await this.flush();
+    return { ms: performance.now() - start, source: 'wall' };
+  }
+
+  lostReason(): string | undefined {
+    return this.destroyed ? 'the device was destroyed' : undefined;
+  }
+
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    await this.running;
+    this.pool.destroy();
+  }
+}
+
+export const cpuAdapter: BackendAdapter<'cpu'> = {
+  kind: 'cpu',
+  async create(options?: CpuBackendOptions): Promise<BackendDevice> {
+    if (typeof SharedArrayBuffer === 'undefined' || (typeof crossOriginIsolated !== 'undefined' && !crossOriginIsolated)) {
+      throw new BackendUnavailableError(
+        'cpu',
+        'SharedArrayBuffer is not available: serve the page with COOP same-origin and COEP require-corp headers',
+      );
+    }
+    if (typeof Worker === 'undefined') throw new BackendUnavailableError('cpu', 'this runtime has no Web Workers');
+    const workers = options?.workers ?? (typeof navigator !== 'undefined' ? navigator.hardwareConcurrency : 0) ?? 2;
+    if (!Number.isInteger(workers) || workers < 1) {
+      throw new BackendUnavailableError('cpu', `option 'workers' must be a positive integer, got ${String(workers)}`);
+    }
+    return new BrowserCpuDevice(workers);
+  },
+};

@@ -1,0 +1,535 @@
+import {
+  type BinaryFn,
+  type BufferParamDecl,
+  type Expr,
+  type Kernel,
+  KernelBuildError,
+  type KernelIR,
+  type Stmt,
+  typeInfo,
+  type ValueType,
+} from '@trident/core';
+import type { KernelPlan, PointTarget } from './glsl-plan.ts';
+import { GlslRuntime } from './glsl-runtime.ts';
+
+/**
+ * GLSL ES 3.00 code generation for the WebGL2 backend: the sibling of core's
+ * JavaScript generator (codegen/js.ts), lowering the same IR with the same
+ * semantics. One kernel yields several programs, one per pass kind:
+ *
+ * - gather pass: a full-viewport triangle; the fragment shader runs the kernel
+ *   body for the invocation that owns its texel (`gid = texel / vectorWidth`) and
+ *   writes each output (MRT); texels no invocation stored keep their old value,
+ *   read from the pre-dispatch texture (the pass renders into a ping-pong copy).
+ * - point pass (scatter / atomics): `gl.POINTS`, one vertex per invocation; the
+ *   vertex shader runs the body up to the `t_slot`-th write to the target and
+ *   places a point on that texel. With `t_count` set it instead emits how many
+ *   writes the invocation makes, so the host can bound the slots of kernels that
+ *   write inside loops.
+ *
+ * Buffer element i of a texture of width W lives at texel (i % W, i / W); W, the
+ * length and the height are uniforms, so one program serves every buffer size.
+ */
+export type PassSpec =
+  | { readonly kind: 'gather'; readonly outputs: readonly string[] }
+  | { readonly kind: 'points'; readonly target: PointTarget };
+
+export interface GlslProgram {
+  readonly vs: string;
+  readonly fs: string;
+  /** Point passes only: the fragment shader of the counting pass (a float, blended with MAX). */
+  readonly countFs?: string;
+}
+
+/** Names of the uniforms the host sets for buffer parameter `name`. */
+export function bufferUniforms(name: string): { tex: string; width: string; height: string; length: string } {
+  const id = clean(name);
+  return { tex: `tex_${id}`, width: `tw_${id}`, height: `th_${id}`, length: `tn_${id}` };
+}
+export function uniformName(name: string): string {
+  return `u_${clean(name)}`;
+}
+/** Identifiers with `__` are reserved in GLSL: collapse runs of underscores; a length suffix keeps such names apart. */
+function clean(name: string): string {
+  return `${name.replace(/_+/g, '_').replace(/_$/, '')}${/_{2,}|_$/.test(name) ? `_${name.length}` : ''}`;
+}
+
+const HEADER = [
+  '#version 300 es',
+  'precision highp float;',
+  'precision highp int;',
+  'precision highp sampler2D;',
+  'precision highp usampler2D;',
+  'precision highp isampler2D;',
+].join('\n');
+
+/** The vertex shader of gather passes: one triangle covering the viewport, no attributes. */
+export const FULLSCREEN_VS = `${HEADER}
+void main() {
+  vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
+  gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);
+}
+`;
+
+export function glslType(t: ValueType): string {
+  const { scalar, width } = typeInfo(t);
+  const base = { u32: 'uint', i32: 'int', f32: 'float', bool: 'bool' }[scalar];
+  if (width === 1) return base;
+  return `${{ u32: 'u', i32: 'i', f32: '', bool: 'b' }[scalar]}vec${width}`;
+}
+
+/**
+ * f32 buffers are stored as their bit patterns in R32UI textures, so uploads,
+ * copies and readbacks are bit-exact (an R32F texture may quiet signalling NaNs);
+ * shaders decode with uintBitsToFloat and encode with floatBitsToUint.
+ */
+export function samplerType(dtype: 'u32' | 'i32' | 'f32'): string {
+  return dtype === 'i32' ? 'isampler2D' : 'usampler2D';
+}
+
+/** The GLSL type a buffer's texels hold (f32 as bits). */
+export function storageType(dtype: 'u32' | 'i32' | 'f32'): string {
+  return dtype === 'i32' ? 'int' : 'uint';
+}
+
+export function generateGlsl(kernel: Kernel, plan: KernelPlan, pass: PassSpec): GlslProgram {
+  return new GlslGenerator(kernel.ir, plan, pass).generate();
+}
+
+class GlslGenerator {
+  private readonly ir: KernelIR;
+  private readonly plan: KernelPlan;
+  private readonly pass: PassSpec;
+  private readonly rt = new GlslRuntime();
+  private readonly decls = new Map<string, BufferParamDecl>();
+  private readonly varName = new Map<number, string>();
+  private readonly loops: Array<{ brk: string }> = [];
+  private labels = 0;
+
+  constructor(ir: KernelIR, plan: KernelPlan, pass: PassSpec) {
+    this.ir = ir;
+    this.plan = plan;
+    this.pass = pass;
+    for (const [name, decl] of ir.params) if (decl.kind === 'buffer') this.decls.set(name, decl);
+    for (const v of ir.vars) this.varName.set(v.id, `v_${v.name}`);
+  }
+
+  generate(): GlslProgram {
+    const body = this.block(this.ir.body, '  ');
+    const isGather = this.pass.kind === 'gather';
+    const lines: string[] = [HEADER];
+    lines.push(`// Trident kernel '${this.ir.name}' (generated GLSL ES 3.00, ${this.describePass()})`);
+    lines.push('uniform uint t_total; // invocations in the dispatch', 'uniform uint t_nwg; // workgroups in the dispatch');
+    for (const [name, decl] of this.ir.params) {
+      if (decl.kind === 'uniform') lines.push(`uniform ${glslType(decl.dtype)} ${uniformName(name)};`);
+    }
+    for (const [name, decl] of this.decls) {
+      const u = bufferUniforms(name);
+      lines.push(`uniform uint ${u.length}; // '${name}': ${decl.dtype} x${decl.vector}, length in elements of the view`);
+      if (this.needsTexture(name)) lines.push(`uniform highp ${samplerType(decl.dtype)} ${u.tex};`, `uniform uint ${u.width};`);
+    }
+    lines.push('uint gid;');
+    if (isGather) {
+      lines.push("uniform uint t_outW; // texture width shared by this pass's outputs");
+      for (const o of this.gatherOutputs()) {
+        lines.push(`${glslType(this.elemType(o))} o_${clean(o)};`, `bool w_${clean(o)} = false;`);
+      }
+    } else {
+      const t = (this.pass as { target: PointTarget }).target;
+      const u = bufferUniforms(t.buffer);
+      if (!this.needsTexture(t.buffer)) lines.push(`uniform uint ${u.width};`);
+      lines.push(`uniform uint ${u.height};`);
+      lines.push('uniform int t_slot; // which write of each invocation this draw places', 'uniform bool t_count; // counting pass');
+      lines.push('int s_n = 0;', 'bool s_hit = false;', 'uint s_idx = 0u;', `${this.pointValueType()} s_val;`);
+    }
+    const runtime = this.rt.emit();
+    if (runtime) lines.push(runtime);
+    for (const name of this.decls.keys()) if (this.plan.sampled.has(name)) lines.push(this.loader(name));
+    lines.push('void kernel_main() {');
+    for (const v of this.ir.vars) lines.push(`  ${glslType(v.type)} ${this.varName.get(v.id)} = ${zero(v.type)};`);
+    lines.push(body, '}');
+    if (isGather) return { vs: FULLSCREEN_VS, fs: `${lines.join('\n')}\n${this.gatherMain()}` };
+    return {
+      vs: `${lines.join('\n')}\n${this.pointMain()}`,
+      fs: this.pointFragment(this.pointValueType(), 'p_val'),
+      countFs: this.pointFragment('float', 'p_cnt'),
+    };
+  }
+
+  private describePass(): string {
+    if (this.pass.kind === 'gather') return `gather pass writing ${this.pass.outputs.join(', ')}`;
+    return `point pass: ${this.pass.target.mode} into ${this.pass.target.buffer}`;
+  }
+
+  private gatherOutputs(): readonly string[] {
+    return this.pass.kind === 'gather' ? this.pass.outputs : [];
+  }
+
+  private needsTexture(name: string): boolean {
+    return this.plan.sampled.has(name) || this.gatherOutputs().includes(name);
+  }
+
+  private elemType(buffer: string): ValueType {
+    const d = this.decls.get(buffer);
+    if (!d) throw new KernelBuildError(this.ir.name, `internal: unknown buffer ${buffer}`);
+    return (d.vector === 1 ? d.dtype : `vec${d.vector}<${d.dtype}>`) as ValueType;
+  }
+
+  private pointValueType(): string {
+    const t = (this.pass as { target: PointTarget }).target;
+    return t.mode === 'store' ? storageType((this.decls.get(t.buffer) as BufferParamDecl).dtype) : 'float';
+  }
+
+  /** `ld_x(i)`: element i of buffer x, 0 outside [0, length); a gather output forwards this invocation's own store. */
+  private loader(name: string): string {
+    const decl = this.decls.get(name) as BufferParamDecl;
+    const u = bufferUniforms(name);
+    const scalarT = glslType(decl.dtype);
+    const t = glslType(this.elemType(name));
+    const id = clean(name);
+    const texel = `texelFetch(${u.tex}, ivec2(int(s % ${u.width}), int(s / ${u.width})), 0).r`;
+    const fetch = `${scalarT} tf_${id}(uint s) { return ${decl.dtype === 'f32' ? `uintBitsToFloat(${texel})` : texel}; }`;
+    const forward = this.gatherOutputs().includes(name) ? `  if (w_${id} && i == gid) return o_${id};\n` : '';
+    const w = decl.vector;
+    const value = w === 1 ? `tf_${id}(i)` : `${t}(${Array.from({ length: w }, (_, c) => `tf_${id}(i * ${w}u + ${c}u)`).join(', ')})`;
+    return `${fetch}\n${t} ld_${id}(uint i) {\n${forward}  if (i >= ${u.length}) return ${zero(this.elemType(name))};\n  return ${value};\n}`;
+  }
+
+  private gatherMain(): string {
+    const outs = this.gatherOutputs();
+    const w = (this.decls.get(outs[0] as string) as BufferParamDecl).vector;
+    const lines = outs.map(
+      (o, k) => `layout(location = ${k}) out highp ${storageType((this.decls.get(o) as BufferParamDecl).dtype)} out_${k};`,
+    );
+    lines.push('void main() {');
+    lines.push('  uvec2 p = uvec2(gl_FragCoord.xy);', '  uint t = p.y * t_outW + p.x;');
+    lines.push(`  gid = t / ${w}u;`, '  if (gid < t_total) kernel_main();');
+    outs.forEach((o, k) => {
+      const id = clean(o);
+      const own = w === 1 ? `o_${id}` : `o_${id}[int(t % ${w}u)]`;
+      const mine = (this.decls.get(o) as BufferParamDecl).dtype === 'f32' ? `floatBitsToUint(${own})` : own;
+      lines.push(`  out_${k} = w_${id} ? ${mine} : texelFetch(${bufferUniforms(o).tex}, ivec2(p), 0).r;`);
+    });
+    lines.push('}');
+    return lines.join('\n');
+  }
+
+  private pointMain(): string {
+    const t = (this.pass as { target: PointTarget }).target;
+    const u = bufferUniforms(t.buffer);
+    return [
+      `flat out highp ${this.pointValueType()} p_val;`,
+      'flat out highp float p_cnt;',
+      'void main() {',
+      '  gid = uint(gl_VertexID);',
+      '  if (gid < t_total) kernel_main();',
+      '  gl_PointSize = 1.0;',
+      '  if (t_count) {',
+      '    // Counting pass: every invocation lands on texel 0, blended with MAX.',
+      '    gl_Position = vec4(0.0, 0.0, 0.0, 1.0);',
+      '    p_cnt = float(s_n);',
+      '  } else if (s_hit) {',
+      `    vec2 texel = vec2(float(s_idx % ${u.width}), float(s_idx / ${u.width})) + 0.5;`,
+      `    gl_Position = vec4(texel / vec2(float(${u.width}), float(${u.height})) * 2.0 - 1.0, 0.0, 1.0);`,
+      '    p_val = s_val;',
+      '  } else {',
+      '    gl_Position = vec4(2.0, 2.0, 2.0, 1.0); // outside the clip volume: no write',
+      '  }',
+      '}',
+    ].join('\n');
+  }
+
+  private pointFragment(type: string, varying: string): string {
+    return `${HEADER}\nflat in highp ${type} ${varying};\nlayout(location = 0) out highp ${type} o;\nvoid main() { o = ${varying}; }\n`;
+  }
+
+  // ---------- statements ----------
+
+  private block(stmts: readonly Stmt[], ind: string): string {
+    return stmts
+      .map((s) => this.stmt(s, ind))
+      .filter((l) => l.length > 0)
+      .join('\n');
+  }
+
+  private stmt(s: Stmt, ind: string): string {
+    switch (s.op) {
+      case 'let':
+        if (s.init.op === 'atomic')
+          return this.write(s.init.buffer, s.init.index, s.init.value, ind, `${this.var(s.id)} = ${zero(s.type)};`);
+        return `${ind}${this.var(s.id)} = ${this.expr(s.init)};`;
+      case 'assign':
+        return `${ind}${this.var(s.id)} = ${this.expr(s.value)};`;
+      case 'store':
+        return this.write(s.buffer, s.index, s.value, ind, '');
+      case 'eval':
+        if (s.expr.op === 'atomic') return this.write(s.expr.buffer, s.expr.index, s.expr.value, ind, '');
+        return '';
+      case 'if': {
+        const parts = [`${ind}if (${this.expr(s.cond)}) {`, this.block(s.thenBlock, `${ind}  `)];
+        if (s.elseBlock.length) parts.push(`${ind}} else {`, this.block(s.elseBlock, `${ind}  `));
+        parts.push(`${ind}}`);
+        return parts.filter((p) => p.length > 0).join('\n');
+      }
+      case 'loop': {
+        // GLSL's `continue` would skip the update block: the body runs inside a
+        // `do { } while (false)` that `continue` leaves, and `break` sets a flag first.
+        const brk = `brk_${this.labels++}`;
+        this.loops.unshift({ brk });
+        const parts = [
+          `${ind}while (true) {`,
+          this.block(s.condPrelude, `${ind}  `),
+          `${ind}  if (!(${this.expr(s.cond)})) break;`,
+          `${ind}  bool ${brk} = false;`,
+          `${ind}  do {`,
+          this.block(s.body, `${ind}    `),
+          `${ind}  } while (false);`,
+          `${ind}  if (${brk}) break;`,
+          this.block(s.update, `${ind}  `),
+          `${ind}}`,
+        ];
+        this.loops.shift();
+        return parts.filter((p) => p.length > 0).join('\n');
+      }
+      case 'break': {
+        const loop = this.loops[0];
+        if (!loop) throw new KernelBuildError(this.ir.name, 'break outside a loop');
+        return `${ind}{ ${loop.brk} = true; break; }`;
+      }
+      case 'continue':
+        if (!this.loops[0]) throw new KernelBuildError(this.ir.name, 'continue outside a loop');
+        return `${ind}break; // continue: leave the body, run the update`;
+      case 'return':
+        return `${ind}return;`;
+      case 'barrier':
+      case 'wgStore':
+        throw new KernelBuildError(this.ir.name, `internal: '${s.op}' reached the GLSL generator (the plan refuses workgroup kernels)`);
+    }
+  }
+
+  /** A store or atomic: what it does depends on the pass (the others ignore it). */
+  private write(buffer: string, index: Expr, value: Expr, ind: string, after: string): string {
+    const tail = after ? ` ${after}` : '';
+    const u = bufferUniforms(buffer);
+    const id = clean(buffer);
+    if (this.pass.kind === 'gather') {
+      if (!this.pass.outputs.includes(buffer)) return after ? `${ind}${after}` : '';
+      return `${ind}{ uint i_ = ${this.index(index)}; if (i_ == gid && i_ < ${u.length}) { o_${id} = ${this.expr(value)}; w_${id} = true; } }${tail}`;
+    }
+    const target = this.pass.target;
+    if (target.buffer !== buffer) return after ? `${ind}${after}` : '';
+    const w = (this.decls.get(buffer) as BufferParamDecl).vector;
+    const vt = glslType(value.type);
+    const lines = [`${ind}{`, `${ind}  uint i_ = ${this.index(index)};`, `${ind}  ${vt} x_ = ${this.expr(value)};`];
+    for (let c = 0; c < w; c++) {
+      const comp = w === 1 ? 'x_' : `x_.${'xyzw'[c]}`;
+      const dtype = (this.decls.get(buffer) as BufferParamDecl).dtype;
+      const val = target.mode !== 'store' ? `float(${comp})` : dtype === 'f32' ? `floatBitsToUint(${comp})` : comp;
+      lines.push(
+        `${ind}  if (s_n == t_slot) { s_hit = i_ < ${u.length}; s_idx = i_ * ${w}u + ${c}u; s_val = ${val}; return; }`,
+        `${ind}  s_n++;`,
+      );
+    }
+    lines.push(`${ind}}${tail}`);
+    return lines.join('\n');
+  }
+
+  /** An index as uint; negative i32 indices become 0xffffffff, which is out of range everywhere. */
+  private index(e: Expr): string {
+    const code = this.expr(e);
+    return e.type === 'i32' ? `uint(max(${code}, -1))` : code;
+  }
+
+  private var(id: number): string {
+    const name = this.varName.get(id);
+    if (name === undefined) throw new KernelBuildError(this.ir.name, `internal: unknown variable ${id}`);
+    return name;
+  }
+
+  // ---------- expressions ----------
+
+  private expr(e: Expr): string {
+    switch (e.op) {
+      case 'const':
+        return constant(e.type, e.value);
+      case 'uniform':
+        return uniformName(e.name);
+      case 'builtin':
+        switch (e.name) {
+          case 'globalIndex':
+            return 'gid';
+          case 'localIndex':
+            return `(gid % ${this.ir.workgroupSize}u)`;
+          case 'workgroupIndex':
+            return `(gid / ${this.ir.workgroupSize}u)`;
+          case 'workgroupSize':
+            return `${this.ir.workgroupSize}u`;
+          case 'numWorkgroups':
+            return 't_nwg';
+          default:
+            throw new KernelBuildError(this.ir.name, `internal: builtin ${e.name} reached the GLSL generator`);
+        }
+      case 'var':
+        return this.var(e.id);
+      case 'unary':
+        return this.unary(e.fn, e.type, this.expr(e.a));
+      case 'binary':
+        return this.binary(e.fn, e.a.type, this.expr(e.a), this.expr(e.b));
+      case 'call':
+        return this.call(
+          e.fn,
+          e.type,
+          e.args.map((a) => this.expr(a)),
+        );
+      case 'select':
+        return `(${this.expr(e.cond)} ? ${this.expr(e.ifTrue)} : ${this.expr(e.ifFalse)})`;
+      case 'convert':
+        return this.convert(e.a.type, e.type, this.expr(e.a));
+      case 'bitcast':
+        return this.bitcast(e.a.type, e.type, this.expr(e.a));
+      case 'load':
+        return `ld_${clean(e.buffer)}(${this.index(e.index)})`;
+      case 'length':
+        return bufferUniforms(e.buffer).length;
+      case 'construct':
+        return `${glslType(e.type)}(${e.args.map((a) => this.expr(a)).join(', ')})`;
+      case 'extract':
+        return `(${this.expr(e.a)}).${'xyzw'[e.component]}`;
+      case 'atomic':
+      case 'wgLoad':
+      case 'subgroup':
+        throw new KernelBuildError(this.ir.name, `internal: '${e.op}' reached the GLSL generator outside a statement`);
+    }
+  }
+
+  private unary(fn: string, type: ValueType, a: string): string {
+    const { scalar, width } = typeInfo(type);
+    if (fn === 'not') return `(!${a})`;
+    if (fn === 'bitnot') return `(~${a})`;
+    if (scalar === 'f32') return `(-${a})`;
+    const ut = width === 1 ? 'uint' : `uvec${width}`;
+    if (scalar === 'u32') return `(${ut}(0u) - ${a})`;
+    return `${glslType(type)}(${ut}(0u) - ${ut}(${a}))`;
+  }
+
+  private binary(fn: BinaryFn, type: ValueType, a: string, b: string): string {
+    const { scalar, width } = typeInfo(type);
+    const cmp: Partial<Record<BinaryFn, string>> = { eq: '==', ne: '!=', lt: '<', le: '<=', gt: '>', ge: '>=' };
+    const c = cmp[fn];
+    if (c) return `(${a} ${c} ${b})`;
+    if (scalar === 'bool') return `(${a} ${{ and: '&&', or: '||', xor: '!=' }[fn as 'and']} ${b})`;
+    const arith: Partial<Record<BinaryFn, string>> = { add: '+', sub: '-', mul: '*' };
+    const bits: Partial<Record<BinaryFn, string>> = { and: '&', or: '|', xor: '^' };
+    const ut = width === 1 ? 'uint' : `uvec${width}`;
+    const mask = width === 1 ? '31u' : `${ut}(31u)`;
+    if (scalar === 'f32') {
+      if (fn === 'rem') return `${this.rt.use('t_frem', width)}(${a}, ${b})`;
+      return `(${a} ${{ add: '+', sub: '-', mul: '*', div: '/' }[fn as 'add']} ${b})`;
+    }
+    if (scalar === 'u32') {
+      if (arith[fn]) return `(${a} ${arith[fn]} ${b})`;
+      if (bits[fn]) return `(${a} ${bits[fn]} ${b})`;
+      if (fn === 'div') return `${this.rt.use('t_udiv', width)}(${a}, ${b})`;
+      if (fn === 'rem') return `${this.rt.use('t_urem', width)}(${a}, ${b})`;
+      if (fn === 'shl') return `(${a} << (${b} & ${mask}))`;
+      if (fn === 'shr') return `(${a} >> (${b} & ${mask}))`;
+    }
+    // i32: wrap through uint so overflow never depends on the driver; >> on int is arithmetic.
+    const it = glslType(type);
+    if (arith[fn]) return `${it}(${ut}(${a}) ${arith[fn]} ${ut}(${b}))`;
+    if (bits[fn]) return `(${a} ${bits[fn]} ${b})`;
+    if (fn === 'div') return `${this.rt.use('t_idiv', width)}(${a}, ${b})`;
+    if (fn === 'rem') return `${this.rt.use('t_irem', width)}(${a}, ${b})`;
+    if (fn === 'shl') return `${it}(${ut}(${a}) << (${b} & ${mask}))`;
+    if (fn === 'shr') return `(${a} >> (${b} & ${mask}))`;
+    throw new KernelBuildError(this.ir.name, `internal: binary ${fn} on ${type}`);
+  }
+
+  private call(fn: string, type: ValueType, args: string[]): string {
+    const { scalar, width } = typeInfo(type);
+    const [a = '', b = '', c = ''] = args;
+    switch (fn) {
+      case 'abs':
+        return scalar === 'u32' ? a : `abs(${a})`;
+      case 'min':
+      case 'max':
+      case 'clamp':
+      case 'sqrt':
+      case 'exp':
+      case 'exp2':
+      case 'log':
+      case 'log2':
+      case 'pow':
+      case 'sin':
+      case 'cos':
+      case 'floor':
+      case 'ceil':
+      case 'trunc':
+        return `${fn}(${args.join(', ')})`;
+      case 'inverseSqrt':
+        return `inversesqrt(${a})`;
+      case 'fma':
+        return `(${a} * ${b} + ${c})`;
+      case 'countOneBits': {
+        const f = this.rt.use('t_popcnt', width);
+        if (scalar === 'u32') return `${f}(${a})`;
+        const ut = width === 1 ? 'uint' : `uvec${width}`;
+        return `${glslType(type)}(${f}(${ut}(${a})))`;
+      }
+      default:
+        throw new KernelBuildError(this.ir.name, `internal: math function ${fn}`);
+    }
+  }
+
+  private convert(fromT: ValueType, toT: ValueType, a: string): string {
+    const from = typeInfo(fromT).scalar;
+    const { scalar: to, width } = typeInfo(toT);
+    if (from === to) return a;
+    if (to === 'bool') return `(${a} != ${zero(fromT)})`;
+    if (from === 'f32' && to === 'u32') return `${this.rt.use('t_f2u', width)}(${a})`;
+    if (from === 'f32' && to === 'i32') return `${this.rt.use('t_f2i', width)}(${a})`;
+    if (from === 'u32' && to === 'f32') return `${this.rt.use('t_u2f', width)}(${a})`;
+    // bool -> 0/1, integer -> float (rounds), u32 <-> i32 (GLSL keeps the bit pattern).
+    return `${glslType(toT)}(${a})`;
+  }
+
+  private bitcast(fromT: ValueType, toT: ValueType, a: string): string {
+    const from = typeInfo(fromT).scalar;
+    const to = typeInfo(toT).scalar;
+    if (from === to) return a;
+    if (from === 'f32') return `${to === 'u32' ? 'floatBitsToUint' : 'floatBitsToInt'}(${a})`;
+    if (to === 'f32') return `${from === 'u32' ? 'uintBitsToFloat' : 'intBitsToFloat'}(${a})`;
+    return `${glslType(toT)}(${a})`;
+  }
+}
+
+export function zero(t: ValueType): string {
+  const { scalar, width } = typeInfo(t);
+  const z = { u32: '0u', i32: '0', f32: '0.0', bool: 'false' }[scalar];
+  return width === 1 ? z : `${glslType(t)}(${z})`;
+}
+
+function scalarConst(scalar: string, v: number | boolean): string {
+  if (typeof v === 'boolean') return String(v);
+  if (scalar === 'u32') return `${v >>> 0}u`;
+  if (scalar === 'i32') return v === -2147483648 ? 'int(0x80000000u)' : v < 0 ? `(${v})` : `${v}`;
+  return floatConst(v);
+}
+
+/** f32 literals: exact decimal for normal numbers; bit patterns for NaN, infinities, -0 and subnormals. */
+export function floatConst(v: number): string {
+  const f = Math.fround(v);
+  if (Number.isFinite(f) && !Object.is(f, -0) && (f === 0 || Math.abs(f) >= 1.1754943508222875e-38)) {
+    let s = String(f);
+    if (!/[.eE]/.test(s)) s += '.0';
+    return f < 0 ? `(${s})` : s;
+  }
+  const bits = new Uint32Array(new Float32Array([f]).buffer)[0] as number;
+  return `uintBitsToFloat(0x${bits.toString(16)}u)`;
+}
+
+function constant(type: ValueType, value: number | boolean | readonly number[]): string {
+  const { scalar } = typeInfo(type);
+  if (typeof value === 'number' || typeof value === 'boolean') return scalarConst(scalar, value);
+  return `${glslType(type)}(${value.map((v) => scalarConst(scalar, v)).join(', ')})`;
+}

@@ -1,0 +1,665 @@
+import {
+  type BackendAdapter,
+  type BackendBuffer,
+  type BackendDevice,
+  BackendUnavailableError,
+  type BufferDType,
+  type CompiledKernel,
+  type DeviceCaps,
+  type DeviceInfo,
+  DeviceLostError,
+  type Feature,
+  type Grid,
+  type HostArray,
+  type Kernel,
+  KernelBuildError,
+  LimitExceededError,
+  typedArrayConstructor,
+} from '@trident/core';
+import * as twgl from 'twgl.js';
+import { bufferUniforms, FULLSCREEN_VS, type GlslProgram, generateGlsl, type PassSpec, uniformName } from './glsl.ts';
+import { type KernelPlan, type PointTarget, planKernel } from './glsl-plan.ts';
+import { copyShader, foldShader } from './webgl-shaders.ts';
+import { createTexture, GlBuffer, spans, type TexFormat, texFormat, textureSize } from './webgl-texture.ts';
+
+export interface WebGLBackendOptions {
+  /** A canvas to draw with (default: a 1x1 OffscreenCanvas, or a detached <canvas>). */
+  readonly canvas?: OffscreenCanvas | HTMLCanvasElement;
+  /**
+   * Atomic operations blended into one float shadow before it is folded into the
+   * integer buffer (default 2^24). Partial sums stay exact while they stay below
+   * 2^24, so unit increments (counts, histograms) are exact for any total.
+   */
+  readonly atomicChunk?: number;
+}
+
+declare module '@trident/core' {
+  interface BackendOptionsMap {
+    webgl2: WebGLBackendOptions;
+  }
+}
+
+type TimerExt = { readonly TIME_ELAPSED_EXT: number; readonly GPU_DISJOINT_EXT: number };
+
+interface GlCompiled extends CompiledKernel {
+  readonly plan: KernelPlan;
+  /** Programs by pass key, built on first use (and the first pass of each kind at compile time). */
+  readonly programs: Map<string, twgl.ProgramInfo>;
+  readonly sources: Map<string, GlslProgram>;
+}
+
+const MAX_EXACT = 2 ** 24;
+
+/**
+ * The WebGL2 backend: buffers are R32 textures, kernels are fragment passes
+ * (gather) and point passes (scatter, atomics by blending). GL executes commands
+ * in call order, so every command is issued at once and stream order holds by
+ * construction; `read` and `flush` wait on a fence without blocking the page.
+ */
+export class WebGLDevice implements BackendDevice {
+  readonly kind = 'webgl2' as const;
+  readonly info: DeviceInfo;
+  readonly caps: DeviceCaps;
+  private readonly gl: WebGL2RenderingContext;
+  private readonly maxTex: number;
+  private readonly maxDrawBuffers: number;
+  private readonly floatBlend: boolean;
+  private readonly timer: TimerExt | null;
+  private readonly atomicChunk: number;
+  private readonly fbo: WebGLFramebuffer;
+  private readonly buffers = new Set<GlBuffer>();
+  /** Spare textures for ping-pong, by format and size. */
+  private readonly spares = new Map<string, WebGLTexture[]>();
+  private readonly kernels = new Map<string, GlCompiled>();
+  private readonly utilPrograms = new Map<string, twgl.ProgramInfo>();
+  private countTex: WebGLTexture | undefined;
+  private lost: string | undefined;
+  private destroyed = false;
+
+  constructor(gl: WebGL2RenderingContext, canvas: OffscreenCanvas | HTMLCanvasElement, options: WebGLBackendOptions | undefined) {
+    this.gl = gl;
+    canvas.addEventListener('webglcontextlost', (e: Event) => {
+      e.preventDefault();
+      this.lost ??= 'the WebGL2 context was lost';
+    });
+    this.maxTex = gl.getParameter(gl.MAX_TEXTURE_SIZE) as number;
+    this.maxDrawBuffers = Math.min(gl.getParameter(gl.MAX_DRAW_BUFFERS) as number, gl.getParameter(gl.MAX_COLOR_ATTACHMENTS) as number);
+    // Atomics blend into R32F shadows: rendering to them needs EXT_color_buffer_float, blending EXT_float_blend.
+    this.floatBlend = gl.getExtension('EXT_color_buffer_float') !== null && gl.getExtension('EXT_float_blend') !== null;
+    this.timer = gl.getExtension('EXT_disjoint_timer_query_webgl2') as TimerExt | null;
+    this.atomicChunk = options?.atomicChunk ?? MAX_EXACT;
+    const fbo = gl.createFramebuffer();
+    if (!fbo) throw new BackendUnavailableError('webgl2', 'could not create a framebuffer');
+    this.fbo = fbo;
+    gl.pixelStorei(gl.PACK_ALIGNMENT, 4);
+    gl.pixelStorei(gl.UNPACK_ALIGNMENT, 4);
+
+    const dbg = gl.getExtension('WEBGL_debug_renderer_info');
+    const renderer = String(dbg ? gl.getParameter(dbg.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER));
+    const vendor = String(dbg ? gl.getParameter(dbg.UNMASKED_VENDOR_WEBGL) : gl.getParameter(gl.VENDOR));
+    const units = Math.min(
+      gl.getParameter(gl.MAX_TEXTURE_IMAGE_UNITS) as number,
+      gl.getParameter(gl.MAX_VERTEX_TEXTURE_IMAGE_UNITS) as number,
+    );
+    this.info = {
+      backend: 'webgl2',
+      adapter: renderer,
+      software: /swiftshader|llvmpipe|softpipe|software/i.test(renderer),
+      details: {
+        vendor,
+        version: String(gl.getParameter(gl.VERSION)),
+        maxTextureSize: this.maxTex,
+        maxDrawBuffers: this.maxDrawBuffers,
+        floatBlend: this.floatBlend,
+        atomicChunk: this.atomicChunk,
+      },
+    };
+    const features = new Set<Feature>(['gather', 'scatter']);
+    if (this.floatBlend) {
+      features.add('atomic');
+      features.add('atomics-via-blending');
+    }
+    if (this.timer) features.add('timestamp');
+    this.caps = {
+      limits: {
+        maxBufferElements: this.maxTex * this.maxTex,
+        maxStorageBufferBindingSize: this.maxTex * this.maxTex * 4,
+        maxBuffersPerKernel: units,
+        maxComputeInvocationsPerWorkgroup: 1024,
+        maxComputeWorkgroupStorageSize: 0,
+        maxComputeWorkgroupsPerDimension: 65535,
+        minSubgroupSize: 0,
+        maxSubgroupSize: 0,
+        maxExactAtomicCount: this.floatBlend ? MAX_EXACT : 0,
+      },
+      features,
+      timerSource: this.timer ? 'gpu-timestamp' : 'wall',
+      preferredWorkgroupSize: 64,
+      // Every texel of a pass is an invocation: grid-stride kernels should use many.
+      concurrency: 1 << 16,
+    };
+  }
+
+  // ---------- buffers ----------
+
+  createBuffer(dtype: BufferDType, length: number): GlBuffer {
+    this.check();
+    const limit = this.caps.limits.maxBufferElements;
+    if (length > limit) throw new LimitExceededError('webgl2', 'maxBufferElements', length, limit, 'buffer length');
+    const { width, height } = textureSize(length, this.maxTex);
+    const b = new GlBuffer(dtype, length, width, height, createTexture(this.gl, texFormat(this.gl, dtype), width, height));
+    this.buffers.add(b);
+    return b;
+  }
+
+  destroyBuffer(buffer: BackendBuffer): void {
+    const b = buffer as GlBuffer;
+    if (!this.buffers.delete(b)) return;
+    this.gl.deleteTexture(b.texture);
+  }
+
+  write(buffer: BackendBuffer, offset: number, data: HostArray): void {
+    this.check();
+    const gl = this.gl;
+    const b = buffer as GlBuffer;
+    const fmt = texFormat(gl, b.dtype);
+    const texels = data instanceof Float32Array ? new Uint32Array(data.buffer, data.byteOffset, data.length) : data;
+    gl.bindTexture(gl.TEXTURE_2D, b.texture);
+    for (const s of spans(offset, data.length, b.width)) {
+      gl.texSubImage2D(gl.TEXTURE_2D, 0, s.x, s.y, s.w, s.h, fmt.format, fmt.type, texels, s.start);
+    }
+    gl.bindTexture(gl.TEXTURE_2D, null);
+  }
+
+  fill(buffer: BackendBuffer, value: number, offset: number, length: number): void {
+    this.check();
+    const gl = this.gl;
+    const b = buffer as GlBuffer;
+    this.attach([b.texture], [b.width, b.height]);
+    gl.enable(gl.SCISSOR_TEST);
+    for (const s of spans(offset, length, b.width)) {
+      gl.scissor(s.x, s.y, s.w, s.h);
+      if (b.dtype === 'i32') gl.clearBufferiv(gl.COLOR, 0, new Int32Array([value, 0, 0, 0]));
+      else
+        gl.clearBufferuiv(
+          gl.COLOR,
+          0,
+          b.dtype === 'u32' ? new Uint32Array([value, 0, 0, 0]) : new Uint32Array(new Float32Array([value, 0, 0, 0]).buffer),
+        );
+    }
+    gl.disable(gl.SCISSOR_TEST);
+  }
+
+  copy(src: BackendBuffer, srcOffset: number, dst: BackendBuffer, dstOffset: number, length: number): void {
+    this.check();
+    const s = src as GlBuffer;
+    const d = dst as GlBuffer;
+    // Device refuses overlapping ranges, but a texture cannot be sampled while it is drawn into.
+    const from = s === d ? this.cloneTexture(s) : s.texture;
+    this.copyInto(s.dtype, from, s.width, srcOffset, d.texture, d.width, d.height, dstOffset, length);
+    if (from !== s.texture) this.release(s, from);
+  }
+
+  async read(buffer: BackendBuffer, offset: number, length: number): Promise<HostArray> {
+    this.check();
+    const gl = this.gl;
+    const b = buffer as GlBuffer;
+    const out = new (typedArrayConstructor(b.dtype))(length);
+    if (length === 0) return out;
+    // f32 texels hold bits: read them as u32 into the same bytes.
+    const outTexels = b.dtype === 'f32' ? new Uint32Array(out.buffer) : out;
+    const y0 = Math.floor(offset / b.width);
+    const y1 = Math.floor((offset + length - 1) / b.width);
+    const rows = y1 - y0 + 1;
+    this.attach([b.texture], [b.width, b.height]);
+    // RED / RED_INTEGER when the implementation offers it, else the always-allowed RGBA form.
+    const fmt = texFormat(gl, b.dtype);
+    const implFormat = gl.getParameter(gl.IMPLEMENTATION_COLOR_READ_FORMAT) as number;
+    const implType = gl.getParameter(gl.IMPLEMENTATION_COLOR_READ_TYPE) as number;
+    const red = implFormat === fmt.format && implType === fmt.type;
+    const channels = red ? 1 : 4;
+    const format = red ? fmt.format : gl.RGBA_INTEGER;
+    const pbo = gl.createBuffer();
+    const bytes = b.width * rows * channels * 4;
+    gl.bindBuffer(gl.PIXEL_PACK_BUFFER, pbo);
+    gl.bufferData(gl.PIXEL_PACK_BUFFER, bytes, gl.STREAM_READ);
+    gl.readPixels(0, y0, b.width, rows, format, fmt.type, 0);
+    gl.bindBuffer(gl.PIXEL_PACK_BUFFER, null);
+    try {
+      await this.waitFence();
+      const staging = new (typedArrayConstructor(b.dtype === 'i32' ? 'i32' : 'u32'))(b.width * rows * channels);
+      gl.bindBuffer(gl.PIXEL_PACK_BUFFER, pbo);
+      gl.getBufferSubData(gl.PIXEL_PACK_BUFFER, 0, staging);
+      gl.bindBuffer(gl.PIXEL_PACK_BUFFER, null);
+      const first = offset - y0 * b.width;
+      for (let i = 0; i < length; i++) outTexels[i] = staging[(first + i) * channels] as number;
+      return out;
+    } finally {
+      gl.deleteBuffer(pbo);
+    }
+  }
+
+  // ---------- kernels ----------
+
+  compile(kernel: Kernel): GlCompiled {
+    this.check();
+    let compiled = this.kernels.get(kernel.key);
+    if (compiled) return compiled;
+    const plan = planKernel(kernel, this.floatBlend);
+    compiled = { kernel, plan, source: '', programs: new Map(), sources: new Map() };
+    // Build every pass now so GLSL problems surface at compile time, with the source to inspect.
+    const byWidth = new Map<number, string[]>();
+    for (const o of plan.gatherOutputs) {
+      const w = this.vectorOf(kernel, o);
+      byWidth.set(w, [...(byWidth.get(w) ?? []), o]);
+    }
+    for (const outs of byWidth.values()) {
+      for (let i = 0; i < outs.length; i += this.maxDrawBuffers)
+        this.program(compiled, { kind: 'gather', outputs: outs.slice(i, i + this.maxDrawBuffers) });
+    }
+    for (const target of plan.pointTargets) this.program(compiled, { kind: 'points', target });
+    const source = [...compiled.sources.entries()].map(([key, p]) => `// ===== ${key} =====\n${p.vs}\n${p.fs}`).join('\n');
+    compiled = { ...compiled, source };
+    this.kernels.set(kernel.key, compiled);
+    return compiled;
+  }
+
+  dispatch(compiled: CompiledKernel, grid: Grid, args: ReadonlyMap<string, BackendBuffer | number>): void {
+    this.check();
+    const k = compiled as GlCompiled;
+    const gl = this.gl;
+    const nwg = grid[0] * grid[1] * grid[2];
+    const total = nwg * k.kernel.ir.workgroupSize;
+    if (total === 0) return;
+    const buf = (name: string) => args.get(name) as GlBuffer;
+    // Every pass reads the textures as they were before the dispatch; new contents are swapped in at the end.
+    const uniforms: Record<string, unknown> = { t_total: total, t_nwg: nwg };
+    for (const [name, decl] of k.kernel.ir.params) {
+      const v = args.get(name);
+      if (decl.kind === 'uniform') uniforms[uniformName(name)] = v;
+      else {
+        const b = v as GlBuffer;
+        const u = bufferUniforms(name);
+        Object.assign(uniforms, { [u.tex]: b.texture, [u.width]: b.width, [u.height]: b.height, [u.length]: b.length / decl.vector });
+      }
+    }
+    const swaps: Array<[GlBuffer, WebGLTexture]> = [];
+    gl.disable(gl.BLEND);
+
+    // Gather outputs: one fragment pass per group of outputs sharing texture size and vector width (MRT).
+    const groups = new Map<string, string[]>();
+    for (const o of k.plan.gatherOutputs) {
+      const b = buf(o);
+      const key = `${b.width}x${b.height}/${this.vectorOf(k.kernel, o)}`;
+      groups.set(key, [...(groups.get(key) ?? []), o]);
+    }
+    for (const outs of groups.values()) {
+      for (let i = 0; i < outs.length; i += this.maxDrawBuffers) {
+        const chunk = outs.slice(i, i + this.maxDrawBuffers);
+        const first = buf(chunk[0] as string);
+        const targets = chunk.map((o) => this.spare(buf(o)));
+        this.attach(targets, [first.width, first.height]);
+        const prog = this.program(k, { kind: 'gather', outputs: chunk });
+        gl.useProgram(prog.program);
+        twgl.setUniforms(prog, { ...uniforms, t_outW: first.width });
+        gl.drawArrays(gl.TRIANGLES, 0, 3);
+        for (const [j, o] of chunk.entries()) swaps.push([buf(o), targets[j] as WebGLTexture]);
+      }
+    }
+
+    // Scatter and atomic targets: point passes.
+    for (const target of k.plan.pointTargets) {
+      const b = buf(target.buffer);
+      const prog = this.program(k, { kind: 'points', target });
+      const slots = target.inLoop ? this.countWrites(k, target, uniforms, total) : target.staticOps;
+      if (slots === 0) continue;
+      if (target.mode === 'store') {
+        // In place unless the kernel also samples the buffer (a texture cannot be read while drawn into).
+        const dest = k.plan.sampled.has(target.buffer) ? this.cloneTexture(b) : b.texture;
+        this.attach([dest], [b.width, b.height]);
+        gl.useProgram(prog.program);
+        twgl.setUniforms(prog, { ...uniforms, t_count: false });
+        for (let slot = 0; slot < slots; slot++) {
+          twgl.setUniforms(prog, { t_slot: slot });
+          gl.drawArrays(gl.POINTS, 0, total);
+        }
+        if (dest !== b.texture) swaps.push([b, dest]);
+      } else {
+        this.blendPoints(target, b, prog, uniforms, total, slots);
+      }
+    }
+    for (const [b, tex] of swaps) {
+      const old = b.texture;
+      b.texture = tex;
+      this.release(b, old);
+    }
+  }
+
+  /** Atomics: points blended into a float shadow, folded into the integer buffer every `atomicChunk` points. */
+  private blendPoints(
+    target: PointTarget,
+    b: GlBuffer,
+    prog: twgl.ProgramInfo,
+    uniforms: Record<string, unknown>,
+    total: number,
+    slots: number,
+  ): void {
+    const gl = this.gl;
+    const shadow = this.spareOf(texFormat(gl, 'shadow'), b.width, b.height);
+    const identity = target.mode === 'add' ? 0 : target.mode === 'min' ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
+    const clear = () => {
+      this.attach([shadow], [b.width, b.height]);
+      gl.clearBufferfv(gl.COLOR, 0, new Float32Array([identity, 0, 0, 0]));
+    };
+    const fold = () => {
+      gl.disable(gl.BLEND);
+      const next = this.spare(b);
+      this.attach([next], [b.width, b.height]);
+      const f = this.util(`fold-${b.dtype}-${target.mode}`, () => foldShader(b.dtype as 'u32' | 'i32', target.mode as 'add'));
+      gl.useProgram(f.program);
+      twgl.setUniforms(f, { f_old: b.texture, f_acc: shadow });
+      gl.drawArrays(gl.TRIANGLES, 0, 3);
+      const old = b.texture;
+      b.texture = next;
+      this.release(b, old);
+    };
+    clear();
+    let pending = 0;
+    const chunk = target.mode === 'add' ? this.atomicChunk : Number.POSITIVE_INFINITY;
+    for (let slot = 0; slot < slots; slot++) {
+      for (let first = 0; first < total; ) {
+        const count = Math.min(total - first, chunk - pending);
+        if (count <= 0) {
+          fold();
+          clear();
+          pending = 0;
+          continue;
+        }
+        this.attach([shadow], [b.width, b.height]);
+        gl.enable(gl.BLEND);
+        gl.blendEquation(target.mode === 'add' ? gl.FUNC_ADD : target.mode === 'min' ? gl.MIN : gl.MAX);
+        gl.blendFunc(gl.ONE, gl.ONE);
+        gl.useProgram(prog.program);
+        twgl.setUniforms(prog, { ...uniforms, t_count: false, t_slot: slot });
+        gl.drawArrays(gl.POINTS, first, count);
+        gl.disable(gl.BLEND);
+        first += count;
+        pending += count;
+      }
+    }
+    fold();
+    this.releaseTex(`${texFormat(gl, 'shadow').internal}:${b.width}x${b.height}`, shadow);
+  }
+
+  /**
+   * How many writes to `target` the busiest invocation makes: a counting pass
+   * (every invocation blends its count into one texel with MAX) read back at once.
+   * Only kernels that write inside loops need it.
+   */
+  private countWrites(k: GlCompiled, target: PointTarget, uniforms: Record<string, unknown>, total: number): number {
+    const gl = this.gl;
+    if (!this.floatBlend) throw new KernelBuildError(k.kernel.name, 'internal: the plan admitted a loop write without float blending');
+    this.countTex ??= createTexture(gl, texFormat(gl, 'shadow'), 1, 1);
+    this.attach([this.countTex], [1, 1]);
+    gl.clearBufferfv(gl.COLOR, 0, new Float32Array([0, 0, 0, 0]));
+    const prog = this.program(k, { kind: 'points', target }, true);
+    gl.enable(gl.BLEND);
+    gl.blendEquation(gl.MAX);
+    gl.useProgram(prog.program);
+    twgl.setUniforms(prog, { ...uniforms, t_count: true, t_slot: -1 });
+    gl.drawArrays(gl.POINTS, 0, total);
+    gl.disable(gl.BLEND);
+    const px = new Float32Array(4);
+    gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.FLOAT, px);
+    return px[0] as number;
+  }
+
+  async flush(): Promise<void> {
+    this.check();
+    await this.waitFence();
+  }
+
+  async measure(body: () => void | Promise<void>): Promise<{ ms: number; source: 'gpu-timestamp' | 'wall' }> {
+    const gl = this.gl;
+    const start = performance.now();
+    const query = this.timer ? gl.createQuery() : null;
+    try {
+      if (this.timer && query) gl.beginQuery(this.timer.TIME_ELAPSED_EXT, query);
+      try {
+        await body();
+      } finally {
+        if (this.timer && query) gl.endQuery(this.timer.TIME_ELAPSED_EXT);
+      }
+      await this.flush();
+      const wall = performance.now() - start;
+      if (!this.timer || !query) return { ms: wall, source: 'wall' };
+      // Query results only become available after the page returns to its event loop.
+      for (let i = 0; !gl.getQueryParameter(query, gl.QUERY_RESULT_AVAILABLE); i++) {
+        this.check();
+        if (i > 2000) return { ms: wall, source: 'wall' };
+        await tick();
+      }
+      // A disjoint event (clock change, GPU reset) voids the measurement: fall back to the wall clock, labelled.
+      const disjoint = gl.getParameter(this.timer.GPU_DISJOINT_EXT) as boolean;
+      const ns = gl.getQueryParameter(query, gl.QUERY_RESULT) as number;
+      return disjoint ? { ms: wall, source: 'wall' } : { ms: ns / 1e6, source: 'gpu-timestamp' };
+    } finally {
+      if (query) gl.deleteQuery(query);
+    }
+  }
+
+  lostReason(): string | undefined {
+    if (this.destroyed) return 'the device was destroyed';
+    if (this.lost === undefined && this.gl.isContextLost()) this.lost = 'the WebGL2 context was lost';
+    return this.lost;
+  }
+
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    const gl = this.gl;
+    if (!gl.isContextLost()) {
+      for (const b of this.buffers) gl.deleteTexture(b.texture);
+      for (const list of this.spares.values()) for (const t of list) gl.deleteTexture(t);
+      for (const c of this.kernels.values()) for (const p of c.programs.values()) gl.deleteProgram(p.program);
+      for (const p of this.utilPrograms.values()) gl.deleteProgram(p.program);
+      if (this.countTex) gl.deleteTexture(this.countTex);
+      gl.deleteFramebuffer(this.fbo);
+    }
+    this.buffers.clear();
+    this.spares.clear();
+    this.kernels.clear();
+    this.destroyed = true;
+    // Browsers keep only a few live contexts (Chromium: 16); give this one back now.
+    if (!gl.isContextLost()) gl.getExtension('WEBGL_lose_context')?.loseContext();
+  }
+
+  // ---------- internals ----------
+
+  private check(): void {
+    const reason = this.lostReason();
+    if (reason !== undefined) throw new DeviceLostError('webgl2', reason);
+  }
+
+  private vectorOf(kernel: Kernel, buffer: string): number {
+    const decl = kernel.ir.params.find(([n]) => n === buffer)?.[1];
+    return decl?.kind === 'buffer' ? decl.vector : 1;
+  }
+
+  private program(k: GlCompiled, pass: PassSpec, counting = false): twgl.ProgramInfo {
+    const key = pass.kind === 'gather' ? `gather:${pass.outputs.join(',')}` : `points:${pass.target.buffer}${counting ? ':count' : ''}`;
+    const cached = k.programs.get(key);
+    if (cached) return cached;
+    const baseKey = key.replace(/:count$/, '');
+    let src = k.sources.get(baseKey);
+    if (!src) {
+      src = generateGlsl(k.kernel, k.plan, pass);
+      k.sources.set(baseKey, src);
+    }
+    const fs = counting ? (src.countFs as string) : src.fs;
+    const prog = this.link(k.kernel.name, src.vs, fs);
+    k.programs.set(key, prog);
+    return prog;
+  }
+
+  private util(key: string, fs: () => string): twgl.ProgramInfo {
+    let p = this.utilPrograms.get(key);
+    if (!p) {
+      p = this.link(`<${key}>`, FULLSCREEN_VS, fs());
+      this.utilPrograms.set(key, p);
+    }
+    return p;
+  }
+
+  private link(kernel: string, vs: string, fs: string): twgl.ProgramInfo {
+    let log = '';
+    const prog = twgl.createProgramInfo(this.gl, [vs, fs], {
+      errorCallback: (msg: string) => {
+        log += `${msg}\n`;
+      },
+    });
+    if (!prog) {
+      this.check();
+      throw new KernelBuildError(kernel, `the generated GLSL did not compile on webgl2 (a Trident bug): ${log.slice(0, 4000)}`);
+    }
+    return prog;
+  }
+
+  /** Binds the framebuffer with `textures` (all `size`) as colour attachments 0..n-1 and sets the viewport. */
+  private attach(textures: readonly WebGLTexture[], size: readonly [number, number]): void {
+    const gl = this.gl;
+    gl.bindFramebuffer(gl.FRAMEBUFFER, this.fbo);
+    // Detach what an earlier MRT pass left beyond this pass's outputs: it may be sampled now.
+    for (let i = 0; i < Math.max(textures.length, this.attached); i++) {
+      gl.framebufferTexture2D(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0 + i, gl.TEXTURE_2D, textures[i] ?? null, 0);
+    }
+    this.attached = textures.length;
+    gl.drawBuffers(textures.map((_, i) => gl.COLOR_ATTACHMENT0 + i));
+    gl.viewport(0, 0, size[0], size[1]);
+  }
+
+  private attached = 0;
+
+  private spare(b: GlBuffer): WebGLTexture {
+    return this.spareOf(texFormat(this.gl, b.dtype), b.width, b.height);
+  }
+
+  private spareOf(fmt: TexFormat, width: number, height: number): WebGLTexture {
+    const key = `${fmt.internal}:${width}x${height}`;
+    return this.spares.get(key)?.pop() ?? createTexture(this.gl, fmt, width, height);
+  }
+
+  /** Returns a texture of `b`'s format and size to the spare pool (one spare per size is kept). */
+  private release(b: GlBuffer, tex: WebGLTexture): void {
+    this.releaseTex(`${texFormat(this.gl, b.dtype).internal}:${b.width}x${b.height}`, tex);
+  }
+
+  private releaseTex(key: string, tex: WebGLTexture): void {
+    const list = this.spares.get(key) ?? [];
+    if (list.length >= 2) {
+      this.gl.deleteTexture(tex);
+      return;
+    }
+    list.push(tex);
+    this.spares.set(key, list);
+  }
+
+  /** A full copy of `b`'s texture in a spare (ping-pong source or destination). */
+  private cloneTexture(b: GlBuffer): WebGLTexture {
+    const tex = this.spare(b);
+    this.copyInto(b.dtype, b.texture, b.width, 0, tex, b.width, b.height, 0, b.width * b.height);
+    return tex;
+  }
+
+  private copyInto(
+    dtype: BufferDType,
+    src: WebGLTexture,
+    srcW: number,
+    srcOff: number,
+    dst: WebGLTexture,
+    dstW: number,
+    dstH: number,
+    dstOff: number,
+    len: number,
+  ): void {
+    const gl = this.gl;
+    this.attach([dst], [dstW, dstH]);
+    gl.disable(gl.BLEND);
+    const p = this.util(`copy-${dtype}`, () => copyShader(dtype));
+    gl.useProgram(p.program);
+    twgl.setUniforms(p, { c_src: src, c_srcW: srcW, c_dstW: dstW, c_srcOff: srcOff, c_dstOff: dstOff, c_len: len });
+    // Only the rows holding the destination range.
+    const y0 = Math.floor(dstOff / dstW);
+    const y1 = Math.floor((dstOff + len - 1) / dstW);
+    gl.enable(gl.SCISSOR_TEST);
+    gl.scissor(0, y0, dstW, y1 - y0 + 1);
+    gl.drawArrays(gl.TRIANGLES, 0, 3);
+    gl.disable(gl.SCISSOR_TEST);
+  }
+
+  /** Resolves once the GPU has executed every command issued so far, polling a fence. */
+  private async waitFence(): Promise<void> {
+    const gl = this.gl;
+    const sync = gl.fenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0);
+    if (!sync) {
+      this.check();
+      throw new DeviceLostError('webgl2', 'fenceSync failed');
+    }
+    gl.flush();
+    try {
+      for (;;) {
+        const status = gl.clientWaitSync(sync, 0, 0);
+        if (status === gl.ALREADY_SIGNALED || status === gl.CONDITION_SATISFIED) return;
+        if (status === gl.WAIT_FAILED) {
+          this.check();
+          throw new DeviceLostError('webgl2', 'clientWaitSync failed');
+        }
+        this.check();
+        await tick();
+      }
+    } finally {
+      gl.deleteSync(sync);
+    }
+  }
+}
+
+function tick(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+function makeCanvas(): OffscreenCanvas | HTMLCanvasElement | undefined {
+  if (typeof OffscreenCanvas !== 'undefined') return new OffscreenCanvas(1, 1);
+  if (typeof document !== 'undefined') return document.createElement('canvas');
+  return undefined;
+}
+
+export const webglAdapter: BackendAdapter<'webgl2'> = {
+  kind: 'webgl2',
+  async create(options?: WebGLBackendOptions): Promise<BackendDevice> {
+    const canvas = options?.canvas ?? makeCanvas();
+    if (!canvas) {
+      throw new BackendUnavailableError(
+        'webgl2',
+        'WebGL2 needs a browser: this runtime has neither OffscreenCanvas nor document (Node has no WebGL2)',
+      );
+    }
+    const gl = canvas.getContext('webgl2', {
+      antialias: false,
+      depth: false,
+      stencil: false,
+      alpha: true,
+      preserveDrawingBuffer: false,
+      powerPreference: 'high-performance',
+    }) as WebGL2RenderingContext | null;
+    if (!gl) throw new BackendUnavailableError('webgl2', 'canvas.getContext("webgl2") returned null (WebGL2 disabled or unsupported)');
+    if (
+      options?.atomicChunk !== undefined &&
+      !(Number.isInteger(options.atomicChunk) && options.atomicChunk >= 1 && options.atomicChunk <= MAX_EXACT)
+    ) {
+      throw new BackendUnavailableError(
+        'webgl2',
+        `option 'atomicChunk' must be an integer in [1, 2^24], got ${String(options.atomicChunk)}`,
+      );
+    }
+    return new WebGLDevice(gl, canvas, options);
+  },
+};

@@ -1,0 +1,73 @@
+/// <reference types="@webgpu/types" />
+import type { BackendBuffer, BufferDType } from '@trident/core';
+
+/**
+ * A WebGPU-backend buffer: one storage buffer. Its allocation is padded to a
+ * multiple of 16 bytes (and at least 16), so an empty buffer still binds and a
+ * vec4 view of it has whole elements; kernels see the logical length only.
+ */
+export class WebGpuBuffer implements BackendBuffer {
+  readonly dtype: BufferDType;
+  readonly length: number;
+  readonly gpu: GPUBuffer;
+  /** Unique per allocation, for bind-group cache keys. */
+  readonly id: number;
+
+  constructor(dtype: BufferDType, length: number, gpu: GPUBuffer, id: number) {
+    this.dtype = dtype;
+    this.length = length;
+    this.gpu = gpu;
+    this.id = id;
+  }
+}
+
+/** Bytes allocated for `length` 32-bit elements. */
+export function allocationBytes(length: number): number {
+  return Math.max(16, Math.ceil((length * 4) / 16) * 16);
+}
+
+/**
+ * Freed storage buffers kept for reuse, keyed by exact size: algorithms allocate
+ * the same temporaries again and again. Bounded, so it never hoards memory;
+ * buffers above `maxBufferBytes` are not kept at all.
+ */
+export class BufferPool {
+  private readonly free = new Map<number, Array<{ gpu: GPUBuffer; id: number }>>();
+  private bytes = 0;
+  private readonly maxBytes: number;
+  private readonly maxBufferBytes: number;
+
+  constructor(maxBytes = 64 * 2 ** 20, maxBufferBytes = 16 * 2 ** 20) {
+    this.maxBytes = maxBytes;
+    this.maxBufferBytes = maxBufferBytes;
+  }
+
+  take(size: number): { gpu: GPUBuffer; id: number } | undefined {
+    const list = this.free.get(size);
+    const entry = list?.pop();
+    if (entry) this.bytes -= size;
+    return entry;
+  }
+
+  /** Keeps the buffer if there is room; returns false if the caller must destroy it. */
+  give(gpu: GPUBuffer, id: number): boolean {
+    const size = gpu.size;
+    if (size > this.maxBufferBytes || this.bytes + size > this.maxBytes) return false;
+    let list = this.free.get(size);
+    if (!list) {
+      list = [];
+      this.free.set(size, list);
+    }
+    list.push({ gpu, id });
+    this.bytes += size;
+    return true;
+  }
+
+  /** Empties the pool, returning what it held (for destruction). */
+  drain(): GPUBuffer[] {
+    const all = [...this.free.values()].flat().map((e) => e.gpu);
+    this.free.clear();
+    this.bytes = 0;
+    return all;
+  }
+}

@@ -1,0 +1,614 @@
+/// <reference types="@webgpu/types" />
+import {
+  type BackendBuffer,
+  type BackendDevice,
+  type BufferDType,
+  buffer,
+  type CompiledKernel,
+  type DeviceCaps,
+  type DeviceInfo,
+  defineKernel,
+  type Feature,
+  type Grid,
+  type HostArray,
+  type Kernel,
+  KernelBuildError,
+  KernelExecutionError,
+  LimitExceededError,
+  type TimerSource,
+  typedArrayConstructor,
+  UnsupportedFeatureError,
+  uniform,
+} from '@trident/core';
+import { allocationBytes, BufferPool, WebGpuBuffer } from './webgpu-buffer.ts';
+import { generateWgsl, type UniformSlot, type WgslKernel } from './wgsl.ts';
+
+/** A compiled kernel: its WGSL, pipeline and the layout of its per-dispatch uniforms. */
+export interface WebGpuCompiled extends CompiledKernel {
+  readonly id: number;
+  readonly wgsl: WgslKernel;
+  readonly pipeline: GPUComputePipeline;
+  readonly layout: GPUBindGroupLayout;
+  /** Bytes of uniform data per dispatch, a multiple of the dynamic-offset alignment. */
+  readonly slotBytes: number;
+}
+
+/** A buffer as bound to one parameter: a byte window of a storage buffer. */
+interface Binding {
+  readonly gpu: GPUBuffer;
+  readonly id: number;
+  readonly offset: number;
+  readonly size: number;
+  /** Elements of 32 bits the kernel may touch through this binding. */
+  readonly elements: number;
+}
+
+/** What `measure` collects while its body runs (timestamp-query). */
+interface TimingState {
+  querySet: GPUQuerySet | undefined;
+  used: number;
+  readonly readbacks: Array<{ buffer: GPUBuffer; count: number }>;
+}
+
+/** An error a batch (or a pipeline) produced, waiting to be reported. */
+interface PendingCheck {
+  readonly what: string;
+  readonly error: Promise<GPUError | null>;
+  readonly compile?: string;
+}
+
+export interface WebGpuDeviceSetup {
+  readonly device: GPUDevice;
+  readonly adapterInfo: GPUAdapterInfo | undefined;
+  readonly isFallbackAdapter: boolean;
+  readonly runtime: string;
+  /** Held for the device's life (Dawn's instance in Node). */
+  readonly keepAlive: unknown;
+  /** A lower binding limit to behave under (tests). */
+  readonly maxStorageBufferBindingSize?: number;
+}
+
+const UNIFORM_ALIGN = 256;
+/** Uniform bytes per batch; a batch that fills it is submitted. */
+const ARENA_BYTES = 256 * 1024;
+/** Timestamp pairs (one per compute pass) per command buffer while measuring. */
+const TIMESTAMP_PAIRS = 128;
+const BIND_GROUP_CACHE = 512;
+const FILL_WORKGROUP = 256;
+
+/**
+ * Sets elements [offset, offset + count) of `dst` to `value` (the bits of any
+ * 32-bit dtype), grid-stride so any count fits the grid limit.
+ */
+const FILL_KERNEL = defineKernel({
+  name: 'trident_fill',
+  workgroupSize: FILL_WORKGROUP,
+  params: { dst: buffer('u32', 'write'), value: uniform('u32'), offset: uniform('u32'), count: uniform('u32') },
+  body: ({ dst, value, offset, count }, k) => {
+    k.for({ from: k.globalIndex, to: count, step: k.numInvocations }, (i) => dst.store(i.add(offset), value));
+  },
+});
+
+/**
+ * The WebGPU backend device (browser or Dawn).
+ *
+ * Stream order: dispatches, copies, clears and staged writes are recorded into one
+ * command encoder (consecutive dispatches share one compute pass; WebGPU orders
+ * each dispatch after the writes of earlier ones) and submitted as one command
+ * buffer by `flush`, `read`, `measure` or when the batch's uniform arena fills.
+ * `queue.writeBuffer` runs before command buffers not yet submitted, so a write
+ * goes straight to the queue only when nothing is recorded; otherwise it is staged
+ * and recorded as a copy, in order.
+ *
+ * Errors: every batch and every pipeline runs inside a validation error scope;
+ * their errors, and uncaptured ones, become typed errors on the next call.
+ */
+export class WebGpuDevice implements BackendDevice {
+  readonly kind = 'webgpu' as const;
+  readonly info: DeviceInfo;
+  readonly caps: DeviceCaps;
+  readonly gpu: GPUDevice;
+  /** Dawn's instance (Node) must outlive the device: held here, never read. */
+  readonly keepAlive: unknown;
+  private readonly hasTimestamps: boolean;
+  private readonly hasSubgroups: boolean;
+  private readonly maxBindingBytes: number;
+
+  private readonly kernels = new Map<string, WebGpuCompiled>();
+  private nextKernelId = 0;
+  private nextBufferId = 0;
+  private readonly pool = new BufferPool();
+  private readonly bindGroups = new Map<string, GPUBindGroup>();
+
+  private encoder: GPUCommandEncoder | undefined;
+  private pass: GPUComputePassEncoder | undefined;
+  private batchKernels = new Set<string>();
+  /** Run once the current batch is submitted (destroying its temporaries). */
+  private afterSubmit: Array<() => void> = [];
+  private arena: GPUBuffer;
+  private arenaId: number;
+  private readonly arenaHost = new ArrayBuffer(ARENA_BYTES);
+  private arenaUsed = 0;
+  private timing: TimingState | undefined;
+
+  private checks: PendingCheck[] = [];
+  private uncaptured: string | undefined;
+  private lost: string | undefined;
+  private destroyed = false;
+
+  constructor(setup: WebGpuDeviceSetup) {
+    const device = setup.device;
+    this.gpu = device;
+    this.keepAlive = setup.keepAlive;
+    this.hasTimestamps = device.features.has('timestamp-query');
+    this.hasSubgroups = device.features.has('subgroups');
+    const l = device.limits;
+    this.maxBindingBytes = Math.min(l.maxStorageBufferBindingSize, setup.maxStorageBufferBindingSize ?? Number.POSITIVE_INFINITY);
+    const info = setup.adapterInfo;
+    const names = [info?.vendor, info?.architecture, info?.device, info?.description].filter((s): s is string => !!s);
+    const software = setup.isFallbackAdapter || names.some((n) => /swiftshader|llvmpipe|lavapipe|warp|software/i.test(n));
+    const subgroupInfo = info as (GPUAdapterInfo & { subgroupMinSize?: number; subgroupMaxSize?: number }) | undefined;
+    const minSubgroup = this.hasSubgroups ? (subgroupInfo?.subgroupMinSize ?? 4) : 0;
+    const maxSubgroup = this.hasSubgroups ? (subgroupInfo?.subgroupMaxSize ?? 128) : 0;
+    const features = new Set<Feature>(['gather', 'scatter', 'atomic', 'atomic-other', 'workgroup']);
+    if (this.hasSubgroups) features.add('subgroup');
+    if (this.hasTimestamps) features.add('timestamp');
+    const maxInvocations = Math.min(l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX);
+    this.info = {
+      backend: 'webgpu',
+      adapter: info?.description || [info?.vendor, info?.architecture, info?.device].filter(Boolean).join(' ') || 'WebGPU adapter',
+      software,
+      details: {
+        runtime: setup.runtime,
+        vendor: info?.vendor ?? '',
+        architecture: info?.architecture ?? '',
+        device: info?.device ?? '',
+        description: info?.description ?? '',
+        fallbackAdapter: setup.isFallbackAdapter,
+      },
+    };
+    this.caps = {
+      limits: {
+        // Allocations are padded to 16 bytes; keep the padded size within maxBufferSize.
+        maxBufferElements: Math.floor(l.maxBufferSize / 16) * 4,
+        maxStorageBufferBindingSize: this.maxBindingBytes,
+        // One binding of every stage's storage-buffer budget; the uniforms take a uniform binding.
+        maxBuffersPerKernel: l.maxStorageBuffersPerShaderStage,
+        maxComputeInvocationsPerWorkgroup: maxInvocations,
+        maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
+        maxComputeWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension,
+        minSubgroupSize: minSubgroup,
+        maxSubgroupSize: maxSubgroup,
+        maxExactAtomicCount: 2 ** 32 - 1,
+      },
+      features,
+      timerSource: this.hasTimestamps ? 'gpu-timestamp' : 'wall',
+      preferredWorkgroupSize: Math.min(256, maxInvocations),
+      // Rough resident invocations: WebGPU does not say. Software adapters run few.
+      concurrency: software ? 4096 : 131072,
+    };
+    this.arena = this.newArena();
+    this.arenaId = this.nextBufferId++;
+    device.onuncapturederror = (ev: GPUUncapturedErrorEvent) => {
+      this.uncaptured ??= ev.error.message;
+    };
+    void device.lost.then((info) => {
+      if (!this.destroyed) this.lost = `${info.reason}: ${info.message}`;
+    });
+  }
+
+  // ---------- buffers ----------
+
+  createBuffer(dtype: BufferDType, length: number): WebGpuBuffer {
+    this.check();
+    const size = allocationBytes(length);
+    const reused = this.pool.take(size);
+    if (reused) {
+      // New buffers read as zeros, pooled or not (in stream order).
+      this.command().clearBuffer(reused.gpu);
+      return new WebGpuBuffer(dtype, length, reused.gpu, reused.id);
+    }
+    const gpu = this.gpu.createBuffer({
+      size,
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+    });
+    return new WebGpuBuffer(dtype, length, gpu, this.nextBufferId++);
+  }
+
+  destroyBuffer(buffer: BackendBuffer): void {
+    const b = buffer as WebGpuBuffer;
+    if (this.destroyed) return;
+    // Reuse is safe: later commands on the new owner follow earlier ones in stream order.
+    if (this.pool.give(b.gpu, b.id)) return;
+    this.release(b.gpu);
+  }
+
+  write(buffer: BackendBuffer, offset: number, data: HostArray): void {
+    this.check();
+    const b = buffer as WebGpuBuffer;
+    if (data.length === 0) return;
+    if (!this.encoder) {
+      // Nothing recorded: the queue orders this after every submitted batch.
+      // writeBuffer accepts views of shared memory too (AllowSharedBufferSource).
+      this.gpu.queue.writeBuffer(b.gpu, offset * 4, data as Uint32Array<ArrayBuffer>);
+      return;
+    }
+    // Recorded work must see the old contents: stage the data and record a copy.
+    const staging = this.gpu.createBuffer({ size: data.byteLength, usage: GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
+    new Uint8Array(staging.getMappedRange()).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    staging.unmap();
+    this.command().copyBufferToBuffer(staging, 0, b.gpu, offset * 4, data.byteLength);
+    this.afterSubmit.push(() => staging.destroy());
+  }
+
+  async read(buffer: BackendBuffer, offset: number, length: number): Promise<HostArray> {
+    this.check();
+    const b = buffer as WebGpuBuffer;
+    const ctor = typedArrayConstructor(b.dtype);
+    if (length === 0) {
+      await this.flush();
+      return new ctor(0);
+    }
+    const bytes = length * 4;
+    const staging = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    this.command().copyBufferToBuffer(b.gpu, offset * 4, staging, 0, bytes);
+    this.submit();
+    try {
+      await staging.mapAsync(GPUMapMode.READ);
+    } catch (err) {
+      await this.settle();
+      throw new KernelExecutionError('webgpu', '(read)', `mapping the read-back buffer failed: ${String(err)}`, { cause: err });
+    }
+    const out = new ctor(length);
+    new Uint8Array(out.buffer).set(new Uint8Array(staging.getMappedRange()));
+    staging.unmap();
+    staging.destroy();
+    await this.settle();
+    return out;
+  }
+
+  copy(src: BackendBuffer, srcOffset: number, dst: BackendBuffer, dstOffset: number, length: number): void {
+    this.check();
+    const s = src as WebGpuBuffer;
+    const d = dst as WebGpuBuffer;
+    const bytes = length * 4;
+    const enc = this.command();
+    if (s.gpu !== d.gpu) {
+      enc.copyBufferToBuffer(s.gpu, srcOffset * 4, d.gpu, dstOffset * 4, bytes);
+      return;
+    }
+    // WebGPU refuses a copy within one buffer; go through a temporary.
+    const tmp = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+    enc.copyBufferToBuffer(s.gpu, srcOffset * 4, tmp, 0, bytes);
+    enc.copyBufferToBuffer(tmp, 0, d.gpu, dstOffset * 4, bytes);
+    this.afterSubmit.push(() => tmp.destroy());
+  }
+
+  fill(buffer: BackendBuffer, value: number, offset: number, length: number): void {
+    this.check();
+    const b = buffer as WebGpuBuffer;
+    const bits = bitsOf(b.dtype, value);
+    if (bits === 0) {
+      this.command().clearBuffer(b.gpu, offset * 4, length * 4);
+      return;
+    }
+    const compiled = this.compile(FILL_KERNEL);
+    // Windows of at most one binding, starting at aligned offsets: buffers may exceed a binding.
+    const align = this.gpu.limits.minStorageBufferOffsetAlignment;
+    const windowBytes = Math.floor(this.maxBindingBytes / align) * align;
+    let done = 0;
+    while (done < length) {
+      const first = offset + done;
+      const start = Math.floor((first * 4) / align) * align;
+      const size = Math.min(windowBytes, b.gpu.size - start);
+      const elements = size / 4;
+      const local = first - start / 4;
+      const count = Math.min(length - done, elements - local);
+      const workgroups = Math.min(Math.ceil(count / FILL_WORKGROUP), this.caps.limits.maxComputeWorkgroupsPerDimension);
+      this.encodeDispatch(compiled, [workgroups, 1, 1], [{ gpu: b.gpu, id: b.id, offset: start, size, elements }], (slot) => {
+        if (slot.kind === 'length') return elements;
+        return slot.param === 'value' ? bits : slot.param === 'offset' ? local : count;
+      });
+      done += count;
+    }
+  }
+
+  // ---------- kernels ----------
+
+  compile(kernel: Kernel): WebGpuCompiled {
+    this.check();
+    const cached = this.kernels.get(kernel.key);
+    if (cached) return cached;
+    const ir = kernel.ir;
+    if (kernel.info.classes.has('subgroup') && !this.hasSubgroups) {
+      throw new UnsupportedFeatureError('webgpu', 'subgroup', kernel.name, "the adapter lacks the WebGPU 'subgroups' feature");
+    }
+    const limits = this.caps.limits;
+    if (ir.workgroupSize > limits.maxComputeInvocationsPerWorkgroup) {
+      throw new LimitExceededError(
+        'webgpu',
+        'maxComputeInvocationsPerWorkgroup',
+        ir.workgroupSize,
+        limits.maxComputeInvocationsPerWorkgroup,
+        `workgroup size of kernel '${kernel.name}'`,
+      );
+    }
+    const wgsl = generateWgsl(kernel, { subgroups: this.hasSubgroups, backend: 'webgpu' });
+    if (wgsl.workgroupStorageBytes > limits.maxComputeWorkgroupStorageSize) {
+      throw new LimitExceededError(
+        'webgpu',
+        'maxComputeWorkgroupStorageSize',
+        wgsl.workgroupStorageBytes,
+        limits.maxComputeWorkgroupStorageSize,
+        `workgroup memory of kernel '${kernel.name}'`,
+      );
+    }
+    if (wgsl.bufferParams.length > limits.maxBuffersPerKernel) {
+      throw new LimitExceededError(
+        'webgpu',
+        'maxBuffersPerKernel',
+        wgsl.bufferParams.length,
+        limits.maxBuffersPerKernel,
+        `buffer parameters of kernel '${kernel.name}'`,
+      );
+    }
+    const slotBytes = Math.max(UNIFORM_ALIGN, Math.ceil((wgsl.uniforms.length * 4) / UNIFORM_ALIGN) * UNIFORM_ALIGN);
+    this.gpu.pushErrorScope('validation');
+    const module = this.gpu.createShaderModule({ label: kernel.name, code: wgsl.source });
+    const entries: GPUBindGroupLayoutEntry[] = wgsl.bufferParams.map((p, binding) => ({
+      binding,
+      visibility: GPUShaderStage.COMPUTE,
+      buffer: { type: p.readOnly ? 'read-only-storage' : 'storage' },
+    }));
+    entries.push({
+      binding: wgsl.uniformBinding,
+      visibility: GPUShaderStage.COMPUTE,
+      buffer: { type: 'uniform', hasDynamicOffset: true, minBindingSize: slotBytes },
+    });
+    const layout = this.gpu.createBindGroupLayout({ label: kernel.name, entries });
+    const pipeline = this.gpu.createComputePipeline({
+      label: kernel.name,
+      layout: this.gpu.createPipelineLayout({ label: kernel.name, bindGroupLayouts: [layout] }),
+      compute: { module, entryPoint: 'main' },
+    });
+    this.checks.push({ what: kernel.name, compile: kernel.name, error: this.gpu.popErrorScope() });
+    const compiled: WebGpuCompiled = { kernel, source: wgsl.source, id: this.nextKernelId++, wgsl, pipeline, layout, slotBytes };
+    this.kernels.set(kernel.key, compiled);
+    return compiled;
+  }
+
+  dispatch(kernel: CompiledKernel, grid: Grid, args: ReadonlyMap<string, BackendBuffer | number>): void {
+    this.check();
+    const k = kernel as WebGpuCompiled;
+    const bindings = k.wgsl.bufferParams.map(({ name }): Binding => {
+      const b = args.get(name) as WebGpuBuffer;
+      return { gpu: b.gpu, id: b.id, offset: 0, size: b.gpu.size, elements: b.length };
+    });
+    const lengths = new Map<string, number>();
+    for (const { name } of k.wgsl.bufferParams) lengths.set(name, (args.get(name) as WebGpuBuffer).length);
+    this.encodeDispatch(k, grid, bindings, (slot) =>
+      slot.kind === 'uniform' ? (args.get(slot.param) as number) : (lengths.get(slot.param) ?? 0) / slot.vector,
+    );
+  }
+
+  async flush(): Promise<void> {
+    this.check();
+    this.submit();
+    await this.settle();
+  }
+
+  async measure(body: () => void | Promise<void>): Promise<{ ms: number; source: TimerSource }> {
+    this.check();
+    if (!this.hasTimestamps) {
+      const start = performance.now();
+      await body();
+      await this.flush();
+      return { ms: performance.now() - start, source: 'wall' };
+    }
+    this.submit();
+    const timing: TimingState = { querySet: undefined, used: 0, readbacks: [] };
+    this.timing = timing;
+    try {
+      await body();
+      this.submit();
+    } finally {
+      this.timing = undefined;
+    }
+    await this.settle();
+    // Each command buffer's span: first pass begin to last pass end (barriers and
+    // copies between its passes included); spans of several command buffers add up.
+    let ns = 0n;
+    for (const { buffer, count } of timing.readbacks) {
+      await buffer.mapAsync(GPUMapMode.READ);
+      const stamps = new BigUint64Array(buffer.getMappedRange().slice(0, count * 8));
+      buffer.unmap();
+      buffer.destroy();
+      let first: bigint | undefined;
+      let last: bigint | undefined;
+      for (let i = 0; i + 1 < count; i += 2) {
+        const b = stamps[i] as bigint;
+        const e = stamps[i + 1] as bigint;
+        if (first === undefined || b < first) first = b;
+        if (last === undefined || e > last) last = e;
+      }
+      if (first !== undefined && last !== undefined && last > first) ns += last - first;
+    }
+    return { ms: Number(ns) / 1e6, source: 'gpu-timestamp' };
+  }
+
+  lostReason(): string | undefined {
+    if (this.destroyed) return 'the device was destroyed';
+    return this.lost;
+  }
+
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    try {
+      this.submit();
+      await this.gpu.queue.onSubmittedWorkDone();
+    } catch {
+      // A lost device has nothing left to finish.
+    }
+    this.destroyed = true;
+    for (const f of this.afterSubmit) f();
+    this.afterSubmit = [];
+    for (const b of this.pool.drain()) b.destroy();
+    this.arena.destroy();
+    this.bindGroups.clear();
+    this.kernels.clear();
+    this.gpu.onuncapturederror = null;
+    this.gpu.destroy();
+  }
+
+  // ---------- recording and submission ----------
+
+  private check(): void {
+    if (this.destroyed) throw new KernelExecutionError('webgpu', '(device)', 'the device was destroyed');
+    if (this.uncaptured !== undefined) {
+      const message = this.uncaptured;
+      this.uncaptured = undefined;
+      throw new KernelExecutionError('webgpu', '(device)', `uncaptured WebGPU error: ${message}`);
+    }
+  }
+
+  /** The open encoder, with no compute pass open (for copies and clears). */
+  private command(): GPUCommandEncoder {
+    if (this.pass) {
+      this.pass.end();
+      this.pass = undefined;
+    }
+    if (!this.encoder) {
+      this.gpu.pushErrorScope('validation');
+      this.encoder = this.gpu.createCommandEncoder();
+    }
+    return this.encoder;
+  }
+
+  private computePass(): GPUComputePassEncoder {
+    if (this.pass) return this.pass;
+    const encoder = this.command();
+    const t = this.timing;
+    if (!t) {
+      this.pass = encoder.beginComputePass();
+      return this.pass;
+    }
+    if (t.used + 2 > 2 * TIMESTAMP_PAIRS) {
+      this.submit();
+      return this.computePass();
+    }
+    if (!t.querySet) t.querySet = this.gpu.createQuerySet({ type: 'timestamp', count: 2 * TIMESTAMP_PAIRS });
+    this.pass = encoder.beginComputePass({
+      timestampWrites: { querySet: t.querySet, beginningOfPassWriteIndex: t.used, endOfPassWriteIndex: t.used + 1 },
+    });
+    t.used += 2;
+    return this.pass;
+  }
+
+  private encodeDispatch(k: WebGpuCompiled, grid: Grid, bindings: readonly Binding[], value: (slot: UniformSlot) => number): void {
+    const [x, y, z] = grid;
+    if (x * y * z === 0) return;
+    if (this.arenaUsed + k.slotBytes > ARENA_BYTES) this.submit();
+    const slot = this.arenaUsed;
+    this.arenaUsed += k.slotBytes;
+    const view = new DataView(this.arenaHost, slot, k.slotBytes);
+    k.wgsl.uniforms.forEach((u, i) => {
+      const v = value(u);
+      if (u.kind === 'uniform' && u.dtype === 'f32') view.setFloat32(i * 4, v, true);
+      else if (u.kind === 'uniform' && u.dtype === 'i32') view.setInt32(i * 4, v, true);
+      else view.setUint32(i * 4, v >>> 0, true);
+    });
+    const pass = this.computePass();
+    pass.setPipeline(k.pipeline);
+    pass.setBindGroup(0, this.bindGroup(k, bindings), [slot]);
+    pass.dispatchWorkgroups(x, y, z);
+    this.batchKernels.add(k.kernel.name);
+  }
+
+  private bindGroup(k: WebGpuCompiled, bindings: readonly Binding[]): GPUBindGroup {
+    const key = `${k.id}|${this.arenaId}|${bindings.map((b) => `${b.id}:${b.offset}:${b.size}`).join(',')}`;
+    const cached = this.bindGroups.get(key);
+    if (cached) {
+      // Refresh its place in the eviction order.
+      this.bindGroups.delete(key);
+      this.bindGroups.set(key, cached);
+      return cached;
+    }
+    const entries: GPUBindGroupEntry[] = bindings.map((b, binding) => ({
+      binding,
+      resource: { buffer: b.gpu, offset: b.offset, size: b.size },
+    }));
+    entries.push({ binding: k.wgsl.uniformBinding, resource: { buffer: this.arena, offset: 0, size: k.slotBytes } });
+    const group = this.gpu.createBindGroup({ label: k.kernel.name, layout: k.layout, entries });
+    this.bindGroups.set(key, group);
+    if (this.bindGroups.size > BIND_GROUP_CACHE) {
+      const oldest = this.bindGroups.keys().next().value;
+      if (oldest !== undefined) this.bindGroups.delete(oldest);
+    }
+    return group;
+  }
+
+  /** Submits what is recorded (if anything), without waiting. */
+  private submit(): void {
+    const encoder = this.encoder;
+    if (!encoder) return;
+    if (this.pass) {
+      this.pass.end();
+      this.pass = undefined;
+    }
+    const t = this.timing;
+    if (t?.querySet && t.used > 0) {
+      const bytes = t.used * 8;
+      const resolve = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+      const readback = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      encoder.resolveQuerySet(t.querySet, 0, t.used, resolve, 0);
+      encoder.copyBufferToBuffer(resolve, 0, readback, 0, bytes);
+      t.readbacks.push({ buffer: readback, count: t.used });
+      const querySet = t.querySet;
+      this.afterSubmit.push(() => {
+        resolve.destroy();
+        querySet.destroy();
+      });
+      t.querySet = undefined;
+      t.used = 0;
+    }
+    if (this.arenaUsed > 0) this.gpu.queue.writeBuffer(this.arena, 0, this.arenaHost, 0, this.arenaUsed);
+    this.gpu.queue.submit([encoder.finish()]);
+    const names = [...this.batchKernels];
+    this.checks.push({ what: names.length ? names.join(', ') : '(copies)', error: this.gpu.popErrorScope() });
+    this.encoder = undefined;
+    this.batchKernels = new Set();
+    this.arenaUsed = 0;
+    for (const f of this.afterSubmit) f();
+    this.afterSubmit = [];
+  }
+
+  /** Waits for submitted work and reports the first error it (or a pipeline) produced. */
+  private async settle(): Promise<void> {
+    await this.gpu.queue.onSubmittedWorkDone();
+    const checks = this.checks;
+    this.checks = [];
+    const results = await Promise.all(checks.map(async (c) => ({ c, error: await c.error })));
+    // A pipeline's own error explains the batch errors that follow from it: report it first.
+    const failed = results.find((r) => r.error && r.c.compile) ?? results.find((r) => r.error);
+    if (failed?.error) {
+      if (failed.c.compile) throw new KernelBuildError(failed.c.compile, `WebGPU rejected the generated WGSL: ${failed.error.message}`);
+      throw new KernelExecutionError('webgpu', failed.c.what, failed.error.message);
+    }
+    this.check();
+  }
+
+  private release(gpu: GPUBuffer): void {
+    if (this.encoder) this.afterSubmit.push(() => gpu.destroy());
+    else gpu.destroy();
+  }
+
+  private newArena(): GPUBuffer {
+    return this.gpu.createBuffer({ size: ARENA_BYTES, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+  }
+}
+
+/** The 32 bits a fill value stores. */
+function bitsOf(dtype: BufferDType, value: number): number {
+  if (dtype === 'f32') return new Uint32Array(new Float32Array([value]).buffer)[0] as number;
+  return value >>> 0;
+}

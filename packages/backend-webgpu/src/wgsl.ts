@@ -1,0 +1,722 @@
+import {
+  type BinaryFn,
+  containsBarrier,
+  type Expr,
+  type Kernel,
+  KernelBuildError,
+  type KernelIR,
+  type Stmt,
+  typeInfo,
+  UnsupportedFeatureError,
+  type ValueType,
+  walkExpr,
+  walkStmts,
+} from '@trident/core';
+
+/**
+ * WGSL code generation: the sibling of core's JavaScript generator (codegen/js.ts).
+ *
+ * Layout of a generated module:
+ * - every buffer parameter is `@group(0) @binding(i)` in parameter order, as
+ *   `var<storage, read>` (access 'read') or `var<storage, read_write>`; atomic
+ *   buffers are `array<atomic<u32|i32>>`, vec2/vec4 views `array<vecN<T>>`, vec3
+ *   views a scalar array (a WGSL vec3 array has a 16-byte stride);
+ * - one uniform struct `P` at the binding after the buffers holds the scalar
+ *   uniforms (`u_<name>`) and the logical length of every buffer (`len_<name>`,
+ *   in view elements): bounds come from there, not from `arrayLength`, because a
+ *   pooled or padded allocation may be longer than the buffer it holds;
+ * - every IR variable is declared at the top of `main` (WGSL scoping never gets
+ *   in the way) and assigned where the IR's `let` stands.
+ *
+ * IR semantics (ir/nodes.ts) that WGSL does not give by itself are made explicit:
+ * loads, stores and atomics are bounds-checked in small helper functions (WGSL's
+ * robustness may clamp an index into range instead of dropping the access);
+ * shift amounts are masked with 31; f32 -> integer conversions saturate with NaN
+ * -> 0 by a bit test (drivers may assume no NaN in float compares); u32 <-> i32
+ * are `bitcast`s. Integer division and remainder by zero and MIN / -1 are already
+ * WGSL's rules (Tint polyfills them), which the IR adopted. Operations on constants
+ * only are routed through identity functions (`rt_<type>`), because WGSL would
+ * evaluate them at shader creation, where wrapping, division by zero and NaN are
+ * errors instead of values.
+ *
+ * A kernel with barriers and `return` lowers `return` to a `done` flag: the
+ * invocation skips all further work but still reaches the barriers, which is
+ * what "takes no part in later barriers" means observably, and what WGSL's
+ * uniformity rules allow.
+ */
+
+export interface WgslOptions {
+  /** The device has the 'subgroups' feature. */
+  readonly subgroups: boolean;
+  /** Backend name for errors. */
+  readonly backend?: string;
+}
+
+/** One 32-bit member of the per-dispatch uniform struct. */
+export type UniformSlot =
+  | { readonly kind: 'uniform'; readonly param: string; readonly dtype: 'u32' | 'i32' | 'f32' }
+  | { readonly kind: 'length'; readonly param: string; readonly vector: number };
+
+export interface WgslKernel {
+  readonly source: string;
+  /** Buffer parameters in binding order (binding i = bufferParams[i]). */
+  readonly bufferParams: readonly { readonly name: string; readonly readOnly: boolean }[];
+  /** Members of the uniform struct, 4 bytes each, in order. */
+  readonly uniforms: readonly UniformSlot[];
+  /** The binding of the uniform struct. */
+  readonly uniformBinding: number;
+  /** Bytes of workgroup memory the kernel declares. */
+  readonly workgroupStorageBytes: number;
+}
+
+export function generateWgsl(kernel: Kernel, options: WgslOptions): WgslKernel {
+  return new WgslGenerator(kernel, options).generate();
+}
+
+/** Bytes one workgroup-array element takes (WGSL alignment rules: vec3 is padded to 16). */
+export function workgroupElementBytes(type: ValueType): number {
+  const { width } = typeInfo(type);
+  return width === 1 ? 4 : width === 2 ? 8 : 16;
+}
+
+const I32_MIN = -2147483648;
+
+type LoopKind = 'none' | 'barrier' | 'free';
+interface Ctx {
+  /** The innermost enclosing loop: none, one containing a barrier, or a barrier-free one. */
+  readonly loop: LoopKind;
+  /** `done` may already be set here (flag mode): barrier-free code must be guarded. */
+  readonly guard: boolean;
+}
+
+class WgslGenerator {
+  private readonly ir: KernelIR;
+  private readonly kernel: Kernel;
+  private readonly backend: string;
+  private readonly subgroups: boolean;
+  private readonly varName = new Map<number, string>();
+  private readonly bufferDecl = new Map<string, { dtype: string; access: string; vector: number }>();
+  private readonly arrayDecl = new Map<number, { type: ValueType; length: number }>();
+  /** Helper functions, by name, emitted once each before `main`. */
+  private readonly helpers = new Map<string, string>();
+  /** Barriers and `return` together: lower `return` to the `done` flag. */
+  private readonly flagMode: boolean;
+  private readonly storageBarrier: boolean;
+
+  constructor(kernel: Kernel, options: WgslOptions) {
+    this.kernel = kernel;
+    this.ir = kernel.ir;
+    this.backend = options.backend ?? 'webgpu';
+    this.subgroups = options.subgroups;
+    for (const v of this.ir.vars) this.varName.set(v.id, /^[0-9]/.test(v.name) ? `v${v.name}` : v.name);
+    for (const [name, decl] of this.ir.params) {
+      if (decl.kind === 'buffer') this.bufferDecl.set(name, { dtype: decl.dtype, access: decl.access, vector: decl.vector });
+    }
+    for (const a of this.ir.workgroupArrays) this.arrayDecl.set(a.id, { type: a.type, length: a.length });
+    let hasReturn = false;
+    walkStmts(this.ir.body, (s) => {
+      if (s.op === 'return') hasReturn = true;
+    });
+    this.flagMode = hasReturn && containsBarrier(this.ir.body);
+    // Barriers order workgroup memory; where invocations may also exchange data
+    // through a storage buffer they both read and write, order that too, as the
+    // CPU backend's phases do.
+    this.storageBarrier = [...this.bufferDecl.values()].some((b) => b.access === 'read_write' || b.access === 'atomic');
+  }
+
+  generate(): WgslKernel {
+    const ir = this.ir;
+    if (this.kernel.info.classes.has('subgroup') && !this.subgroups) {
+      throw new UnsupportedFeatureError(this.backend, 'subgroup', ir.name, "the adapter lacks the WebGPU 'subgroups' feature");
+    }
+    const body = this.block(ir.body, '  ', { loop: 'none', guard: false });
+
+    const bufferParams: Array<{ name: string; readOnly: boolean }> = [];
+    const uniforms: UniformSlot[] = [];
+    const bindings: string[] = [];
+    for (const [name, decl] of ir.params) {
+      if (decl.kind === 'uniform') uniforms.push({ kind: 'uniform', param: name, dtype: decl.dtype });
+    }
+    for (const [name, decl] of ir.params) {
+      if (decl.kind !== 'buffer') continue;
+      const binding = bufferParams.length;
+      bufferParams.push({ name, readOnly: decl.access === 'read' });
+      uniforms.push({ kind: 'length', param: name, vector: decl.vector });
+      const access = decl.access === 'read' ? 'read' : 'read_write';
+      bindings.push(`@group(0) @binding(${binding}) var<storage, ${access}> b_${name}: array<${this.storageElement(name)}>;`);
+    }
+    const uniformBinding = bufferParams.length;
+    const members = uniforms.map((u) => (u.kind === 'uniform' ? `  u_${u.param}: ${u.dtype},` : `  len_${u.param}: u32,`));
+    if (members.length === 0) members.push('  pad: u32,');
+
+    let workgroupStorageBytes = 0;
+    const wgDecls: string[] = [];
+    for (const a of ir.workgroupArrays) {
+      workgroupStorageBytes += workgroupElementBytes(a.type) * a.length;
+      wgDecls.push(`var<workgroup> wg_${a.id}: array<${a.type}, ${a.length}>;`);
+    }
+
+    const usesSubgroups = this.kernel.info.classes.has('subgroup');
+    const out: string[] = [];
+    out.push(`// Trident kernel '${ir.name}' (generated WGSL, workgroup size ${ir.workgroupSize})`);
+    if (usesSubgroups) {
+      out.push('enable subgroups;');
+      // Subgroup operations after an early return or in a guarded branch run over
+      // the active invocations, which is what the IR means; WGSL would reject them.
+      out.push('diagnostic(off, subgroup_uniformity);');
+    }
+    out.push('', 'struct Params {', ...members, '}', '');
+    out.push(...bindings, `@group(0) @binding(${uniformBinding}) var<uniform> P: Params;`);
+    if (wgDecls.length) out.push('', ...wgDecls);
+    for (const h of this.helpers.values()) out.push('', h);
+
+    const entry = [
+      '@builtin(workgroup_id) wid: vec3<u32>',
+      '@builtin(num_workgroups) nwg3: vec3<u32>',
+      '@builtin(local_invocation_index) lid: u32',
+    ];
+    if (usesSubgroups) entry.push('@builtin(subgroup_size) sg_size: u32', '@builtin(subgroup_invocation_id) sg_id: u32');
+    out.push('', `@compute @workgroup_size(${ir.workgroupSize})`, `fn main(${entry.join(', ')}) {`);
+    out.push('  // The grid is linear to the kernel: workgroups beyond one dimension fold into y and z.');
+    out.push('  let wgi = wid.x + wid.y * nwg3.x + wid.z * nwg3.x * nwg3.y;');
+    out.push('  let nwg = nwg3.x * nwg3.y * nwg3.z;');
+    out.push(`  let gid = wgi * ${ir.workgroupSize}u + lid;`);
+    for (const v of ir.vars) out.push(`  var ${this.name(v.id)}: ${v.type};`);
+    if (this.flagMode) out.push('  var done = false;');
+    if (body) out.push(body);
+    out.push('}', '');
+    return { source: out.join('\n'), bufferParams, uniforms, uniformBinding, workgroupStorageBytes };
+  }
+
+  private storageElement(name: string): string {
+    const d = this.decl(name);
+    if (d.access === 'atomic') return `atomic<${d.dtype}>`;
+    return d.vector === 1 || d.vector === 3 ? d.dtype : `vec${d.vector}<${d.dtype}>`;
+  }
+
+  private decl(name: string): { dtype: string; access: string; vector: number } {
+    const d = this.bufferDecl.get(name);
+    if (!d) throw new KernelBuildError(this.ir.name, `unknown buffer '${name}'`);
+    return d;
+  }
+
+  private name(id: number): string {
+    const n = this.varName.get(id);
+    if (n === undefined) throw new KernelBuildError(this.ir.name, `internal: unknown variable ${id}`);
+    return n;
+  }
+
+  // ---------- statements ----------
+
+  private block(stmts: readonly Stmt[], ind: string, ctx: Ctx): string {
+    if (!this.flagMode || ctx.loop === 'free') {
+      // Plain lowering; inside a barrier-free loop, flag mode leaves the loop at once after a return.
+      const out: string[] = [];
+      for (const s of stmts) {
+        out.push(this.stmt(s, ind, ctx));
+        if (this.flagMode && ctx.loop === 'free' && s.op !== 'return' && mayReturn(s)) out.push(`${ind}if (done) { break; }`);
+      }
+      return join(out);
+    }
+    // Flag mode outside barrier-free loops: once `done` may be set, barrier-free
+    // statements run under `if (!done)`, and barriers are still reached by all.
+    const out: string[] = [];
+    let guard = ctx.guard;
+    let run: string[] = [];
+    const endRun = () => {
+      if (run.length) out.push(`${ind}if (!done) {`, ...run, `${ind}}`);
+      run = [];
+    };
+    for (const s of stmts) {
+      const barrier = containsBarrier([s]);
+      if (guard && !barrier) {
+        run.push(this.stmt(s, `${ind}  `, ctx));
+      } else {
+        endRun();
+        out.push(this.stmt(s, ind, { ...ctx, guard }));
+      }
+      if (mayReturn(s)) guard = true;
+    }
+    endRun();
+    return join(out);
+  }
+
+  private stmt(s: Stmt, ind: string, ctx: Ctx): string {
+    switch (s.op) {
+      case 'let':
+        return `${ind}${this.name(s.id)} = ${this.expr(s.init)};`;
+      case 'assign':
+        return `${ind}${this.name(s.id)} = ${this.expr(s.value)};`;
+      case 'store':
+        return `${ind}${this.storeHelper(s.buffer)}(${this.index(s.index)}, ${this.expr(s.value)});`;
+      case 'wgStore':
+        return `${ind}${this.wgStoreHelper(s.array)}(${this.index(s.index)}, ${this.expr(s.value)});`;
+      case 'eval':
+        // Helper calls (atomics) may stand as statements; anything else is evaluated for nothing.
+        return s.expr.op === 'atomic' ? `${ind}${this.expr(s.expr)};` : `${ind}_ = ${this.expr(s.expr)};`;
+      case 'if': {
+        const parts = [`${ind}if (${this.expr(s.cond)}) {`, this.block(s.thenBlock, `${ind}  `, ctx)];
+        if (s.elseBlock.length) parts.push(`${ind}} else {`, this.block(s.elseBlock, `${ind}  `, ctx));
+        parts.push(`${ind}}`);
+        return join(parts);
+      }
+      case 'loop': {
+        for (const u of s.update) {
+          walkStmts([u], (x) => {
+            if (x.op === 'break' || x.op === 'continue' || x.op === 'return') {
+              throw new UnsupportedFeatureError(
+                this.backend,
+                'loop',
+                this.ir.name,
+                `'${x.op}' in a loop's update step (WGSL forbids it there)`,
+              );
+            }
+          });
+        }
+        const barrier = containsBarrier([s]);
+        const loop: LoopKind = barrier ? 'barrier' : 'free';
+        // In a barrier loop the loop control is run by every invocation, done or not.
+        const control: Ctx = { loop, guard: false };
+        const bodyCtx: Ctx = { loop, guard: ctx.guard || (this.flagMode && mayReturn(s)) };
+        const parts = [
+          `${ind}loop {`,
+          this.block(s.condPrelude, `${ind}  `, control),
+          `${ind}  if (!(${this.expr(s.cond)})) { break; }`,
+          this.block(s.body, `${ind}  `, bodyCtx),
+        ];
+        const update = this.block(s.update, `${ind}    `, control);
+        if (update) parts.push(`${ind}  continuing {`, update, `${ind}  }`);
+        parts.push(`${ind}}`);
+        return join(parts);
+      }
+      case 'break':
+        return `${ind}break;`;
+      case 'continue':
+        return `${ind}continue;`;
+      case 'return':
+        if (!this.flagMode) return `${ind}return;`;
+        return ctx.loop === 'free' ? `${ind}done = true;\n${ind}break;` : `${ind}done = true;`;
+      case 'barrier':
+        return this.storageBarrier ? `${ind}storageBarrier();\n${ind}workgroupBarrier();` : `${ind}workgroupBarrier();`;
+    }
+  }
+
+  // ---------- expressions ----------
+
+  /** An index as u32: negative i32 indices become huge and fail the bounds check. */
+  private index(e: Expr): string {
+    return e.type === 'i32' ? `bitcast<u32>(${this.expr(e)})` : this.expr(e);
+  }
+
+  private expr(e: Expr, opaque = false): string {
+    // Operations on constants alone would be evaluated at shader creation (see the header).
+    const rt = opaque || (e.op !== 'const' && isConstTree(e));
+    const sub = (x: Expr) => this.expr(x, rt);
+    switch (e.op) {
+      case 'const':
+        return this.constant(e.type, e.value, opaque);
+      case 'uniform':
+        return `P.u_${e.name}`;
+      case 'builtin':
+        switch (e.name) {
+          case 'globalIndex':
+            return 'gid';
+          case 'localIndex':
+            return 'lid';
+          case 'workgroupIndex':
+            return 'wgi';
+          case 'workgroupSize':
+            return `${this.ir.workgroupSize}u`;
+          case 'numWorkgroups':
+            return 'nwg';
+          case 'subgroupSize':
+            return 'sg_size';
+          case 'subgroupInvocation':
+            return 'sg_id';
+        }
+        break;
+      case 'var':
+        return this.name(e.id);
+      case 'unary':
+        if (e.fn === 'not') return `(!${sub(e.a)})`;
+        if (e.fn === 'bitnot') return `(~${sub(e.a)})`;
+        // Runtime i32 negation wraps (-MIN == MIN), as the IR says.
+        return `(-(${sub(e.a)}))`;
+      case 'binary':
+        return this.binary(e.fn, e.a, e.b, rt);
+      case 'call':
+        if (e.fn === 'sin' || e.fn === 'cos') return `${this.trigHelper(e.type, e.fn)}(${e.args.map(sub).join(', ')})`;
+        return `${e.fn}(${e.args.map(sub).join(', ')})`;
+      case 'select':
+        // WGSL's select(ifFalse, ifTrue, cond) evaluates both sides, as the IR does.
+        return `select(${sub(e.ifFalse)}, ${sub(e.ifTrue)}, ${sub(e.cond)})`;
+      case 'convert':
+        return this.convert(e.a, e.type, rt);
+      case 'bitcast':
+        return `bitcast<${e.type}>(${sub(e.a)})`;
+      case 'load':
+        return `${this.loadHelper(e.buffer)}(${this.index(e.index)})`;
+      case 'length':
+        return `P.len_${e.buffer}`;
+      case 'atomic':
+        return this.atomic(e);
+      case 'wgLoad':
+        return `${this.wgLoadHelper(e.array)}(${this.index(e.index)})`;
+      case 'subgroup':
+        return this.subgroup(e.fn, e.a, e.lane);
+      case 'construct':
+        return `${e.type}(${e.args.map(sub).join(', ')})`;
+      case 'extract':
+        return `(${sub(e.a)}).${'xyzw'[e.component]}`;
+    }
+    throw new KernelBuildError(this.ir.name, `internal: unknown expression ${(e as Expr).op}`);
+  }
+
+  private constant(type: ValueType, value: number | boolean | readonly number[], opaque: boolean): string {
+    const { scalar, width } = typeInfo(type);
+    let code: string;
+    if (typeof value === 'boolean') code = String(value);
+    else if (typeof value === 'number') code = this.scalarLiteral(scalar, value);
+    else code = `${type}(${value.map((v) => this.scalarLiteral(scalar, v)).join(', ')})`;
+    void width;
+    return opaque ? `${this.runtimeHelper(type)}(${code})` : code;
+  }
+
+  private scalarLiteral(scalar: string, v: number | boolean): string {
+    if (typeof v === 'boolean') return String(v);
+    switch (scalar) {
+      case 'u32':
+        return `${v >>> 0}u`;
+      case 'i32':
+        if (v === I32_MIN) return 'i32(-2147483648)';
+        return v < 0 ? `(${v}i)` : `${v}i`;
+      case 'f32': {
+        // No NaN or infinity literals, and a constant NaN or infinity is a creation
+        // error: build them from bits at run time. -0 likewise keeps its sign bit.
+        if (Number.isNaN(v)) return `bitcast<f32>(${this.runtimeHelper('u32')}(0x7fc00000u))`;
+        if (v === Number.POSITIVE_INFINITY) return `bitcast<f32>(${this.runtimeHelper('u32')}(0x7f800000u))`;
+        if (v === Number.NEGATIVE_INFINITY) return `bitcast<f32>(${this.runtimeHelper('u32')}(0xff800000u))`;
+        if (Object.is(v, -0)) return 'bitcast<f32>(0x80000000u)';
+        // The shortest decimal of the (f32-valued) double parses back to the same f32.
+        return v < 0 ? `(${v}f)` : `${v}f`;
+      }
+      default:
+        return String(v);
+    }
+  }
+
+  private binary(fn: BinaryFn, a: Expr, b: Expr, rt: boolean): string {
+    const scalar = typeInfo(a.type).scalar;
+    const x = this.expr(a, rt);
+    // A constant zero divisor is a shader-creation error in WGSL; at run time it is defined.
+    const zeroDivisor = (fn === 'div' || fn === 'rem') && scalar !== 'f32' && b.op === 'const' && isZeroConst(b.value);
+    const y = this.expr(b, rt || zeroDivisor);
+    switch (fn) {
+      case 'add':
+        return `(${x} + ${y})`;
+      case 'sub':
+        return `(${x} - ${y})`;
+      case 'mul':
+        return `(${x} * ${y})`;
+      case 'div':
+        return `(${x} / ${y})`;
+      case 'rem':
+        return `(${x} % ${y})`;
+      case 'and':
+        // On bools `&` evaluates both operands, as the IR does.
+        return `(${x} & ${y})`;
+      case 'or':
+        return `(${x} | ${y})`;
+      case 'xor':
+        return scalar === 'bool' ? `(${x} != ${y})` : `(${x} ^ ${y})`;
+      case 'shl':
+      case 'shr': {
+        const { width } = typeInfo(a.type);
+        const mask = width === 1 ? '31u' : `vec${width}<u32>(31u)`;
+        return `(${x} ${fn === 'shl' ? '<<' : '>>'} (${y} & ${mask}))`;
+      }
+      case 'eq':
+        return `(${x} == ${y})`;
+      case 'ne':
+        return `(${x} != ${y})`;
+      case 'lt':
+        return `(${x} < ${y})`;
+      case 'le':
+        return `(${x} <= ${y})`;
+      case 'gt':
+        return `(${x} > ${y})`;
+      case 'ge':
+        return `(${x} >= ${y})`;
+    }
+  }
+
+  private convert(a: Expr, to: ValueType, rt: boolean): string {
+    const from = typeInfo(a.type).scalar;
+    const target = typeInfo(to).scalar;
+    const x = this.expr(a, rt);
+    if (from === target) return x;
+    if (from === 'bool' || target === 'bool') return `${to}(${x})`; // bool -> 0/1; number -> (x != 0)
+    if (target === 'f32') return `${this.intToFloatHelper(a.type, to)}(${x})`;
+    if (from !== 'f32') return `bitcast<${to}>(${x})`; // u32 <-> i32 keep the bits
+    return `${this.floatToIntHelper(a.type, to)}(${x})`;
+  }
+
+  private subgroup(fn: string, a: Expr, lane: Expr | undefined): string {
+    const x = this.expr(a);
+    switch (fn) {
+      case 'add':
+        return `subgroupAdd(${x})`;
+      case 'min':
+        return `subgroupMin(${x})`;
+      case 'max':
+        return `subgroupMax(${x})`;
+      case 'inclusiveAdd':
+        return `subgroupInclusiveAdd(${x})`;
+      case 'exclusiveAdd':
+        return `subgroupExclusiveAdd(${x})`;
+      case 'broadcastFirst':
+        return `subgroupBroadcastFirst(${x})`;
+      case 'shuffle':
+        return `subgroupShuffle(${x}, ${this.expr(lane as Expr)})`;
+      default:
+        throw new KernelBuildError(this.ir.name, `internal: unknown subgroup op ${fn}`);
+    }
+  }
+
+  private atomic(e: Extract<Expr, { op: 'atomic' }>): string {
+    const d = this.decl(e.buffer);
+    const t = d.dtype;
+    const name = `atomic_${e.fn}_${e.buffer}`;
+    const guard = `i < P.len_${e.buffer}`;
+    const ref = `&b_${e.buffer}[i]`;
+    const i = this.index(e.index);
+    const v = this.expr(e.value);
+    switch (e.fn) {
+      case 'load':
+        this.helper(name, `fn ${name}(i: u32) -> ${t} {\n  if (${guard}) { return atomicLoad(${ref}); }\n  return ${t}();\n}`);
+        return `${name}(${i})`;
+      case 'store':
+        this.helper(name, `fn ${name}(i: u32, v: ${t}) {\n  if (${guard}) { atomicStore(${ref}, v); }\n}`);
+        return `${name}(${i}, ${v})`;
+      case 'compareExchange':
+        // WGSL only has the weak form, which may fail spuriously: retry until the
+        // element differs from `expected` or the exchange happened (a strong CAS).
+        this.helper(
+          name,
+          [
+            `fn ${name}(i: u32, expected: ${t}, v: ${t}) -> ${t} {`,
+            `  if (!(${guard})) { return ${t}(); }`,
+            '  loop {',
+            `    let r = atomicCompareExchangeWeak(${ref}, expected, v);`,
+            '    if (r.exchanged || r.old_value != expected) { return r.old_value; }',
+            '  }',
+            '}',
+          ].join('\n'),
+        );
+        return `${name}(${i}, ${this.expr(e.compare as Expr)}, ${v})`;
+      default: {
+        const builtin = `atomic${e.fn[0]?.toUpperCase()}${e.fn.slice(1)}`;
+        this.helper(name, `fn ${name}(i: u32, v: ${t}) -> ${t} {\n  if (${guard}) { return ${builtin}(${ref}, v); }\n  return ${t}();\n}`);
+        return `${name}(${i}, ${v})`;
+      }
+    }
+  }
+
+  // ---------- helper functions ----------
+
+  private helper(name: string, code: string): void {
+    if (!this.helpers.has(name)) this.helpers.set(name, code);
+  }
+
+  private elementType(buffer: string): string {
+    const d = this.decl(buffer);
+    return d.vector === 1 ? d.dtype : `vec${d.vector}<${d.dtype}>`;
+  }
+
+  private loadHelper(buffer: string): string {
+    const d = this.decl(buffer);
+    const t = this.elementType(buffer);
+    const name = `ld_${buffer}`;
+    const value = d.vector === 3 ? `${t}(b_${buffer}[3u * i], b_${buffer}[3u * i + 1u], b_${buffer}[3u * i + 2u])` : `b_${buffer}[i]`;
+    this.helper(name, `fn ${name}(i: u32) -> ${t} {\n  if (i < P.len_${buffer}) { return ${value}; }\n  return ${t}();\n}`);
+    return name;
+  }
+
+  private storeHelper(buffer: string): string {
+    const d = this.decl(buffer);
+    const t = this.elementType(buffer);
+    const name = `st_${buffer}`;
+    const body =
+      d.vector === 3 ? `b_${buffer}[3u * i] = v.x; b_${buffer}[3u * i + 1u] = v.y; b_${buffer}[3u * i + 2u] = v.z;` : `b_${buffer}[i] = v;`;
+    this.helper(name, `fn ${name}(i: u32, v: ${t}) {\n  if (i < P.len_${buffer}) { ${body} }\n}`);
+    return name;
+  }
+
+  private wgLoadHelper(array: number): string {
+    const a = this.array(array);
+    const name = `wgld_${array}`;
+    this.helper(name, `fn ${name}(i: u32) -> ${a.type} {\n  if (i < ${a.length}u) { return wg_${array}[i]; }\n  return ${a.type}();\n}`);
+    return name;
+  }
+
+  private wgStoreHelper(array: number): string {
+    const a = this.array(array);
+    const name = `wgst_${array}`;
+    this.helper(name, `fn ${name}(i: u32, v: ${a.type}) {\n  if (i < ${a.length}u) { wg_${array}[i] = v; }\n}`);
+    return name;
+  }
+
+  private array(id: number): { type: ValueType; length: number } {
+    const a = this.arrayDecl.get(id);
+    if (!a) throw new KernelBuildError(this.ir.name, `internal: unknown workgroup array ${id}`);
+    return a;
+  }
+
+  /** Identity function that makes its argument a run-time value (see the header). */
+  private runtimeHelper(type: ValueType): string {
+    const name = `rt_${typeSuffix(type)}`;
+    this.helper(name, `fn ${name}(x: ${type}) -> ${type} { return x; }`);
+    return name;
+  }
+
+  /**
+   * sin / cos to a few ulp, as the JS reference computes them. WGSL only promises
+   * an absolute error of 2^-11 on [-pi, pi] (SwiftShader is that coarse; NVIDIA's is
+   * off by ~2^-17 relative near 0). Cody-Waite reduction by pi/2 in three parts
+   * whose leading parts multiply exactly (no fma needed) for |x| below ~2^13, then
+   * Cephes' minimax polynomials on [-pi/4, pi/4]. NaN and infinities give NaN.
+   */
+  private trigHelper(type: ValueType, fn: 'sin' | 'cos'): string {
+    const { width } = typeInfo(type);
+    const it = width === 1 ? 'i32' : `vec${width}<i32>`;
+    const name = `${fn}_${typeSuffix(type)}`;
+    const t = type;
+    this.helper(
+      name,
+      [
+        `fn ${name}(x: ${t}) -> ${t} {`,
+        `  let n = round(x * ${t}(0.63661977236758134f));`,
+        `  var r = x - n * ${t}(1.5703125f);`,
+        `  r = r - n * ${t}(4.837512969970703125e-4f);`,
+        `  r = r - n * ${t}(7.54978995489188216e-8f);`,
+        '  let r2 = r * r;',
+        `  let s = r + r * r2 * (${t}(-1.6666654611e-1f) + r2 * (${t}(8.3321608736e-3f) + r2 * ${t}(-1.9515295891e-4f)));`,
+        `  let c = ${t}(1.0f) - ${t}(0.5f) * r2 + r2 * r2 * (${t}(4.166664568298827e-2f) + r2 * (${t}(-1.388731625493765e-3f) + r2 * ${t}(2.443315711809948e-5f)));`,
+        `  let q = (${it}(n)${fn === 'cos' ? ` + ${it}(1i)` : ''}) & ${it}(3i);`,
+        `  let v = select(s, c, (q & ${it}(1i)) == ${it}(1i));`,
+        fn === 'sin'
+          ? `  return select(select(v, -v, (q & ${it}(2i)) == ${it}(2i)), x, x == ${t}(0.0f)); // sin(-0) is -0`
+          : `  return select(v, -v, (q & ${it}(2i)) == ${it}(2i));`,
+        '}',
+      ].join('\n'),
+    );
+    return name;
+  }
+
+  /**
+   * u32/i32 -> f32 rounded to nearest, ties to even (IR rule). WGSL lets the
+   * conversion pick either neighbour, and SwiftShader does not round to nearest:
+   * drop the low bits by hand, round, and scale by a power of two (all exact).
+   */
+  private intToFloatHelper(from: ValueType, to: ValueType): string {
+    const { width, scalar } = typeInfo(from);
+    const vt = (s: string) => (width === 1 ? s : `vec${width}<${s}>`);
+    const [ut, it] = [vt('u32'), vt('i32')];
+    const u2f = `u2f_${typeSuffix(vt('u32') as ValueType)}`;
+    this.helper(
+      u2f,
+      [
+        `fn ${u2f}(x: ${ut}) -> ${to} {`,
+        `  let lz = countLeadingZeros(x);`,
+        `  let shift = select(${ut}(0u), ${ut}(8u) - lz, lz < ${ut}(8u)); // bits beyond the 24 a f32 holds`,
+        `  let m = x >> shift;`,
+        `  let rem = x & ((${ut}(1u) << shift) - ${ut}(1u));`,
+        `  let half = (${ut}(1u) << shift) >> ${ut}(1u);`,
+        `  let up = (shift > ${ut}(0u)) & ((rem > half) | ((rem == half) & ((m & ${ut}(1u)) == ${ut}(1u))));`,
+        `  return ldexp(${to}(m + select(${ut}(0u), ${ut}(1u), up)), ${it}(shift));`,
+        '}',
+      ].join('\n'),
+    );
+    if (scalar === 'u32') return u2f;
+    const i2f = `i2f_${typeSuffix(from)}`;
+    this.helper(
+      i2f,
+      [
+        `fn ${i2f}(x: ${it}) -> ${to} {`,
+        `  let neg = x < ${it}(0i);`,
+        '  // The magnitude as u32: -MIN is 2^31, exact.',
+        `  let f = ${u2f}(select(bitcast<${ut}>(x), ${ut}(0u) - bitcast<${ut}>(x), neg));`,
+        '  return select(f, -f, neg);',
+        '}',
+      ].join('\n'),
+    );
+    return i2f;
+  }
+
+  /** f32 -> u32/i32: truncate, saturate, NaN -> 0 (IR rule), for scalars and vectors alike. */
+  private floatToIntHelper(from: ValueType, to: ValueType): string {
+    const { width, scalar } = typeInfo(to);
+    const name = `${scalar === 'u32' ? 'f2u' : 'f2i'}_${typeSuffix(from)}`;
+    const vt = (s: string) => (width === 1 ? s : `vec${width}<${s}>`);
+    const bits = vt('u32');
+    const lines = [`fn ${name}(x: ${from}) -> ${to} {`];
+    // NaN by its bits: float compares may be compiled assuming no NaN.
+    lines.push(`  let nan = (bitcast<${bits}>(x) & ${bits}(0x7fffffffu)) > ${bits}(0x7f800000u);`);
+    if (scalar === 'u32') {
+      lines.push(`  let r = select(${to}(x), ${to}(4294967295u), x >= ${from}(4294967296.0f));`);
+      lines.push(`  return select(r, ${to}(0u), nan | (x <= ${from}(0.0f)));`);
+    } else {
+      lines.push(`  var r = select(${to}(x), ${to}(2147483647i), x >= ${from}(2147483648.0f));`);
+      lines.push(`  r = select(r, ${to}(i32(-2147483648)), x < ${from}(-2147483648.0f));`);
+      lines.push(`  return select(r, ${to}(0i), nan);`);
+    }
+    lines.push('}');
+    this.helper(name, lines.join('\n'));
+    return name;
+  }
+}
+
+function typeSuffix(type: ValueType): string {
+  const { scalar, width } = typeInfo(type);
+  return width === 1 ? scalar : `v${width}${scalar}`;
+}
+
+function join(parts: readonly string[]): string {
+  return parts.filter((p) => p.length > 0).join('\n');
+}
+
+function mayReturn(s: Stmt): boolean {
+  let found = false;
+  walkStmts([s], (x) => {
+    if (x.op === 'return') found = true;
+  });
+  return found;
+}
+
+function isZeroConst(value: number | boolean | readonly number[]): boolean {
+  if (typeof value === 'number') return value === 0;
+  if (typeof value === 'boolean') return false;
+  return value.some((v) => v === 0);
+}
+
+/** True when `e` is built from constants alone (WGSL would fold it at shader creation). */
+function isConstTree(e: Expr): boolean {
+  let constant = true;
+  walkExpr(e, (x) => {
+    switch (x.op) {
+      case 'const':
+      case 'unary':
+      case 'binary':
+      case 'call':
+      case 'select':
+      case 'convert':
+      case 'bitcast':
+      case 'construct':
+      case 'extract':
+        break;
+      default:
+        constant = false;
+    }
+  });
+  return constant;
+}

@@ -1,0 +1,122 @@
+/**
+ * Conformance of N-body: accelerations against a float64 reference within an f32
+ * bound, leapfrog integration against the float64 integrator, edge cases, errors.
+ */
+import { nbody, nbodyAccelerations, nbodyAccelerationsReference, nbodyForceScale, nbodyReference } from '@trident/algorithms';
+import { InvalidArgumentError } from 'trident';
+import { expect, it } from 'vitest';
+import { expectBitsEqual, formulations, isSlow } from './alg-helpers.ts';
+import { describeEachBackend, randomU32 } from './harness.ts';
+
+/** n bodies in the unit cube with masses in (0, 1/n]. */
+function makeBodies(n: number, seed: number): Float32Array {
+  const r = randomU32(4 * n, seed);
+  return Float32Array.from(r, (x, e) => (e % 4 === 3 ? ((x / 2 ** 32) * 0.9 + 0.1) / n : x / 2 ** 32 - 0.5));
+}
+
+describeEachBackend('nbody', (ctx) => {
+  it('accelerations match the float64 reference within the f32 bound', async () => {
+    for (const { label, device } of formulations(ctx.device, ctx.kind)) {
+      const sizes = isSlow(device) ? [0, 1, 2, 3, 33, 129, 300] : [0, 1, 2, 3, 33, 127, 129, 257, 1000];
+      for (const n of sizes) {
+        for (const softening2 of [1e-6, 0.01]) {
+          const data = makeBodies(n, n + 5);
+          const bodies = device.createBuffer('f32', data);
+          const got = await nbodyAccelerations(device, bodies, { softening2 }).read();
+          const want = nbodyAccelerationsReference(data, softening2);
+          const scale = nbodyForceScale(data, softening2);
+          // n f32 additions plus a few ulp from inverseSqrt and the products, relative to Σ m/r².
+          const rel = (n + 16) * 2 ** -21;
+          for (let i = 0; i < n; i++) {
+            for (let c = 0; c < 4; c++) {
+              const e = 4 * i + c;
+              const err = Math.abs((got[e] as number) - (want[e] as number));
+              if (!(err <= rel * (scale[i] as number)))
+                expect.fail(`${label} n=${n} eps2=${softening2} a[${i}].${'xyzw'[c]}: ${got[e]} vs ${want[e]}`);
+            }
+          }
+          expectBitsEqual(await bodies.read(), data, `${label} n=${n} bodies untouched`);
+        }
+      }
+    }
+  });
+
+  it('leapfrog steps follow the float64 integrator', async () => {
+    for (const { label, device } of formulations(ctx.device, ctx.kind)) {
+      for (const n of isSlow(device) ? [2, 65] : [2, 65, 300]) {
+        const data = makeBodies(n, 3 * n);
+        const vdata = Float32Array.from(randomU32(4 * n, 7), (x, e) => (e % 4 === 3 ? 0 : (x / 2 ** 32 - 0.5) * 0.1));
+        const bodies = device.createBuffer('f32', data);
+        const velocities = device.createBuffer('f32', vdata);
+        const options = { steps: 4, dt: 1e-3, softening2: 1e-4 };
+        const got = nbody(device, bodies, { ...options, velocities });
+        const want = nbodyReference(data, { ...options, velocities: vdata });
+        const [x, v] = [await got.bodies.read(), await got.velocities.read()];
+        for (let e = 0; e < 4 * n; e++) {
+          const dx = Math.abs((x[e] as number) - (want.bodies[e] as number));
+          const dv = Math.abs((v[e] as number) - (want.velocities[e] as number));
+          if (!(dx <= 1e-5 * (1 + Math.abs(want.bodies[e] as number)))) expect.fail(`${label} n=${n} x[${e}] ${x[e]} vs ${want.bodies[e]}`);
+          if (!(dv <= 1e-4 * (1 + Math.abs(want.velocities[e] as number))))
+            expect.fail(`${label} n=${n} v[${e}] ${v[e]} vs ${want.velocities[e]}`);
+        }
+        // Masses are carried through exactly.
+        for (let i = 0; i < n; i++) expect(x[4 * i + 3], label).toBe(data[4 * i + 3]);
+        expectBitsEqual(await bodies.read(), data, `${label} bodies untouched`);
+        expectBitsEqual(await velocities.read(), vdata, `${label} velocities untouched`);
+      }
+    }
+  });
+
+  it('edge cases: no bodies, zero steps, one body drifting, symmetric pairs, coincident bodies with eps2 = 0', async () => {
+    for (const { label, device } of formulations(ctx.device, ctx.kind)) {
+      const empty = nbody(device, device.createBuffer('f32', 0), { steps: 3, dt: 0.1 });
+      expect(empty.bodies.length + empty.velocities.length, label).toBe(0);
+      const data = makeBodies(5, 1);
+      const still = nbody(device, device.createBuffer('f32', data), { steps: 0, dt: 0.1 });
+      expectBitsEqual(await still.bodies.read(), data, `${label} steps=0`);
+      expectBitsEqual(await still.velocities.read(), new Float32Array(20), `${label} steps=0 velocities`);
+      // One body: no force, it drifts at its velocity.
+      const one = nbody(device, device.createBuffer('f32', [1, 2, 3, 5]), {
+        steps: 10,
+        dt: 0.5,
+        velocities: device.createBuffer('f32', [1, 0, -2, 0]),
+      });
+      expect([...(await one.bodies.read())], label).toEqual([6, 2, -7, 5]);
+      // Two equal masses: equal and opposite accelerations along x, |a| = m / (d² + ε²)^(3/2) · d.
+      const pair = await nbodyAccelerations(device, device.createBuffer('f32', [0, 0, 0, 2, 1, 0, 0, 2]), { softening2: 0 }).read();
+      expect(pair[0], label).toBeCloseTo(2, 5);
+      expect(pair[4], label).toBeCloseTo(-2, 5);
+      expect(pair[1] === 0 && pair[5] === 0, label).toBe(true);
+      // Coincident bodies, eps2 = 0: no force between them (not NaN).
+      const same = await nbodyAccelerations(device, device.createBuffer('f32', [1, 1, 1, 1, 1, 1, 1, 1]), { softening2: 0 }).read();
+      expect([...same], label).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+    }
+  });
+
+  it('rejects bad input with typed errors and leaves buffers untouched', async () => {
+    const device = ctx.device;
+    const data = Float32Array.from([0, 0, 0, 1, 1, 0, 0, 1]);
+    const bodies = device.createBuffer('f32', data);
+    const cases: Array<[() => unknown, string]> = [
+      [() => nbody(device, device.createBuffer('f32', 6), { steps: 1, dt: 0.1 }), 'bodies'],
+      [() => nbody(device, device.createBuffer('u32', 8) as never, { steps: 1, dt: 0.1 }), 'bodies'],
+      [() => nbody(device, bodies, { steps: -1, dt: 0.1 }), 'options.steps'],
+      [() => nbody(device, bodies, { steps: 1.5, dt: 0.1 }), 'options.steps'],
+      [() => nbody(device, bodies, { steps: 1, dt: Number.NaN }), 'options.dt'],
+      [() => nbody(device, bodies, { steps: 1, dt: 0.1, softening2: -1 }), 'options.softening2'],
+      [() => nbody(device, bodies, { steps: 1, dt: 0.1, velocities: device.createBuffer('f32', 4) }), 'options.velocities'],
+      [() => nbodyAccelerations(device, bodies, { softening2: Number.POSITIVE_INFINITY }), 'options.softening2'],
+    ];
+    for (const [fn, argument] of cases) {
+      let error: unknown;
+      try {
+        fn();
+      } catch (e) {
+        error = e;
+      }
+      expect(error, argument).toBeInstanceOf(InvalidArgumentError);
+      expect((error as InvalidArgumentError).argument).toBe(argument);
+    }
+    expectBitsEqual(await bodies.read(), data, 'bodies');
+  });
+});

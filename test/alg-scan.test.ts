@@ -1,0 +1,129 @@
+/**
+ * Conformance of scan: inclusive / exclusive over u32, i32 (bit-identical, wrapping)
+ * and f32 (within the documented bound), every edge size and value pattern.
+ */
+import { gammaF32, scan, scanReference, scanSumDepth } from '@trident/algorithms';
+import { type Buffer, InvalidArgumentError } from 'trident';
+import { expect, it } from 'vitest';
+import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, formulations, u32Patterns } from './alg-helpers.ts';
+import { describeEachBackend, randomU32 } from './harness.ts';
+
+type Data = Uint32Array | Int32Array | Float32Array;
+
+function patterns(dtype: 'u32' | 'i32' | 'f32', n: number): Record<string, Data> {
+  const raw = randomU32(n, n * 13 + 1);
+  if (dtype === 'f32') {
+    const random = Float32Array.from(raw, (x) => (x / 2 ** 32 - 0.5) * 100);
+    const sorted = random.slice().sort();
+    return {
+      random,
+      // Small integers: every prefix is exact in f32, so these must match exactly.
+      integers: Float32Array.from(raw, (x) => (x % 201) - 100),
+      equal: new Float32Array(n).fill(0.75),
+      sorted,
+      reversed: sorted.slice().reverse(),
+      zeros: Float32Array.from({ length: n }, (_, i) => (i % 2 ? -0 : 0)),
+    };
+  }
+  const u = u32Patterns(n, raw);
+  if (dtype === 'u32') return u;
+  const out: Record<string, Int32Array> = {};
+  for (const [k, v] of Object.entries(u)) out[k] = new Int32Array(v.buffer.slice(0));
+  out.extremes = Int32Array.from({ length: n }, (_, k) => [0, -0x80000000, 0x7fffffff, -1, 1][k % 5] as number);
+  return out;
+}
+
+function check(got: Data, data: Data, exclusive: boolean, depth: number, what: string, exact: boolean): void {
+  const want = scanReference(data, exclusive);
+  if (!(data instanceof Float32Array) || exact) {
+    expectBitsEqual(got, data instanceof Float32Array ? Float32Array.from(want) : (want as Data), what);
+    return;
+  }
+  const g = gammaF32(depth);
+  let abs = 0;
+  for (let i = 0; i < data.length; i++) {
+    if (!exclusive) abs += Math.abs(data[i] as number);
+    const err = Math.abs((got[i] as number) - (want[i] as number));
+    if (!(err <= g * abs)) expect.fail(`${what}: element ${i} is ${got[i]}, want ${want[i]}, bound ${g * abs}`);
+    if (exclusive) abs += Math.abs(data[i] as number);
+  }
+}
+
+describeEachBackend('scan', (ctx) => {
+  it('inclusive and exclusive, u32 / i32 / f32, edge sizes and patterns', async () => {
+    for (const { label, device } of formulations(ctx.device, ctx.kind)) {
+      for (const dtype of ['u32', 'i32', 'f32'] as const) {
+        for (const n of [...EDGE_SIZES, 16384, 20001]) {
+          for (const [pattern, data] of Object.entries(patterns(dtype, n))) {
+            const input = device.createBuffer(dtype, data as never) as Buffer;
+            for (const exclusive of [false, true]) {
+              const out = scan(device, input, { exclusive });
+              const what = `${label} ${exclusive ? 'exclusive' : 'inclusive'} ${dtype} n=${n} ${pattern}`;
+              // Small integers and 0.75 multiples: every prefix is exact in f32.
+              const exact = pattern === 'integers' || pattern === 'equal';
+              check(await out.read(), data, exclusive, scanSumDepth(device, n), what, exact);
+              out.destroy();
+            }
+            expectBitsEqual(await input.read(), data, `${label} ${dtype} n=${n} input untouched`);
+            input.destroy();
+          }
+        }
+      }
+    }
+  });
+
+  it('a prime above 10^6 (u32, f32) and 2^20 (vec4 path)', async () => {
+    for (const { label, device } of formulations(ctx.device, ctx.kind)) {
+      for (const n of [BIG_PRIME, 2 ** 20]) {
+        for (const dtype of label.includes('gather') ? (['u32'] as const) : (['u32', 'f32'] as const)) {
+          const data = patterns(dtype, n).random as Data;
+          const input = device.createBuffer(dtype, data as never) as Buffer;
+          const out = scan(device, input, { exclusive: n === BIG_PRIME });
+          check(await out.read(), data, n === BIG_PRIME, scanSumDepth(device, n), `${label} ${dtype} n=${n}`, false);
+          input.destroy();
+          out.destroy();
+        }
+      }
+    }
+  });
+
+  it('NaN and infinity propagate to every later element', async () => {
+    for (const { label, device } of formulations(ctx.device, ctx.kind)) {
+      const data = new Float32Array(3000).fill(1);
+      data[1000] = Number.POSITIVE_INFINITY;
+      data[2000] = Number.NaN;
+      const got = await scan(device, device.createBuffer('f32', data)).read();
+      expect(got[999], label).toBe(1000);
+      expect(got[1000], label).toBe(Number.POSITIVE_INFINITY);
+      expect(got[1999], label).toBe(Number.POSITIVE_INFINITY);
+      expect(got[2000], label).toBeNaN();
+      expect(got[2999], label).toBeNaN();
+    }
+  });
+
+  it('writes into a given output; rejects bad input with typed errors', async () => {
+    const device = ctx.device;
+    const data = Uint32Array.from([1, 2, 3]);
+    const input = device.createBuffer('u32', data);
+    const output = device.createBuffer('u32', 3);
+    expect(scan(device, input, { output, exclusive: true })).toBe(output);
+    expect([...(await output.read())]).toEqual([0, 1, 3]);
+    const cases: Array<[() => unknown, string]> = [
+      [() => scan(device, input, { output: device.createBuffer('u32', 4) }), 'options.output'],
+      [() => scan(device, input, { output: device.createBuffer('i32', 3) as never }), 'options.output'],
+      [() => scan(device, input, { output: input }), 'options.output'],
+      [() => scan(device, input, { exclusive: 1 as never }), 'options.exclusive'],
+      [() => scan(device, new Uint32Array(3) as never), 'input'],
+    ];
+    for (const [fn, argument] of cases) {
+      expect(fn, argument).toThrow(InvalidArgumentError);
+      try {
+        fn();
+      } catch (e) {
+        expect((e as InvalidArgumentError).argument).toBe(argument);
+      }
+    }
+    expectBitsEqual(await input.read(), data, 'input');
+    expectBitsEqual(await output.read(), Uint32Array.from([0, 1, 3]), 'output');
+  });
+});

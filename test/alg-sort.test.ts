@@ -1,0 +1,166 @@
+/**
+ * Conformance of the sorts (radixSort, bitonicSort, sort): keys and stable
+ * key-value pairs for u32 / i32 / f32 in the documented total order, bit-identical
+ * to the reference, every edge size and key pattern; typed errors on bad input.
+ */
+import { bitonicSort, mergeSort, quickSort, radixSort, sort, sortReference } from '@trident/algorithms';
+import { type Buffer, type Device, InvalidArgumentError, UnsupportedFeatureError } from 'trident';
+import { expect, it } from 'vitest';
+import { EDGE_SIZES, expectBitsEqual, formulations, isSlow, SLOW_EDGE_SIZES, u32Patterns } from './alg-helpers.ts';
+import { describeEachBackend, randomU32 } from './harness.ts';
+
+type Keys = Uint32Array | Int32Array | Float32Array;
+type SortFn = (
+  device: Device,
+  keys: Buffer<'u32'>,
+  options?: { values?: Buffer },
+) => { keys: Buffer; values?: Buffer } | Promise<{ keys: Buffer; values?: Buffer }>;
+
+function f32FromBits(bitsList: number[]): number[] {
+  const u = Uint32Array.from(bitsList);
+  return [...new Float32Array(u.buffer)];
+}
+
+function keyPatterns(dtype: 'u32' | 'i32' | 'f32', n: number): Record<string, Keys> {
+  const raw = randomU32(n, n * 31 + 7);
+  const u = u32Patterns(n, raw);
+  if (dtype === 'u32') return { ...u, fewDistinct: raw.map((x) => x % 5) };
+  if (dtype === 'i32') {
+    const out: Record<string, Int32Array> = {};
+    for (const [k, v] of Object.entries(u)) out[k] = new Int32Array(v.buffer.slice(0));
+    out.sorted = (out.random as Int32Array).slice().sort();
+    out.reversed = (out.sorted as Int32Array).slice().reverse();
+    out.extremes = Int32Array.from({ length: n }, (_, i) => [0, -0x80000000, 0x7fffffff, -1, 1][i % 5] as number);
+    return out;
+  }
+  // Random bit patterns cover every class (NaNs with payloads and both signs, subnormals, ±0, ±Inf).
+  const random = new Float32Array(raw.buffer.slice(0));
+  const specials = f32FromBits([0x80000000, 0, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001, 0x00000001, 0x80000001]);
+  const sorted = Float32Array.from(raw, (x) => (x / 2 ** 32 - 0.5) * 1e6).sort();
+  return {
+    random,
+    equal: new Float32Array(n).fill(-2.5),
+    sorted,
+    reversed: sorted.slice().reverse(),
+    extremes: Float32Array.from({ length: n }, (_, i) => specials[i % specials.length] as number),
+  };
+}
+
+async function checkSort(device: Device, fn: SortFn, keysData: Keys, what: string, withValues: boolean): Promise<void> {
+  const dtype = keysData instanceof Float32Array ? 'f32' : keysData instanceof Int32Array ? 'i32' : 'u32';
+  const keys = device.createBuffer(dtype, keysData as never) as Buffer<'u32'>;
+  const valuesData = Int32Array.from({ length: keysData.length }, (_, i) => i - 7);
+  const values = withValues ? device.createBuffer('i32', valuesData) : undefined;
+  const result = await fn(device, keys, values ? { values } : undefined);
+  const want = sortReference(keysData, withValues ? valuesData : undefined);
+  expectBitsEqual(await result.keys.read(), want.keys, `${what} keys`);
+  if (withValues) expectBitsEqual(await (result.values as Buffer).read(), want.values as Int32Array, `${what} values (stable)`);
+  expectBitsEqual(await keys.read(), keysData, `${what} keys input untouched`);
+  if (values) expectBitsEqual(await values.read(), valuesData, `${what} values input untouched`);
+  keys.destroy();
+  values?.destroy();
+  result.keys.destroy();
+  result.values?.destroy();
+}
+
+/**
+ * The sorts each formulation runs: radixSort and bitonicSort where workgroups exist
+ * (sort() is radixSort there), sort() — that is, bitonic sort — on the gather-only view.
+ */
+function sortsFor(device: Device): Array<[string, SortFn]> {
+  if (device.caps.features.has('workgroup')) {
+    return [
+      ['radixSort', radixSort],
+      ['bitonicSort', bitonicSort],
+      ['mergeSort', mergeSort],
+      ['quickSort', quickSort],
+    ];
+  }
+  return [
+    ['sort', sort],
+    ['mergeSort', mergeSort],
+  ];
+}
+
+/** Sizes that get every key pattern; the other sizes get random keys. */
+const PATTERN_SIZES = new Set([1, 2, 33, 257, 1025]);
+
+describeEachBackend('sort', (ctx) => {
+  it('keys and stable pairs, u32 / i32 / f32, edge sizes and key patterns', async () => {
+    for (const { label, device } of formulations(ctx.device, ctx.kind)) {
+      for (const [name, fn] of sortsFor(device)) {
+        for (const dtype of ['u32', 'i32', 'f32'] as const) {
+          for (const n of isSlow(device) ? SLOW_EDGE_SIZES : [...EDGE_SIZES, 5000]) {
+            const all = Object.entries(keyPatterns(dtype, n));
+            for (const [pattern, data] of PATTERN_SIZES.has(n) ? all : all.slice(0, 1)) {
+              await checkSort(device, fn, data, `${label} ${name} ${dtype} n=${n} ${pattern}`, pattern !== 'sorted');
+            }
+          }
+        }
+      }
+    }
+  });
+
+  it('larger inputs: radix sort on 2^17 + 1 keys; sort, merge sort and quicksort on 2^14 + 1 (software rasterisers: 2^14 + 1, 2^12 + 1)', async () => {
+    for (const { label, device } of formulations(ctx.device, ctx.kind)) {
+      const slow = isSlow(device);
+      if (device.caps.features.has('workgroup')) {
+        const n = slow ? 2 ** 14 + 1 : 2 ** 17 + 1;
+        await checkSort(device, radixSort, keyPatterns('u32', n).random as Keys, `${label} radix u32 n=${n}`, true);
+        if (!slow) await checkSort(device, radixSort, keyPatterns('f32', 2 ** 16 + 1).random as Keys, `${label} radix f32 n=2^16+1`, false);
+      }
+      const m = slow ? 2 ** 12 + 1 : 2 ** 14 + 1;
+      await checkSort(device, sort, keyPatterns('i32', m).random as Keys, `${label} sort i32 n=${m}`, true);
+      await checkSort(device, mergeSort, keyPatterns('f32', m).random as Keys, `${label} mergeSort f32 n=${m}`, true);
+      if (device.caps.features.has('workgroup')) {
+        await checkSort(device, quickSort, keyPatterns('u32', m).random as Keys, `${label} quickSort u32 n=${m}`, true);
+        await checkSort(device, quickSort, keyPatterns('u32', m).fewDistinct as Keys, `${label} quickSort few distinct n=${m}`, true);
+      }
+    }
+  });
+
+  it('sort() picks radix sort on workgroup devices', async () => {
+    const device = ctx.device;
+    const keys = device.createBuffer('u32', [5, 3, 9, 1]);
+    expect([...(await sort(device, keys).keys.read())]).toEqual([1, 3, 5, 9]);
+    // Radix sort needs workgroup kernels; the gather view refuses them, so sort() must not use them there.
+    for (const { device: d } of formulations(device, ctx.kind)) {
+      if (d.caps.features.has('workgroup')) continue;
+      expect([...(await sort(d, d.createBuffer('u32', [5, 3, 9, 1])).keys.read())]).toEqual([1, 3, 5, 9]);
+    }
+  });
+
+  it('radixSort and quickSort name the missing feature on a gather-only device', async () => {
+    for (const { device } of formulations(ctx.device, ctx.kind)) {
+      if (device.caps.features.has('workgroup')) continue;
+      const keys = device.createBuffer('u32', [3, 1, 2]);
+      expect(() => radixSort(device, keys)).toThrow(UnsupportedFeatureError);
+      await expect(quickSort(device, keys)).rejects.toThrow(UnsupportedFeatureError);
+    }
+  });
+
+  it('rejects bad input with typed errors and leaves buffers untouched', async () => {
+    const device = ctx.device;
+    const data = Uint32Array.from([3, 1, 2]);
+    const keys = device.createBuffer('u32', data);
+    for (const fn of [sort, radixSort, bitonicSort, mergeSort, quickSort] as SortFn[]) {
+      const cases: Array<[() => unknown, string]> = [
+        [() => fn(device, keys, { values: device.createBuffer('u32', 4) }), 'options.values'],
+        [() => fn(device, keys, { values: keys }), 'options.values'],
+        [() => fn(device, [3, 1, 2] as never), 'keys'],
+        [() => fn(device, keys, null as never), 'options'],
+      ];
+      for (const [call, argument] of cases) {
+        let error: unknown;
+        try {
+          await call();
+        } catch (e) {
+          error = e;
+        }
+        expect(error, `${fn.name} ${argument}`).toBeInstanceOf(InvalidArgumentError);
+        expect((error as InvalidArgumentError).argument).toBe(argument);
+      }
+    }
+    expectBitsEqual(await keys.read(), data, 'keys');
+  });
+});

@@ -1,0 +1,257 @@
+/**
+ * The WGSL generator, asserted on generated source: no GPU needed. Whether the
+ * source compiles and computes what the IR means is checked on a device in
+ * webgpu-device.test.ts and by the shared conformance specs.
+ */
+import { generateWgsl } from '@trident/backend-webgpu';
+import { buffer, defineKernel, f32, i32, select, UnsupportedFeatureError, u32, uniform } from 'trident';
+import { describe, expect, it } from 'vitest';
+
+const withSubgroups = { subgroups: true };
+
+describe('WGSL generation', () => {
+  it('binds buffers in parameter order, uniforms and logical lengths in one struct', () => {
+    const k = defineKernel({
+      name: 'saxpy',
+      workgroupSize: 64,
+      params: { x: buffer('f32', 'read'), y: buffer('f32', 'read_write'), a: uniform('f32'), n: uniform('u32') },
+      body: ({ x, y, a, n }, k) => {
+        const i = k.let(k.globalIndex, 'i');
+        k.if(i.lt(n), () => y.store(i, x.load(i).mul(a).add(y.load(i))));
+      },
+    });
+    const w = generateWgsl(k, withSubgroups);
+    expect(w.bufferParams).toEqual([
+      { name: 'x', readOnly: true },
+      { name: 'y', readOnly: false },
+    ]);
+    expect(w.uniformBinding).toBe(2);
+    expect(w.uniforms.map((u) => `${u.kind}:${u.param}`)).toEqual(['uniform:a', 'uniform:n', 'length:x', 'length:y']);
+    expect(w.source).toContain('@group(0) @binding(0) var<storage, read> b_x: array<f32>;');
+    expect(w.source).toContain('@group(0) @binding(1) var<storage, read_write> b_y: array<f32>;');
+    expect(w.source).toContain('@group(0) @binding(2) var<uniform> P: Params;');
+    expect(w.source).toMatch(/struct Params \{\n {2}u_a: f32,\n {2}u_n: u32,\n {2}len_x: u32,\n {2}len_y: u32,\n\}/);
+    // Bounds checks against the logical length, in helpers; variables named from the IR.
+    expect(w.source).toContain('if (i < P.len_x) { return b_x[i]; }');
+    expect(w.source).toContain('if (i < P.len_y) { b_y[i] = v; }');
+    expect(w.source).toMatch(/var i_\d+: u32;/);
+    expect(w.source).not.toContain('enable subgroups');
+  });
+
+  it('linearises a 2-D or 3-D grid into globalIndex and numWorkgroups', () => {
+    const k = defineKernel({
+      name: 'ids',
+      workgroupSize: 32,
+      params: { out: buffer('u32', 'write') },
+      body: ({ out }, k) => out.store(k.globalIndex, k.numWorkgroups.add(k.workgroupIndex).add(k.localIndex)),
+    });
+    const src = generateWgsl(k, withSubgroups).source;
+    expect(src).toContain('let wgi = wid.x + wid.y * nwg3.x + wid.z * nwg3.x * nwg3.y;');
+    expect(src).toContain('let nwg = nwg3.x * nwg3.y * nwg3.z;');
+    expect(src).toContain('let gid = wgi * 32u + lid;');
+    expect(src).toContain('@compute @workgroup_size(32)');
+  });
+
+  it('makes the IR semantics explicit: shift masks, saturating NaN-safe conversions, bitcasts, bool -> 0/1', () => {
+    const k = defineKernel({
+      name: 'sem',
+      workgroupSize: 8,
+      params: { f: buffer('f32', 'read'), u: buffer('u32', 'read_write'), s: buffer('i32', 'write') },
+      body: ({ f, u, s }, k) => {
+        const i = k.globalIndex;
+        const x = f.load(i);
+        const a = u.load(i);
+        u.store(
+          i,
+          a
+            .shl(a)
+            .add(a.shr(u32(40)))
+            .add(x.cast('u32'))
+            .add(x.gt(f32(0)).cast('u32')),
+        );
+        s.store(i, x.cast('i32').add(a.cast('i32')).add(a.bitcast('i32')));
+      },
+    });
+    const src = generateWgsl(k, withSubgroups).source;
+    expect(src).toMatch(/<< \(tmp_\d+ & 31u\)/);
+    expect(src).toContain('>> (40u & 31u)');
+    expect(src).toContain('fn f2u_f32(x: f32) -> u32 {');
+    expect(src).toContain('let nan = (bitcast<u32>(x) & u32(0x7fffffffu)) > u32(0x7f800000u);');
+    expect(src).toContain('fn f2i_f32(x: f32) -> i32 {');
+    expect(src).toMatch(/bitcast<i32>\(tmp_\d+\)/);
+    expect(src).toMatch(/u32\(\(tmp_\d+ > 0f\)\)/);
+    // int -> f32 rounds to nearest even by hand (WGSL lets the conversion pick either neighbour).
+    expect(src).toContain('fn u2f_u32(x: u32) -> f32 {');
+    expect(src).toContain('f32(m + select(u32(0u), u32(1u), up)), i32(shift)');
+  });
+
+  it('lowers sin and cos to accurate helpers, for scalars and vectors', () => {
+    const k = defineKernel({
+      name: 'trig',
+      workgroupSize: 8,
+      params: { x: buffer('f32', 'read', { vector: 4 }), y: buffer('f32', 'write', { vector: 4 }) },
+      body: ({ x, y }, k) => y.store(k.globalIndex, sin(x.load(k.globalIndex)).add(cos(x.load(0)))),
+    });
+    const src = generateWgsl(k, withSubgroups).source;
+    expect(src).toContain('fn sin_v4f32(x: vec4<f32>) -> vec4<f32> {');
+    expect(src).toContain('fn cos_v4f32(x: vec4<f32>) -> vec4<f32> {');
+    expect(src).toContain('let n = round(x * vec4<f32>(0.63661977236758134f));');
+    expect(src).not.toMatch(/[^_]sin\(/);
+  });
+
+  it('keeps operations on constants out of shader-creation evaluation', () => {
+    const k = defineKernel({
+      name: 'consts',
+      workgroupSize: 1,
+      params: { u: buffer('u32', 'write'), s: buffer('i32', 'write'), f: buffer('f32', 'write') },
+      body: ({ u, s, f }) => {
+        u.store(0, u32(0xffffffff).add(u32(1))); // wraps at run time, an error if folded
+        u.store(1, u32(7).div(u32(0)));
+        s.store(0, i32(-0x80000000).div(i32(-1)));
+        f.store(0, f32(Number.NaN));
+        f.store(1, f32(-0));
+        f.store(2, f32(1).div(f32(0)));
+        u.store(2, u.length.div(0));
+      },
+    });
+    const src = generateWgsl(k, withSubgroups).source;
+    expect(src).toContain('(rt_u32(4294967295u) + rt_u32(1u))');
+    expect(src).toContain('(rt_i32(i32(-2147483648)) / rt_i32((-1i)))');
+    expect(src).toContain('bitcast<f32>(rt_u32(0x7fc00000u))');
+    expect(src).toContain('bitcast<f32>(0x80000000u)');
+    expect(src).toContain('(rt_f32(1f) / rt_f32(0f))');
+    expect(src).toContain('(P.len_u / rt_u32(0u))');
+    expect(src).toContain('fn rt_u32(x: u32) -> u32 { return x; }');
+  });
+
+  it('lowers atomics onto atomic<T> arrays with bounds checks and a strong compare-exchange', () => {
+    const k = defineKernel({
+      name: 'atomics',
+      workgroupSize: 64,
+      params: { h: buffer('i32', 'atomic'), c: buffer('u32', 'atomic') },
+      body: ({ h, c }, k) => {
+        h.atomicAdd(k.globalIndex, 1);
+        h.atomicMin(0, -5);
+        const old = c.atomicCompareExchange(0, 0, 1);
+        c.store(1, old.add(c.load(2)));
+      },
+    });
+    const src = generateWgsl(k, withSubgroups).source;
+    expect(src).toContain('var<storage, read_write> b_h: array<atomic<i32>>;');
+    expect(src).toContain('if (i < P.len_h) { return atomicAdd(&b_h[i], v); }');
+    expect(src).toContain('atomicMin(&b_h[i], v)');
+    expect(src).toContain('atomicCompareExchangeWeak(&b_c[i], expected, v)');
+    expect(src).toContain('if (r.exchanged || r.old_value != expected) { return r.old_value; }');
+    expect(src).toContain('atomicStore(&b_c[i], v)');
+    expect(src).toContain('return atomicLoad(&b_c[i]);');
+    expect(src).toMatch(/tmp_\d+ = atomic_add_h\(gid, 1i\);/);
+    expect(src).toContain('  atomic_store_c(1u, ');
+  });
+
+  it('views vec2/vec4 buffers as vector arrays and vec3 as packed scalars', () => {
+    const k = defineKernel({
+      name: 'vecs',
+      workgroupSize: 16,
+      params: { a: buffer('u32', 'read', { vector: 4 }), b: buffer('f32', 'read_write', { vector: 3 }) },
+      body: ({ a, b }, k) => {
+        const v = a.load(k.globalIndex);
+        b.store(k.globalIndex, b.load(k.globalIndex).add(b.load(0)));
+        void v;
+      },
+    });
+    const src = generateWgsl(k, withSubgroups).source;
+    expect(src).toContain('var<storage, read> b_a: array<vec4<u32>>;');
+    expect(src).toContain('var<storage, read_write> b_b: array<f32>;');
+    expect(src).toContain('return vec3<f32>(b_b[3u * i], b_b[3u * i + 1u], b_b[3u * i + 2u]);');
+    const lengths = generateWgsl(k, withSubgroups).uniforms.filter((u) => u.kind === 'length');
+    expect(lengths).toEqual([
+      { kind: 'length', param: 'a', vector: 4 },
+      { kind: 'length', param: 'b', vector: 3 },
+    ]);
+  });
+
+  it('declares workgroup arrays, barriers and loops with a continuing block', () => {
+    const k = defineKernel({
+      name: 'blocksum',
+      workgroupSize: 64,
+      params: { x: buffer('u32', 'read'), out: buffer('u32', 'write') },
+      body: ({ x, out }, k) => {
+        const sh = k.workgroupArray('u32', 64);
+        sh.store(k.localIndex, x.load(k.globalIndex));
+        k.barrier();
+        k.for({ from: 32, to: 64, step: 1, type: 'u32' }, (s) => {
+          k.if(s.eq(40), () => k.continue());
+          k.if(k.localIndex.lt(s), () => sh.store(k.localIndex, sh.load(k.localIndex).add(sh.load(s))));
+        });
+        k.barrier();
+        k.if(k.localIndex.eq(0), () => out.store(k.workgroupIndex, sh.load(0)));
+      },
+    });
+    const src = generateWgsl(k, withSubgroups).source;
+    expect(src).toMatch(/var<workgroup> wg_\d+: array<u32, 64>;/);
+    expect(src).toContain('workgroupBarrier();');
+    expect(src).not.toContain('storageBarrier();'); // no buffer is both read and written
+    expect(src).toMatch(/loop \{\n.*if \(!\(\(i_\d+ < end_\d+\)\)\) \{ break; \}/);
+    expect(src).toMatch(/continuing \{\n\s+i_\d+ = \(i_\d+ \+ step_\d+\);\n\s+\}/);
+    expect(src).toContain('continue;');
+    expect(generateWgsl(k, withSubgroups).workgroupStorageBytes).toBe(256);
+  });
+
+  it('lowers return in a kernel with barriers to a done flag, so every invocation still reaches each barrier', () => {
+    const k = defineKernel({
+      name: 'early',
+      workgroupSize: 64,
+      params: { out: buffer('u32', 'write'), n: uniform('u32') },
+      body: ({ out, n }, k) => {
+        const sh = k.workgroupArray('u32', 64);
+        k.if(k.globalIndex.ge(n), () => k.return());
+        sh.store(k.localIndex, 1);
+        k.barrier();
+        out.store(k.globalIndex, sh.load(0));
+      },
+    });
+    const src = generateWgsl(k, withSubgroups).source;
+    expect(src).toContain('var done = false;');
+    expect(src).toContain('done = true;');
+    expect(src).not.toMatch(/\breturn;/);
+    expect(src).toMatch(/if \(!done\) \{\n\s+wgst_\d+\(lid, 1u\);\n\s+\}\n\s+workgroupBarrier\(\);\n\s+if \(!done\) \{/);
+    // Without barriers a return is a return.
+    const plain = defineKernel({
+      name: 'plain',
+      workgroupSize: 64,
+      params: { out: buffer('u32', 'write'), n: uniform('u32') },
+      body: ({ out, n }, k) => {
+        k.if(k.globalIndex.ge(n), () => k.return());
+        out.store(k.globalIndex, 1);
+      },
+    });
+    expect(generateWgsl(plain, withSubgroups).source).toMatch(/\{\n\s+return;\n\s+\}/);
+  });
+
+  it('enables subgroups where the device has them and refuses subgroup kernels where it does not', () => {
+    const k = defineKernel({
+      name: 'sg',
+      workgroupSize: 32,
+      params: { out: buffer('u32', 'write') },
+      body: ({ out }, k) => {
+        const s = k.subgroupAdd(u32(1));
+        const t = k.subgroupShuffle(k.subgroupInclusiveAdd(s), k.subgroupInvocation);
+        out.store(k.globalIndex, select(k.subgroupSize.eq(4), t, k.subgroupBroadcastFirst(k.subgroupExclusiveAdd(t))));
+      },
+    });
+    const src = generateWgsl(k, withSubgroups).source;
+    expect(src.startsWith('// Trident kernel')).toBe(true);
+    expect(src).toContain('enable subgroups;');
+    expect(src).toContain('@builtin(subgroup_size) sg_size: u32');
+    expect(src).toMatch(/subgroupAdd\(rt_u32\(1u\)\)|subgroupAdd\(1u\)/);
+    expect(src).toContain('subgroupShuffle(');
+    expect(src).toContain('subgroupExclusiveAdd(');
+    expect(() => generateWgsl(k, { subgroups: false })).toThrow(UnsupportedFeatureError);
+    try {
+      generateWgsl(k, { subgroups: false });
+    } catch (err) {
+      expect((err as UnsupportedFeatureError).feature).toBe('subgroup');
+      expect((err as UnsupportedFeatureError).kernel).toBe('sg');
+    }
+  });
+});
