@@ -1,6 +1,4 @@
-import { availableParallelism, cpus } from 'node:os';
 import {
-  type BackendAdapter,
   type BackendBuffer,
   type BackendDevice,
   BackendUnavailableError,
@@ -14,11 +12,11 @@ import {
   type Kernel,
   KernelExecutionError,
 } from '@trident/core';
-import { Piscina } from 'piscina';
 import { CpuBuffer } from './cpu-buffer.ts';
+import type { SlicePool, SliceTask } from './slice-pool.ts';
 
 export interface CpuBackendOptions {
-  /** Worker threads in the pool (default: the machine's available parallelism). */
+  /** Workers in the pool: threads in Node, Web Workers in browsers (default: the machine's parallelism). */
   readonly workers?: number;
 }
 
@@ -44,17 +42,28 @@ const FEATURES: ReadonlySet<Feature> = new Set<Feature>([
   'host-memory',
 ]);
 
+/** What differs between the Node and browser CPU backends. */
+export interface CpuEnvironment {
+  /** Runs slices of dispatches: piscina in Node, a Web Worker pool in browsers. */
+  readonly pool: SlicePool;
+  readonly workers: number;
+  /** The processor as the platform names it. */
+  readonly adapter: string;
+  readonly runtime: string;
+  readonly maxBufferElements: number;
+}
+
 /**
- * The CPU backend in Node: generated JavaScript run by a piscina worker pool over
- * SharedArrayBuffers. A dispatch splits its workgroups into one contiguous range
- * per worker and completes when every worker has finished (the join is the
- * barrier between dispatches).
+ * The CPU backend: generated JavaScript run by a worker pool over
+ * SharedArrayBuffers. Commands queue in stream order; a dispatch splits its
+ * workgroups into one contiguous range per worker and completes when every worker
+ * has finished (the join is the barrier between dispatches).
  */
 export class CpuDevice implements BackendDevice {
   readonly kind = 'cpu' as const;
   readonly info: DeviceInfo;
   readonly caps: DeviceCaps;
-  private readonly pool: Piscina;
+  private readonly pool: SlicePool;
   private readonly workers: number;
   private readonly kernels = new Map<string, CpuCompiled>();
   private pending: Command[] = [];
@@ -64,22 +73,14 @@ export class CpuDevice implements BackendDevice {
   private outstanding = 0;
   private destroyed = false;
 
-  constructor(workers: number) {
-    this.workers = workers;
-    this.pool = new Piscina({
-      filename: new URL('./node-worker.mjs', import.meta.url).href,
-      minThreads: workers,
-      maxThreads: workers,
-      idleTimeout: Number.POSITIVE_INFINITY,
-      // One task per worker at a time: slices are sized to the pool.
-      concurrentTasksPerWorker: 1,
-    });
-    const cpuModel = cpus()[0]?.model?.trim() || 'unknown CPU';
-    this.info = { backend: 'cpu', adapter: cpuModel, software: false, details: { workers, runtime: `node ${process.version}` } };
+  constructor(env: CpuEnvironment) {
+    this.workers = env.workers;
+    this.pool = env.pool;
+    this.info = { backend: 'cpu', adapter: env.adapter, software: false, details: { workers: env.workers, runtime: env.runtime } };
     this.caps = {
       limits: {
-        maxBufferElements: 2 ** 29,
-        maxStorageBufferBindingSize: 2 ** 31,
+        maxBufferElements: env.maxBufferElements,
+        maxStorageBufferBindingSize: env.maxBufferElements * 4,
         maxBuffersPerKernel: 64,
         maxComputeInvocationsPerWorkgroup: 1024,
         maxComputeWorkgroupStorageSize: 65536,
@@ -91,7 +92,7 @@ export class CpuDevice implements BackendDevice {
       features: FEATURES,
       timerSource: 'wall',
       preferredWorkgroupSize: 64,
-      concurrency: workers,
+      concurrency: env.workers,
     };
   }
 
@@ -147,7 +148,7 @@ export class CpuDevice implements BackendDevice {
 
   dispatch(compiled: CompiledKernel, grid: Grid, args: ReadonlyMap<string, BackendBuffer | number>): void {
     const k = compiled as CpuCompiled;
-    const buffers: Record<string, { data: SharedArrayBuffer; dtype: string; length: number }> = {};
+    const buffers: SliceTask['buffers'] = {};
     const uniforms: Record<string, number> = {};
     for (const [name, value] of args) {
       if (typeof value === 'number') uniforms[name] = value;
@@ -160,7 +161,7 @@ export class CpuDevice implements BackendDevice {
     if (total === 0) return;
     this.enqueue(async () => {
       const slices = Math.min(this.workers, total);
-      const tasks: Promise<unknown>[] = [];
+      const tasks: Promise<void>[] = [];
       for (let s = 0; s < slices; s++) {
         const wgStart = Math.floor((total * s) / slices);
         const wgEnd = Math.floor((total * (s + 1)) / slices);
@@ -210,6 +211,19 @@ export class CpuDevice implements BackendDevice {
     await this.pool.destroy();
   }
 
+  /** Fails when this runtime cannot share memory with workers. */
+  static checkRuntime(workers: number): void {
+    if (typeof SharedArrayBuffer === 'undefined' || (typeof crossOriginIsolated !== 'undefined' && !crossOriginIsolated)) {
+      throw new BackendUnavailableError(
+        'cpu',
+        'SharedArrayBuffer is not available: serve the page with COOP same-origin and COEP require-corp headers',
+      );
+    }
+    if (!Number.isInteger(workers) || workers < 1) {
+      throw new BackendUnavailableError('cpu', `option 'workers' must be a positive integer, got ${String(workers)}`);
+    }
+  }
+
   /** No command is waiting or running: a write may then apply at once, in stream order. */
   private idle(): boolean {
     return this.pending.length === 0 && this.outstanding === 0;
@@ -219,17 +233,3 @@ export class CpuDevice implements BackendDevice {
     this.pending.push(command);
   }
 }
-
-export const cpuAdapter: BackendAdapter<'cpu'> = {
-  kind: 'cpu',
-  async create(options?: CpuBackendOptions): Promise<BackendDevice> {
-    if (typeof SharedArrayBuffer === 'undefined') {
-      throw new BackendUnavailableError('cpu', 'SharedArrayBuffer is not available (browsers need COOP/COEP headers)');
-    }
-    const workers = options?.workers ?? availableParallelism();
-    if (!Number.isInteger(workers) || workers < 1) {
-      throw new BackendUnavailableError('cpu', `option 'workers' must be a positive integer, got ${String(workers)}`);
-    }
-    return new CpuDevice(workers);
-  },
-};

@@ -1,16 +1,5 @@
-/**
- * A small Web Worker pool for the CPU backend in browsers (piscina's role in Node).
- * Each worker runs one slice at a time; the device sizes slices to the pool.
- */
-export interface SliceTask {
-  readonly id: string;
-  readonly source: string;
-  readonly buffers: Record<string, { data: SharedArrayBuffer; dtype: string; length: number }>;
-  readonly uniforms: Record<string, number>;
-  readonly wgStart: number;
-  readonly wgEnd: number;
-  readonly numWorkgroups: number;
-}
+import type { SlicePool, SliceTask } from './slice-pool.ts';
+
 
 type Reply = { job: number; ok: true } | { job: number; ok: false; error: string };
 
@@ -19,7 +8,11 @@ interface Slot {
   busy: boolean;
 }
 
-export class WorkerPool {
+/**
+ * A small Web Worker pool for the CPU backend in browsers (piscina's role in Node).
+ * Each worker runs one slice at a time; the device sizes slices to the pool.
+ */
+export class WorkerPool implements SlicePool {
   private readonly slots: Slot[] = [];
   private readonly waiting: Array<() => void> = [];
   private readonly jobs = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
@@ -60,7 +53,7 @@ export class WorkerPool {
     }
   }
 
-  destroy(): void {
+  async destroy(): Promise<void> {
     for (const s of this.slots) s.worker.terminate();
     for (const j of this.jobs.values()) j.reject(new Error('the worker pool was destroyed'));
     this.jobs.clear();
