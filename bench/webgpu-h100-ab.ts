@@ -117,12 +117,12 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw
   }
 }`;
 
-/** Strips the generated bounds-check helpers: `ld_x(i)` -> `b_x[i]`, `st_x(i, v)` -> `b_x[i] = v`. */
+/** Strips the generated bounds-check helpers: `ld_x(i, len_x)` -> `b_x[i]`, `st_x(i, v, len_x)` -> `b_x[i] = v`. */
 function noChecks(source: string): string {
   return source
     .replace(/fn (ld|st)_\w+\([^)]*\)[^{]*\{\n[^}]*\}\n(\s*return [^;]*;\n)?\}\n/g, '')
-    .replace(/\bld_(\w+)\(([^()]*)\)/g, 'b_$1[$2]')
-    .replace(/\bst_(\w+)\(([^,]*), ([^;]*)\);/g, 'b_$1[$2] = $3;');
+    .replace(/\bld_(\w+)\(([^(),]*), len_\w+\)/g, 'b_$1[$2]')
+    .replace(/\bst_(\w+)\(([^,]*), ([^;]*), len_\w+\);/g, 'b_$1[$2] = $3;');
 }
 
 async function rawTimed(gpu: GPUDevice, code: string, bind: GPUBuffer[], uniformWords: number[]): Promise<number> {

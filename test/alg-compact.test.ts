@@ -5,7 +5,7 @@
 import { compact, compactReference } from '@trident/algorithms';
 import { type Buffer, InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
-import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, formulations } from './alg-helpers.ts';
+import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 
 function flagPatterns(n: number): Record<string, Uint32Array> {
@@ -116,5 +116,12 @@ describeEachBackend('compact', (ctx) => {
     }
     expectBitsEqual(await input.read(), data, 'input');
     expectBitsEqual(await flags.read(), Uint32Array.from([1, 0, 1]), 'flags');
+  });
+  it('ignores the extra workgroups of folded grids', async () => {
+    const device = foldedGridView(ctx.device, foldLimit(ctx.device, 7));
+    const data = randomU32(20001, 4);
+    const flagData = data.map((x) => x & 1);
+    const { output } = await compact(device, device.createBuffer('u32', data), device.createBuffer('u32', flagData));
+    expectBitsEqual(await output.read(), compactReference(data, flagData), 'folded');
   });
 });

@@ -6,8 +6,10 @@
  * list only what a WebGL2-class device has (gather, scatter, blended atomics; no
  * workgroup memory, no subgroups, no other atomics). Its compile step refuses any
  * kernel of another class, so the algorithms' gather formulations are exercised —
- * and proven to stay within those classes — on every backend, before a real
- * gather-only backend is available.
+ * and proven to stay within those classes — on every backend that has workgroups.
+ *
+ * `foldedGridView(device, k)` caps grids at k workgroups per dimension, so larger
+ * grids are folded and rounded up: kernels must ignore the extra workgroups.
  */
 import { type BackendDevice, type BackendKind, Device, type DeviceCaps, type Feature, type Kernel, UnsupportedFeatureError } from 'trident';
 import { expect } from 'vitest';
@@ -72,12 +74,16 @@ export function gatherOnlyView(device: Device): Device {
 }
 
 /**
- * The same device with at most 3 workgroups per grid dimension: every larger grid
- * is folded into y and z and rounded up, so kernels must ignore the extra
- * workgroups (the situation of grids beyond 65535 workgroups on WebGPU).
+ * The same device with at most `perDimension` workgroups per grid dimension: larger
+ * grids are folded into y and z and rounded up, so kernels must ignore the extra
+ * workgroups (the situation of grids beyond 65535 workgroups on WebGPU). Grids
+ * beyond perDimension³ workgroups are refused, so tests size their inputs for it.
  */
-export function foldedGridView(device: Device): Device {
-  return capsView(device, 'folded-grid', (caps) => ({ ...caps, limits: { ...caps.limits, maxComputeWorkgroupsPerDimension: 3 } }));
+export function foldedGridView(device: Device, perDimension: number): Device {
+  return capsView(device, `folded-grid-${perDimension}`, (caps) => ({
+    ...caps,
+    limits: { ...caps.limits, maxComputeWorkgroupsPerDimension: perDimension },
+  }));
 }
 
 export interface Formulation {
@@ -137,4 +143,13 @@ export const SLOW_EDGE_SIZES = [0, 1, 2, 3, 5, 33, 255, 257, 1025];
 /** True on software rasterisers (SwiftShader): tests there use the cheaper size lists. */
 export function isSlow(device: Device): boolean {
   return device.info.software;
+}
+
+/**
+ * The per-dimension limit for a folded-grid test: `workgroupLimit` on devices that
+ * run workgroup kernels (their grids are small: tiles, grid-stride), 16 on
+ * gather-only devices, whose one-invocation-per-element grids are larger.
+ */
+export function foldLimit(device: Device, workgroupLimit: number): number {
+  return device.caps.features.has('workgroup') ? workgroupLimit : 16;
 }

@@ -5,7 +5,7 @@
 import { histogram, histogramReference } from '@trident/algorithms';
 import { InvalidArgumentError, LimitExceededError } from 'trident';
 import { expect, it } from 'vitest';
-import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, formulations, u32Patterns } from './alg-helpers.ts';
+import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations, u32Patterns } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 
 describeEachBackend('histogram', (ctx) => {
@@ -74,5 +74,16 @@ describeEachBackend('histogram', (ctx) => {
     }
     expect(() => histogram(device, values, { bins: device.caps.limits.maxBufferElements + 1 })).toThrow(LimitExceededError);
     expectBitsEqual(await values.read(), data, 'values');
+  });
+  it('ignores the extra workgroups of folded grids', async () => {
+    const device = foldedGridView(ctx.device, foldLimit(ctx.device, 3));
+    for (const n of [5000, 20003]) {
+      const data = randomU32(n, 4).map((x) => x % 300);
+      expectBitsEqual(
+        await histogram(device, device.createBuffer('u32', data), { bins: 256 }).read(),
+        histogramReference(data, 256),
+        `folded n=${n}`,
+      );
+    }
   });
 });

@@ -5,7 +5,7 @@
 import { gammaF32, type ReduceOp, reduce, reduceInto, reduceReference, reduceSumDepth, sumAbs } from '@trident/algorithms';
 import { type Buffer, type Device, InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
-import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, formulations, u32Patterns } from './alg-helpers.ts';
+import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations, u32Patterns } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 
 const OPS: ReduceOp[] = ['sum', 'min', 'max'];
@@ -167,5 +167,15 @@ describeEachBackend('reduce', (ctx) => {
     await expectArg(() => reduceInto(device, input, { op: 'sum', output: device.createBuffer('u32', 0) }), 'options.output');
     await expectArg(() => reduceInto(device, input, { op: 'sum', output: input }), 'options.output');
     expectBitsEqual(await input.read(), data, 'input');
+  });
+  it('ignores the extra workgroups of folded grids', async () => {
+    const device = foldedGridView(ctx.device, foldLimit(ctx.device, 4));
+    for (const n of [5000, 5001, 100003]) {
+      const data = randomU32(n, 4);
+      for (const op of OPS)
+        expect(await reduce(device, device.createBuffer('u32', data), { op }), `folded ${op} n=${n}`).toBe(reduceReference(data, op));
+      const f = Float32Array.from(data, (x) => x / 2 ** 32);
+      checkResult(device, 'f32', 'sum', f, await reduce(device, device.createBuffer('f32', f), { op: 'sum' }), `folded f32 sum n=${n}`);
+    }
   });
 });

@@ -5,7 +5,7 @@
 import { gammaF32, scan, scanReference, scanSumDepth } from '@trident/algorithms';
 import { type Buffer, InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
-import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, formulations, u32Patterns } from './alg-helpers.ts';
+import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations, u32Patterns } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 
 type Data = Uint32Array | Int32Array | Float32Array;
@@ -125,5 +125,16 @@ describeEachBackend('scan', (ctx) => {
     }
     expectBitsEqual(await input.read(), data, 'input');
     expectBitsEqual(await output.read(), Uint32Array.from([0, 1, 3]), 'output');
+  });
+  it('ignores the extra workgroups of folded grids', async () => {
+    const device = foldedGridView(ctx.device, foldLimit(ctx.device, 4));
+    for (const n of [5000, 20001, 100003]) {
+      const data = randomU32(n, 4);
+      expectBitsEqual(
+        await scan(device, device.createBuffer('u32', data)).read(),
+        scanReference(data, false) as Uint32Array,
+        `folded n=${n}`,
+      );
+    }
   });
 });

@@ -6,7 +6,16 @@
 import { bitonicSort, mergeSort, quickSort, radixSort, sort, sortReference } from '@trident/algorithms';
 import { type Buffer, type Device, InvalidArgumentError, UnsupportedFeatureError } from 'trident';
 import { expect, it } from 'vitest';
-import { EDGE_SIZES, expectBitsEqual, formulations, isSlow, SLOW_EDGE_SIZES, u32Patterns } from './alg-helpers.ts';
+import {
+  EDGE_SIZES,
+  expectBitsEqual,
+  foldedGridView,
+  foldLimit,
+  formulations,
+  isSlow,
+  SLOW_EDGE_SIZES,
+  u32Patterns,
+} from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 
 type Keys = Uint32Array | Int32Array | Float32Array;
@@ -162,5 +171,16 @@ describeEachBackend('sort', (ctx) => {
       }
     }
     expectBitsEqual(await keys.read(), data, 'keys');
+  });
+  it('ignores the extra workgroups of folded grids', async () => {
+    const device = foldedGridView(ctx.device, foldLimit(ctx.device, 6));
+    for (const [name, fn] of sortsFor(device)) {
+      await checkSort(device, fn, keyPatterns('u32', 5001).random as Keys, `folded ${name}`, true);
+    }
+    // Radix sort of u32 keys dispatches 5 tiles here: with 2 per dimension, 3 extra workgroups.
+    if (ctx.device.caps.features.has('workgroup')) {
+      const tight = foldedGridView(ctx.device, 2);
+      await checkSort(tight, radixSort, keyPatterns('u32', 5001).random as Keys, 'folded radixSort (2 per dimension)', true);
+    }
   });
 });

@@ -5,7 +5,7 @@
 import { zcopy, zcopyReference, zfill, zfillReference } from '@trident/algorithms';
 import { InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
-import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, formulations } from './alg-helpers.ts';
+import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 
 /** `expected` with each signalling NaN replaced by its quieted form where `actual` holds that. */
@@ -108,5 +108,12 @@ describeEachBackend('zcopy', (ctx) => {
     expectArg(() => zcopy(device, destroyed), 'input');
     expectBitsEqual(await input.read(), data, 'input');
     expectBitsEqual(await short.read(), Uint32Array.from([9, 9]), 'output');
+  });
+  it('ignores the extra workgroups of folded grids', async () => {
+    const device = foldedGridView(ctx.device, foldLimit(ctx.device, 2));
+    for (const n of [5000, 5001]) {
+      const data = randomU32(n, 4);
+      expectBitsEqual(await zcopy(device, device.createBuffer('u32', data)).read(), data, `folded n=${n}`);
+    }
   });
 });

@@ -24,6 +24,7 @@ import {
   UnsupportedFeatureError,
   u32,
   uniform,
+  vec,
 } from 'trident';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomU32 } from './harness.ts';
@@ -289,45 +290,47 @@ describe('webgpu backend', () => {
   });
 
   it('computes exactly what the JS reference computes on integer and conversion ops', async () => {
-    {
-      const n = 512;
-      const k = defineKernel({
-        name: 'mixed_ops',
-        workgroupSize: 64,
-        params: { a: buffer('u32', 'read'), b: buffer('u32', 'read'), o: buffer('u32', 'write'), s: uniform('u32') },
-        body: ({ a, b, o, s }, k) => {
-          const i = k.let(k.globalIndex, 'i');
-          const x = a.load(i);
-          const y = b.load(i);
-          const xi = x.bitcast('i32');
-          const yi = y.bitcast('i32').shr(u32(28));
-          const f = x.bitcast('f32');
-          const base = i.mul(8);
-          o.store(base, x.div(y.shr(s)).add(x.rem(y.and(15))));
-          o.store(base.add(1), xi.div(yi).bitcast('u32'));
-          o.store(base.add(2), xi.rem(yi).bitcast('u32'));
-          o.store(base.add(3), x.shl(y).xor(x.shr(y)).xor(xi.shr(y).bitcast('u32')));
-          o.store(base.add(4), f.cast('u32').add(f.cast('i32').bitcast('u32')));
-          o.store(base.add(5), select(x.lt(y), x.mul(y), xi.mul(yi).bitcast('u32')));
-          o.store(base.add(6), x.cast('f32').cast('u32').add(xi.cast('f32').cast('i32').bitcast('u32')));
-          o.store(base.add(7), a.load(i.add(n)).add(b.load(xi)));
-        },
-      });
-      const av = randomU32(n, 99);
-      const bv = randomU32(n, 1234);
-      // Extremes the semantics single out: zero divisors, INT_MIN, -1, NaN and infinity bits.
-      av.set([0x80000000, 0x7fc00000, 0x7f800000, 0xff800000, 0xffffffff, 0, 1, 0x4f800000]);
-      bv.set([0xffffffff, 0, 0xf0000000, 16, 31, 32, 33, 0]);
-      const a = device.createBuffer('u32', av);
-      const b = device.createBuffer('u32', bv);
-      const o = device.createBuffer('u32', n * 8);
-      device.dispatch(k, { invocations: n }, { a, b, o, s: 3 });
-      const gpu = await o.read();
-      const ref = new Uint32Array(n * 8);
-      jsReference(k, n / 64, { a: av, b: bv, o: ref }, { s: 3 });
-      const bad = [...gpu.keys()].filter((i) => gpu[i] !== ref[i]).slice(0, 5);
-      expect(bad.map((i) => `o[${i}] (element ${i >> 3}, op ${i & 7}): webgpu ${gpu[i]} reference ${ref[i]}`)).toEqual([]);
-    }
+    const n = 512;
+    const k = defineKernel({
+      name: 'mixed_ops',
+      workgroupSize: 64,
+      params: { a: buffer('u32', 'read'), b: buffer('u32', 'read'), o: buffer('u32', 'write'), s: uniform('u32') },
+      body: ({ a, b, o, s }, k) => {
+        const i = k.let(k.globalIndex, 'i');
+        const x = a.load(i);
+        const y = b.load(i);
+        const xi = x.bitcast('i32');
+        const yi = y.bitcast('i32').shr(u32(28));
+        const f = x.bitcast('f32');
+        const base = i.mul(8);
+        o.store(base, x.div(y.shr(s)).add(x.rem(y.and(15))));
+        o.store(base.add(1), xi.div(yi).bitcast('u32'));
+        o.store(base.add(2), xi.rem(yi).bitcast('u32'));
+        o.store(base.add(3), x.shl(y).xor(x.shr(y)).xor(xi.shr(y).bitcast('u32')));
+        o.store(base.add(4), f.cast('u32').add(f.cast('i32').bitcast('u32')));
+        o.store(base.add(5), select(x.lt(y), x.mul(y), xi.mul(yi).bitcast('u32')));
+        o.store(base.add(6), x.cast('f32').cast('u32').add(xi.cast('f32').cast('i32').bitcast('u32')));
+        // The vector forms of the conversions (helpers per width).
+        const v = vec('u32', x, y, x.xor(y), x.shr(u32(9)));
+        const vf = v.bitcast('vec4<f32>');
+        const vc = v.cast('vec4<f32>').cast('vec4<u32>').add(vf.cast('vec4<u32>')).add(vf.cast('vec4<i32>').bitcast('vec4<u32>'));
+        o.store(base.add(7), a.load(i.add(n)).add(b.load(xi)).add(vc.x.add(vc.y).add(vc.z).add(vc.w)));
+      },
+    });
+    const av = randomU32(n, 99);
+    const bv = randomU32(n, 1234);
+    // Extremes the semantics single out: zero divisors, INT_MIN, -1, NaN and infinity bits.
+    av.set([0x80000000, 0x7fc00000, 0x7f800000, 0xff800000, 0xffffffff, 0, 1, 0x4f800000]);
+    bv.set([0xffffffff, 0, 0xf0000000, 16, 31, 32, 33, 0]);
+    const a = device.createBuffer('u32', av);
+    const b = device.createBuffer('u32', bv);
+    const o = device.createBuffer('u32', n * 8);
+    device.dispatch(k, { invocations: n }, { a, b, o, s: 3 });
+    const gpu = await o.read();
+    const ref = new Uint32Array(n * 8);
+    jsReference(k, n / 64, { a: av, b: bv, o: ref }, { s: 3 });
+    const bad = [...gpu.keys()].filter((i) => gpu[i] !== ref[i]).slice(0, 5);
+    expect(bad.map((i) => `o[${i}] (element ${i >> 3}, op ${i & 7}): webgpu ${gpu[i]} reference ${ref[i]}`)).toEqual([]);
   });
 
   it('computes sin and cos to within 2 ulp of Math.sin / Math.cos on |x| <= 600 (WGSL alone promises 2^-11 absolute)', async () => {
@@ -362,33 +365,31 @@ describe('webgpu backend', () => {
   });
 
   it('matches the JS reference on a kernel that returns early before barriers', async () => {
-    {
-      const k = defineKernel({
-        name: 'early_exit_scan',
-        workgroupSize: 32,
-        params: { x: buffer('u32', 'read'), out: buffer('u32', 'write'), n: uniform('u32') },
-        body: ({ x, out, n }, k) => {
-          const sh = k.workgroupArray('u32', 32);
-          sh.store(k.localIndex, x.load(k.globalIndex));
-          k.barrier();
-          k.if(k.globalIndex.ge(n), () => k.return());
-          const acc = k.var('u32', 0, 'acc');
-          k.for({ from: 0, to: k.localIndex.add(1) }, (j) => acc.set(acc.add(sh.load(j))));
-          k.barrier();
-          sh.store(k.localIndex, acc);
-          k.barrier();
-          out.store(k.globalIndex, sh.load(k.localIndex).add(sh.load(0)));
-        },
-      });
-      const n = 70;
-      const data = randomU32(96, 5).map((v) => v & 0xff);
-      const x = device.createBuffer('u32', data);
-      const out = device.createBuffer('u32', 96);
-      device.dispatch(k, { invocations: 96 }, { x, out, n });
-      const ref = new Uint32Array(96);
-      jsReference(k, 3, { x: data, out: ref }, { n });
-      expect([...(await out.read())]).toEqual([...ref]);
-    }
+    const k = defineKernel({
+      name: 'early_exit_scan',
+      workgroupSize: 32,
+      params: { x: buffer('u32', 'read'), out: buffer('u32', 'write'), n: uniform('u32') },
+      body: ({ x, out, n }, k) => {
+        const sh = k.workgroupArray('u32', 32);
+        sh.store(k.localIndex, x.load(k.globalIndex));
+        k.barrier();
+        k.if(k.globalIndex.ge(n), () => k.return());
+        const acc = k.var('u32', 0, 'acc');
+        k.for({ from: 0, to: k.localIndex.add(1) }, (j) => acc.set(acc.add(sh.load(j))));
+        k.barrier();
+        sh.store(k.localIndex, acc);
+        k.barrier();
+        out.store(k.globalIndex, sh.load(k.localIndex).add(sh.load(0)));
+      },
+    });
+    const n = 70;
+    const data = randomU32(96, 5).map((v) => v & 0xff);
+    const x = device.createBuffer('u32', data);
+    const out = device.createBuffer('u32', 96);
+    device.dispatch(k, { invocations: 96 }, { x, out, n });
+    const ref = new Uint32Array(96);
+    jsReference(k, 3, { x: data, out: ref }, { n });
+    expect([...(await out.read())]).toEqual([...ref]);
   });
 });
 

@@ -38,6 +38,16 @@ if [[ $step == pack ]]; then
   "${esb[@]}" $entry --outfile=.gpu/conformance.mjs \
     --alias:vitest=./bench/h100/vitest-shim.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
   bash ../shared/device/pack.sh .gpu
+  # NVIDIA's Vulkan ICD (libGLX_nvidia) needs the libglvnd stack, which the GPU machine lacks:
+  # without it the loader says "Could not get 'vkCreateInstance' ... for ICD libGLX_nvidia.so.0".
+  # start.sh unpacks every .deb in .gpu/debs.
+  if ! ls .gpu/debs/libglvnd0_*.deb > /dev/null 2>&1; then
+    lists=$(mktemp -d)
+    mkdir -p "$lists/partial"
+    o=(-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 "-oDir::State::Lists=$lists")
+    apt-get "${o[@]}" update -qq > /dev/null 2>&1
+    (cd .gpu/debs && apt-get "${o[@]}" download libglvnd0 libegl1 libgl1 libglx0 libgles2 libopengl0 > /dev/null 2>&1)
+  fi
   exit 0
 fi
 

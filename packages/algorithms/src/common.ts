@@ -15,6 +15,7 @@ import {
   type BufferDType,
   type Device,
   type DeviceCaps,
+  type DispatchArgs,
   type Feature,
   InvalidArgumentError,
   type Kernel,
@@ -26,6 +27,7 @@ import {
   u32,
   type Val,
   type ValueType,
+  type Var,
   type WorkgroupArray,
 } from '@trident/core';
 
@@ -138,7 +140,9 @@ export function gatherSize(caps: DeviceCaps): number {
  */
 export function strideWorkgroups(caps: DeviceCaps, work: number, wg: number, minPerInvocation = 1): number {
   const byWork = Math.ceil(work / (wg * minPerInvocation));
-  const byDevice = Math.max(8, 2 * Math.ceil(caps.concurrency / wg), 4 * caps.concurrency <= 64 ? 4 * caps.concurrency : 0);
+  // GPUs: two waves of resident invocations. Worker pools (concurrency = workers,
+  // each running whole workgroups): a few workgroups per worker, at least 8.
+  const byDevice = Math.max(8, 2 * Math.ceil(caps.concurrency / wg), caps.concurrency <= 64 ? 4 * caps.concurrency : 0);
   return Math.max(1, Math.min(byWork, byDevice));
 }
 
@@ -330,4 +334,31 @@ export function i32ToKey(x: Val<'i32'>): Val<'u32'> {
 
 export function keyToI32(key: Val<'u32'>): Val<'i32'> {
   return key.xor(0x80000000).bitcast('i32');
+}
+
+// ---------- dispatch ----------
+
+/**
+ * Dispatches `count` workgroups of `kernel`. Expressed as invocations so the
+ * device folds grids beyond `maxComputeWorkgroupsPerDimension` into y and z
+ * (rounding up: kernels that index by workgroup must ignore the extra ones).
+ */
+export function dispatchGroups<P extends Record<string, ParamDecl>>(
+  device: Device,
+  kernel: Kernel<P>,
+  count: number,
+  args: DispatchArgs<P, Buffer>,
+): void {
+  device.dispatch(kernel, { invocations: count * kernel.ir.workgroupSize }, args);
+}
+
+/**
+ * Start index and stride of a grid-stride loop over `groups` workgroups. The
+ * workgroups a folded grid adds past `groups` start at `n`, so they take no part
+ * (their loops are empty) and every element is visited exactly once.
+ */
+export function gridStride(k: KernelBuilder, groups: Val<'u32'>, n: Val<'u32'>): { i: Var<'u32'>; stride: Var<'u32'> } {
+  const stride = k.let(groups.mul(k.workgroupSize), 'stride');
+  const i = k.let(select(k.workgroupIndex.lt(groups), k.globalIndex, n), 'i');
+  return { i, stride };
 }

@@ -21,8 +21,10 @@ import {
   cachedKernel,
   checkBuffer,
   checkCount,
+  dispatchGroups,
   familyOf,
   gatherSize,
+  gridStride,
   hasAll,
   scratch,
   strideWorkgroups,
@@ -55,8 +57,9 @@ function countKernel(width: 1 | 4, wg: number, strided: boolean, privatized: boo
         n: uniform('u32'),
         offset: uniform('u32'),
         bins: uniform('u32'),
+        groups: uniform('u32'),
       },
-      body: ({ values, hist, n, offset, bins }, k) => {
+      body: ({ values, hist, n, offset, bins, groups }, k) => {
         const base = k.let(privatized ? k.workgroupIndex.mul(bins) : k.var('u32', 0), 'base');
         const count = (v: Val<'u32'>) => k.if(v.lt(bins), () => void hist.atomicAdd(base.add(v), 1));
         const each = (i: Val<'u32'>) => {
@@ -75,8 +78,7 @@ function countKernel(width: 1 | 4, wg: number, strided: boolean, privatized: boo
           k.if(i.lt(n), () => each(i.add(offset)));
           return;
         }
-        const i = k.let(k.globalIndex, 'i');
-        const stride = k.let(k.numInvocations, 'stride');
+        const { i, stride } = gridStride(k, groups, n);
         k.while(
           () => i.lt(n),
           () => {
@@ -168,12 +170,19 @@ export function histogram(device: Device, values: Buffer<'u32'>, options: Histog
     if (parts <= 1) {
       output.fill(0);
       const workgroups = strideWorkgroups(device.caps, n / width, wg, 4);
-      device.dispatch(countKernel(width, wg, true, false), { workgroups }, { values, hist: output, n: n / width, offset: 0, bins });
+      dispatchGroups(device, countKernel(width, wg, true, false), workgroups, {
+        values,
+        hist: output,
+        n: n / width,
+        offset: 0,
+        bins,
+        groups: workgroups,
+      });
       return output;
     }
     const sub = scratch(device, 'histogram.sub', 'u32', parts * bins);
     sub.fill(0, { length: parts * bins });
-    device.dispatch(countKernel(width, wg, true, true), { workgroups: parts }, { values, hist: sub, n: n / width, offset: 0, bins });
+    dispatchGroups(device, countKernel(width, wg, true, true), parts, { values, hist: sub, n: n / width, offset: 0, bins, groups: parts });
     device.dispatch(mergeKernel(gatherSize(device.caps)), { invocations: bins }, { sub, out: output, bins, parts });
     return output;
   }
@@ -183,7 +192,7 @@ export function histogram(device: Device, values: Buffer<'u32'>, options: Histog
   const chunks = Math.ceil(n / chunk);
   if (chunks === 1) {
     output.fill(0);
-    device.dispatch(countKernel(1, wg, false, false), { invocations: n }, { values, hist: output, n, offset: 0, bins });
+    device.dispatch(countKernel(1, wg, false, false), { invocations: n }, { values, hist: output, n, offset: 0, bins, groups: 0 });
     return output;
   }
   const part = scratch(device, 'histogram.part', 'u32', bins);
@@ -193,7 +202,7 @@ export function histogram(device: Device, values: Buffer<'u32'>, options: Histog
     const m = Math.min(chunk, n - offset);
     const target = c === 0 ? scratch(device, 'histogram.acc0', 'u32', bins) : part;
     target.fill(0, { length: bins });
-    device.dispatch(countKernel(1, wg, false, false), { invocations: m }, { values, hist: target, n: m, offset, bins });
+    device.dispatch(countKernel(1, wg, false, false), { invocations: m }, { values, hist: target, n: m, offset, bins, groups: 0 });
     if (c === 0) {
       total = target;
       continue;

@@ -245,7 +245,7 @@ function recordAccelKick(
   halfDt: number,
 ): void {
   if (familyOf(device, 'nbody') === 'workgroup') {
-    const wg = blockSize(device.caps, 16, 128);
+    const wg = blockSize(device.caps, 16, 256);
     device.dispatch(tiledKernel(wg), { invocations: n }, { pos, velIn, velOut, acc, n, eps2, halfDt });
   } else {
     device.dispatch(gatherKernel(gatherSize(device.caps)), { invocations: 4 * n }, { pos, velIn, velOut, acc, n, eps2, halfDt });

@@ -16,7 +16,7 @@
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, select, uniform, type Val } from '@trident/core';
 import { finishKernel, initKernel } from './bitonic-sort.ts';
-import { blockSize, cachedKernel, gatherSize, hasAll, scratch, unsupported } from './common.ts';
+import { blockSize, cachedKernel, dispatchGroups, gatherSize, hasAll, scratch, unsupported } from './common.ts';
 import { recordScan } from './scan.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
 
@@ -223,7 +223,7 @@ export async function quickSort<K extends SortKeyType, V extends BufferDType = B
     if (small.length > 0) {
       const ranges = fresh(small.length);
       ranges.write(Uint32Array.from(small));
-      device.dispatch(localSortKernel(wg), { workgroups: small.length / 2 }, { keys: k0, idx: i0, ranges });
+      dispatchGroups(device, localSortKernel(wg), small.length / 2, { keys: k0, idx: i0, ranges });
     }
     const dummy = scratch(device, 'quick.dummy', 'u32', 1);
     const dummyOut = scratch(device, 'quick.dummyOut', 'u32', 1);

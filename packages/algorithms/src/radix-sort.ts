@@ -28,6 +28,7 @@ import {
 import {
   blockSize,
   cachedKernel,
+  dispatchGroups,
   f32ToKey,
   gatherSize,
   hasAll,
@@ -263,22 +264,18 @@ export function recordRadixSort(
     const dst = last && keyType === 'u32' ? keysOut : scratch(device, `radix.k${p % 2}`, 'u32', n);
     const vdst = values ? (last ? (valuesOut as Buffer) : scratch(device, `radix.v${p % 2}`, values.dtype, n)) : undefined;
     const shift = p * BITS;
-    device.dispatch(countKernel(wg, subgroups), { workgroups: tiles }, { keys: src, counts, n, shift, tiles });
+    dispatchGroups(device, countKernel(wg, subgroups), tiles, { keys: src, counts, n, shift, tiles });
     recordScan(device, counts, offsets, DIGITS * tiles, true);
-    device.dispatch(
-      scatterKernel(wg, subgroups, values?.dtype),
-      { workgroups: tiles },
-      {
-        keys: src,
-        keysOut: dst,
-        vals: vsrc ?? dummy,
-        valsOut: vdst ?? scratch(device, 'radix.dummyOut', 'u32', 1),
-        offsets,
-        n,
-        shift,
-        tiles,
-      },
-    );
+    dispatchGroups(device, scatterKernel(wg, subgroups, values?.dtype), tiles, {
+      keys: src,
+      keysOut: dst,
+      vals: vsrc ?? dummy,
+      valsOut: vdst ?? scratch(device, 'radix.dummyOut', 'u32', 1),
+      offsets,
+      n,
+      shift,
+      tiles,
+    });
     src = dst;
     vsrc = vdst;
   }

@@ -3,7 +3,7 @@
  *
  * Workgroup formulation (devices with 'workgroup' and 'scatter'): a grid-stride
  * kernel sized from `caps.concurrency`; each invocation folds many elements
- * (vec4 loads when the length divides by 4, four loads in flight per iteration)
+ * (vec4 loads when the length divides by 4, eight loads in flight per iteration)
  * with the op applied during the load, then a workgroup reduction (subgroup
  * reductions first where 'subgroup' exists). Integer ops and f32 min/max finish
  * with one atomic per workgroup into the result (f32 min/max as u32 order keys);
@@ -36,9 +36,11 @@ import {
   cachedKernel,
   checkBuffer,
   checkChoice,
+  dispatchGroups,
   f32ToKey,
   familyOf,
   gatherSize,
+  gridStride,
   keyToF32,
   type ReduceOp,
   scratch,
@@ -54,7 +56,7 @@ const OPS: readonly ReduceOp[] = ['sum', 'min', 'max'];
 /** Elements each gather-pass invocation combines (a pairwise tree of depth 4). */
 const FAN_IN = 16;
 /** Loads in flight per grid-stride iteration. */
-const UNROLL = 4;
+const UNROLL = 8;
 
 export interface ReduceOptions<D extends BufferDType = BufferDType> {
   readonly op: ReduceOp;
@@ -136,8 +138,9 @@ function blockKernel(dtype: BufferDType, op: ReduceOp, width: 1 | 4, wg: number,
         input: buffer(dtype, 'read', { vector: width }),
         out: buffer(acc, mode === 'atomic' ? 'atomic' : 'write'),
         n: uniform('u32'),
+        groups: uniform('u32'),
       },
-      body: ({ input, out, n }, k) => {
+      body: ({ input, out, n, groups }, k) => {
         const vt = vecType(acc, width);
         const id = identity(acc, op, keys);
         const toAcc = (x: Val<ValueType>): Val<ValueType> => {
@@ -148,8 +151,7 @@ function blockKernel(dtype: BufferDType, op: ReduceOp, width: 1 | 4, wg: number,
         };
         const zero = constOf(k, vt, id);
         const a = k.let(zero, 'acc');
-        const i = k.let(k.globalIndex, 'i');
-        const stride = k.let(k.numInvocations, 'stride');
+        const { i, stride } = gridStride(k, groups, n);
         // Main loop: UNROLL independent loads in flight, no bounds checks.
         const last = k.let(stride.mul(UNROLL - 1), 'last');
         k.while(
@@ -181,7 +183,7 @@ function blockKernel(dtype: BufferDType, op: ReduceOp, width: 1 | 4, wg: number,
           (x, y) => apply(op, x, y),
           (v) => subgroupApply(k, op, v),
         );
-        k.if(k.localIndex.eq(0), () => {
+        k.if(k.localIndex.eq(0).and(k.workgroupIndex.lt(groups)), () => {
           if (mode === 'partial') {
             out.store(k.workgroupIndex, r as never);
           } else if (op === 'sum') {
@@ -287,27 +289,30 @@ export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<
     const p = blockPlan(device, input.length);
     if (dtype === 'f32' && op === 'sum') {
       const partials = scratch(device, 'reduce.partials', 'f32', p.workgroups);
-      device.dispatch(
-        blockKernel(dtype, op, p.width, p.wg, p.subgroups, 'partial'),
-        { workgroups: p.workgroups },
-        { input, out: partials, n: p.n },
-      );
+      dispatchGroups(device, blockKernel(dtype, op, p.width, p.wg, p.subgroups, 'partial'), p.workgroups, {
+        input,
+        out: partials,
+        n: p.n,
+        groups: p.workgroups,
+      });
       // One workgroup adds the partials in a fixed order.
-      device.dispatch(
-        blockKernel('f32', 'sum', 1, p.wg, p.subgroups, 'partial'),
-        { workgroups: 1 },
-        { input: partials, out, n: p.workgroups },
-      );
+      dispatchGroups(device, blockKernel('f32', 'sum', 1, p.wg, p.subgroups, 'partial'), 1, {
+        input: partials,
+        out,
+        n: p.workgroups,
+        groups: 1,
+      });
       return out;
     }
     const target = keys ? scratch(device, 'reduce.key', 'u32', 1) : out;
     target.fill(empty, { length: 1 });
-    device.dispatch(
-      blockKernel(dtype, op, p.width, p.wg, p.subgroups, 'atomic'),
-      { workgroups: p.workgroups },
-      { input, out: target as never, n: p.n },
-    );
-    if (keys) device.dispatch(keyFinishKernel(), { workgroups: 1 }, { keys: target as Buffer<'u32'>, out: out as Buffer<'f32'> });
+    dispatchGroups(device, blockKernel(dtype, op, p.width, p.wg, p.subgroups, 'atomic'), p.workgroups, {
+      input,
+      out: target as never,
+      n: p.n,
+      groups: p.workgroups,
+    });
+    if (keys) dispatchGroups(device, keyFinishKernel(), 1, { keys: target as Buffer<'u32'>, out: out as Buffer<'f32'> });
     return out;
   }
   // Gather passes: n -> ceil(n / FAN_IN) -> … -> 1.
@@ -326,7 +331,7 @@ export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<
     pass++;
     if (finalPass) break;
   }
-  if (keys) device.dispatch(keyFinishKernel(), { workgroups: 1 }, { keys: src as Buffer<'u32'>, out: out as Buffer<'f32'> });
+  if (keys) dispatchGroups(device, keyFinishKernel(), 1, { keys: src as Buffer<'u32'>, out: out as Buffer<'f32'> });
   return out;
 }
 
@@ -340,7 +345,7 @@ export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<
  *   max is NaN if any element is NaN; min(-0, +0) is -0. A NaN result is the
  *   canonical quiet NaN (bits 0x7fc00000).
  * - f32 sums add in f32. Order: each invocation folds its grid-stride elements
- *   (4 loads per step added pairwise, vec4 lanes kept apart and added pairwise at
+ *   (8 loads per step added pairwise, vec4 lanes kept apart and added pairwise at
  *   the end), then pairwise trees over the workgroup and over the partials (gather
  *   devices: pairwise trees of FAN_IN elements per pass). The order is fixed for a
  *   given device and length, so results are reproducible there. Error bound:
@@ -380,8 +385,8 @@ export function reduceSumDepth(device: Device, n: number): number {
   const invocations = p.workgroups * p.wg;
   const perInvocation = Math.ceil(p.n / invocations);
   const tree = Math.ceil(Math.log2(p.wg));
-  // Folds + 2 (pairwise of 4 loads) + 2 (vec4 lanes) + workgroup tree, then the partials pass.
-  const first = perInvocation + 2 + (p.width === 4 ? 2 : 0) + tree;
+  // Folds + the pairwise tree of UNROLL loads + 2 (vec4 lanes) + workgroup tree, then the partials pass.
+  const first = perInvocation + Math.ceil(Math.log2(UNROLL)) + (p.width === 4 ? 2 : 0) + tree;
   const second = Math.ceil(p.workgroups / p.wg) + 2 + tree;
   return first + second;
 }

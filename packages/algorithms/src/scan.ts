@@ -5,7 +5,7 @@
  * Workgroup formulation: reduce-then-scan over contiguous tiles, one tile per
  * workgroup (tile count sized from `caps.concurrency`). Pass 1 sums each tile;
  * the tile sums are scanned recursively (exclusive) by the same code; pass 2
- * scans each tile chunk by chunk (4 consecutive elements per invocation, a
+ * scans each tile chunk by chunk (16 consecutive elements per invocation, a
  * workgroup scan of the per-invocation totals — subgroup scans first where
  * 'subgroup' exists — and a running carry), starting from the tile's carry-in.
  * A single-pass decoupled look-back is not used: WebGPU promises no forward
@@ -27,11 +27,23 @@ import {
   type Val,
   vec,
 } from '@trident/core';
-import { blockSize, cachedKernel, checkBuffer, familyOf, gatherSize, scratch, strideWorkgroups, workgroupScan } from './common.ts';
+import {
+  blockSize,
+  cachedKernel,
+  checkBuffer,
+  dispatchGroups,
+  familyOf,
+  gatherSize,
+  scratch,
+  strideWorkgroups,
+  workgroupScan,
+} from './common.ts';
 
 const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
 /** Consecutive elements per invocation in the block scan. */
-const ITEMS = 4;
+const ITEMS = 16;
+/** vec4 loads per invocation and chunk (ITEMS / 4): several loads in flight per barrier round. */
+const VECS = ITEMS / 4;
 
 export interface ScanOptions<D extends BufferDType = BufferDType> {
   /** Exclusive scan (out[0] = 0, out[i] = x[0] + … + x[i-1]); default inclusive. */
@@ -59,7 +71,9 @@ function tilePlan(device: Device, n: number): TilePlan {
   const wg = blockSize(device.caps, 8);
   const chunk = wg * ITEMS;
   const chunks = Math.max(1, Math.ceil(n / chunk));
-  const want = strideWorkgroups(device.caps, n, wg, ITEMS * 4);
+  // Many more tiles than resident workgroups: each tile's chunks run one after the
+  // other (barriers in between), so parallelism across tiles hides their latency.
+  const want = 8 * strideWorkgroups(device.caps, n, wg, ITEMS * 32);
   const tile = Math.ceil(chunks / want) * chunk;
   return {
     wg,
@@ -71,13 +85,35 @@ function tilePlan(device: Device, n: number): TilePlan {
   };
 }
 
-/** The 4 consecutive elements starting at element `first` (zeros past the end). */
-function load4<D extends Num>(src: { load(i: Val<'u32'>): Val<D> | Val<`vec4<${D}>`> }, first: Val<'u32'>, width: 1 | 4): Array<Val<D>> {
+/** The ITEMS consecutive elements starting at element `first` (zeros past the end). */
+function loadItems<D extends Num>(
+  src: { load(i: Val<'u32'>): Val<D> | Val<`vec4<${D}>`> },
+  first: Val<'u32'>,
+  width: 1 | 4,
+): Array<Val<D>> {
+  const out: Array<Val<D>> = [];
   if (width === 4) {
-    const v = src.load(first.shr(2)) as Val<`vec4<${D}>`>;
-    return [v.x, v.y, v.z, v.w] as unknown as Array<Val<D>>;
+    const v4 = first.shr(2);
+    for (let q = 0; q < VECS; q++) {
+      const v = src.load(q === 0 ? v4 : v4.add(q)) as Val<`vec4<${D}>`>;
+      out.push(...([v.x, v.y, v.z, v.w] as unknown as Array<Val<D>>));
+    }
+    return out;
   }
-  return [0, 1, 2, 3].map((j) => src.load(j === 0 ? first : first.add(j)) as Val<D>);
+  for (let j = 0; j < ITEMS; j++) out.push(src.load(j === 0 ? first : first.add(j)) as Val<D>);
+  return out;
+}
+
+/** Pairwise sum of a list. */
+function pairwiseSum(xs: Array<Val<Num>>): Val<Num> {
+  let level = xs;
+  while (level.length > 1) {
+    const next: Array<Val<Num>> = [];
+    for (let i = 0; i < level.length; i += 2)
+      next.push(level[i + 1] ? (level[i] as Val<Num>).add(level[i + 1] as never) : (level[i] as Val<Num>));
+    level = next;
+  }
+  return level[0] as Val<Num>;
 }
 
 /** Pass 1: sums[t] = sum of tile t. */
@@ -96,8 +132,7 @@ function tileSumKernel(dtype: Num, width: 1 | 4, wg: number, subgroups: boolean)
           () => base.lt(end),
           () => {
             // Tiles are whole chunks, so a group never straddles a tile; past n, loads give 0.
-            const [a, b, c, d] = load4(src as never, base, width) as Array<Val<Num>>;
-            acc.set(acc.add((a as Val<Num>).add(b as never).add((c as Val<Num>).add(d as never) as never)));
+            acc.set(acc.add(pairwiseSum(loadItems(src as never, base, width) as Array<Val<Num>>) as never));
             base.set(base.add(wg * ITEMS));
           },
         );
@@ -132,9 +167,9 @@ function tileScanKernel(dtype: Num, width: 1 | 4, wg: number, subgroups: boolean
           () => chunkStart.lt(end),
           () => {
             const first = k.let(chunkStart.add(k.localIndex.mul(ITEMS)), 'first');
-            const xs = load4(src as never, first, width) as Array<Val<Num>>;
+            const xs = loadItems(src as never, first, width) as Array<Val<Num>>;
             const x = xs.map((v, j) => k.let(v, `x${j}`) as Val<Num>);
-            // Serial scan of the invocation's 4 elements.
+            // Serial scan of the invocation's ITEMS elements.
             const incl: Array<Val<Num>> = [];
             let run = x[0] as Val<Num>;
             incl.push(run);
@@ -149,7 +184,11 @@ function tileScanKernel(dtype: Num, width: 1 | 4, wg: number, subgroups: boolean
               return offset.add(incl[j] as never);
             });
             if (width === 4) {
-              dst.store(first.shr(2), vec(dtype as 'u32', outs[0] as never, outs[1] as never, outs[2] as never, outs[3] as never) as never);
+              const v4 = first.shr(2);
+              for (let q = 0; q < VECS; q++) {
+                const o = outs.slice(4 * q, 4 * q + 4) as never[];
+                dst.store(q === 0 ? v4 : v4.add(q), vec(dtype as 'u32', ...(o as [never, never, never, never])) as never);
+              }
             } else {
               // Stores past the buffer's end are dropped (IR semantics); the tile's end is a chunk boundary or n.
               for (let j = 0; j < ITEMS; j++) dst.store(j === 0 ? first : first.add(j), outs[j] as never);
@@ -172,16 +211,19 @@ function recordBlockScan(device: Device, src: Buffer, dst: Buffer, n: number, ex
   if (p.tiles > 1) {
     const sums = scratch(device, `scan.sums${level}`, dtype, p.tiles);
     carries = scratch(device, `scan.carries${level}`, dtype, p.tiles);
-    device.dispatch(tileSumKernel(dtype, width, p.wg, p.subgroups), { workgroups: p.tiles }, { src, sums, n, tile: p.tile });
+    dispatchGroups(device, tileSumKernel(dtype, width, p.wg, p.subgroups), p.tiles, { src, sums, n, tile: p.tile });
     recordBlockScan(device, sums, carries, p.tiles, true, level + 1);
   } else {
     carries = scratch(device, 'scan.nocarry', dtype, 1);
   }
-  device.dispatch(
-    tileScanKernel(dtype, width, p.wg, p.subgroups, exclusive),
-    { workgroups: p.tiles },
-    { src, dst, carries, n, tile: p.tile, useCarries: p.tiles > 1 ? 1 : 0 },
-  );
+  dispatchGroups(device, tileScanKernel(dtype, width, p.wg, p.subgroups, exclusive), p.tiles, {
+    src,
+    dst,
+    carries,
+    n,
+    tile: p.tile,
+    useCarries: p.tiles > 1 ? 1 : 0,
+  });
 }
 
 // ---------- gather formulation ----------
@@ -229,7 +271,7 @@ function recordGatherScan(device: Device, input: Buffer, output: Buffer, n: numb
  *
  * Semantics: u32 / i32 wrap modulo 2^32 and are bit-identical to the sequential
  * reference. f32 adds in f32 in a fixed order per device and length: within
- * groups of 4 elements serially, a (subgroup then Hillis–Steele) workgroup scan of
+ * groups of 16 elements serially, a (subgroup then Hillis–Steele) workgroup scan of
  * the group totals, a running carry across chunks of a tile, and an exclusive scan
  * of tile sums for the carry-in (gather devices: Hillis–Steele trees). Error
  * bound per element: |out[i] - exact| <= γ(d) · Σ_{j<=i}|x_j|, d = `scanSumDepth(device, n)`.

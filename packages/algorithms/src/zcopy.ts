@@ -3,10 +3,12 @@
  * `zcopy` reads and writes every element once; `zfill` only writes.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, InvalidArgumentError, uniform, vec } from '@trident/core';
-import { cachedKernel, checkBuffer, familyOf, gatherSize, strideWorkgroups } from './common.ts';
+import { cachedKernel, checkBuffer, dispatchGroups, familyOf, gatherSize, gridStride, strideWorkgroups } from './common.ts';
 
 const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
 
+/** Loads in flight per grid-stride iteration of the copy. */
+const UNROLL = 4;
 /** Elements each invocation handles at least before the grid stops growing. */
 const MIN_PER_INVOCATION = 4;
 
@@ -15,16 +17,32 @@ function copyKernel(dtype: BufferDType, width: 1 | 4, wg: number, strided: boole
     defineKernel({
       name: `zcopy_${dtype}_v${width}${strided ? '_stride' : ''}`,
       workgroupSize: wg,
-      params: { src: buffer(dtype, 'read', { vector: width }), dst: buffer(dtype, 'write', { vector: width }), n: uniform('u32') },
-      body: ({ src, dst, n }, k) => {
+      params: {
+        src: buffer(dtype, 'read', { vector: width }),
+        dst: buffer(dtype, 'write', { vector: width }),
+        n: uniform('u32'),
+        groups: uniform('u32'),
+      },
+      body: ({ src, dst, n, groups }, k) => {
         if (!strided) {
           // Gather form: invocation i writes element i only (valid on gather-only devices).
           const i = k.let(k.globalIndex, 'i');
           k.if(i.lt(n), () => dst.store(i, src.load(i)));
           return;
         }
-        const i = k.let(k.globalIndex, 'i');
-        const stride = k.let(k.numInvocations, 'stride');
+        const { i, stride } = gridStride(k, groups, n);
+        // UNROLL loads in flight before their stores (memory-level parallelism), then the tail.
+        const last = k.let(stride.mul(UNROLL - 1), 'last');
+        k.while(
+          () => i.add(last).lt(n),
+          () => {
+            const at = (u: number) => (u === 0 ? i : i.add(stride.mul(u)));
+            const xs = [];
+            for (let u = 0; u < UNROLL; u++) xs.push(k.let(src.load(at(u)), `x${u}`));
+            for (let u = 0; u < UNROLL; u++) dst.store(at(u), xs[u] as (typeof xs)[number]);
+            i.set(i.add(stride.mul(UNROLL)));
+          },
+        );
         k.while(
           () => i.lt(n),
           () => {
@@ -42,15 +60,15 @@ function fillKernel(dtype: BufferDType, width: 1 | 4, wg: number, strided: boole
     defineKernel({
       name: `zfill_${dtype}_v${width}${strided ? '_stride' : ''}`,
       workgroupSize: wg,
-      params: { dst: buffer(dtype, 'write', { vector: width }), value: uniform(dtype), n: uniform('u32') },
-      body: ({ dst, value, n }, k) => {
+      params: { dst: buffer(dtype, 'write', { vector: width }), value: uniform(dtype), n: uniform('u32'), groups: uniform('u32') },
+      body: ({ dst, value, n, groups }, k) => {
         const v = width === 4 ? vec(dtype as 'u32', value as never, value as never, value as never, value as never) : value;
-        const i = k.let(k.globalIndex, 'i');
         if (!strided) {
+          const i = k.let(k.globalIndex, 'i');
           k.if(i.lt(n), () => dst.store(i, v as never));
           return;
         }
-        const stride = k.let(k.numInvocations, 'stride');
+        const { i, stride } = gridStride(k, groups, n);
         k.while(
           () => i.lt(n),
           () => {
@@ -113,7 +131,12 @@ export function zcopy<D extends BufferDType>(device: Device, input: Buffer<D>, o
   const output = out ?? device.createBuffer(input.dtype, input.length);
   if (input.length === 0) return output;
   const p = plan(device, input.length);
-  device.dispatch(copyKernel(input.dtype, p.width, p.wg, p.strided), { workgroups: p.workgroups }, { src: input, dst: output, n: p.n });
+  dispatchGroups(device, copyKernel(input.dtype, p.width, p.wg, p.strided), p.workgroups, {
+    src: input,
+    dst: output,
+    n: p.n,
+    groups: p.workgroups,
+  });
   return output;
 }
 
@@ -138,5 +161,10 @@ export function zfill(device: Device, output: Buffer, value: number): void {
   familyOf(device, 'zfill');
   if (output.length === 0) return;
   const p = plan(device, output.length);
-  device.dispatch(fillKernel(output.dtype, p.width, p.wg, p.strided), { workgroups: p.workgroups }, { dst: output, value, n: p.n });
+  dispatchGroups(device, fillKernel(output.dtype, p.width, p.wg, p.strided), p.workgroups, {
+    dst: output,
+    value,
+    n: p.n,
+    groups: p.workgroups,
+  });
 }

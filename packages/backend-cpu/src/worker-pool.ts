@@ -1,6 +1,5 @@
 import type { SlicePool, SliceTask } from './slice-pool.ts';
 
-
 type Reply = { job: number; ok: true } | { job: number; ok: false; error: string };
 
 interface Slot {

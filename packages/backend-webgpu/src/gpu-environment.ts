@@ -48,13 +48,24 @@ export async function gpuEnvironment(): Promise<GpuEnvironment> {
   return nodeEnvironment(dawn);
 }
 
-/** The environment for a Dawn module already imported (bundles import it statically). */
+/** Where the process-wide Dawn instance is pinned (see nodeEnvironment). */
+const DAWN_INSTANCE = Symbol.for('trident.webgpu.dawnInstance');
+
+/**
+ * The environment for a Dawn module already imported (bundles import it statically).
+ * One Dawn instance serves every device of the process and is pinned on globalThis
+ * for the life of the process: an instance collected after its devices were
+ * destroyed still crashed the process later, in Dawn's event processing, when each
+ * device had its own (seen in the full test run).
+ */
 export function nodeEnvironment(dawn: DawnModule): GpuEnvironment {
   if (!globalsInstalled) {
     Object.assign(globalThis, dawn.globals);
     globalsInstalled = true;
   }
-  const gpu = dawn.create([...DAWN_TOGGLES]);
+  const pinned = globalThis as { [DAWN_INSTANCE]?: GPU };
+  pinned[DAWN_INSTANCE] ??= dawn.create([...DAWN_TOGGLES]);
+  const gpu = pinned[DAWN_INSTANCE];
   return { gpu, runtime: 'node', keepAlive: gpu };
 }
 

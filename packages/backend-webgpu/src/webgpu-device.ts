@@ -382,7 +382,14 @@ export class WebGpuDevice implements BackendDevice {
     const k = kernel as WebGpuCompiled;
     const bindings = k.wgsl.bufferParams.map(({ name }): Binding => {
       const b = args.get(name) as WebGpuBuffer;
-      return { gpu: b.gpu, id: b.id, offset: 0, size: b.gpu.size, elements: b.length };
+      // The padded allocation may pass the binding limit (NVIDIA's is 2^31 - 4) where the buffer does not.
+      return {
+        gpu: b.gpu,
+        id: b.id,
+        offset: 0,
+        size: Math.min(b.gpu.size, this.maxBindingBytes - (this.maxBindingBytes % 4)),
+        elements: b.length,
+      };
     });
     const lengths = new Map<string, number>();
     for (const { name } of k.wgsl.bufferParams) lengths.set(name, (args.get(name) as WebGpuBuffer).length);

@@ -24,7 +24,8 @@ import {
  * - one uniform struct `P` at the binding after the buffers holds the scalar
  *   uniforms (`u_<name>`) and the logical length of every buffer (`len_<name>`,
  *   in view elements): bounds come from there, not from `arrayLength`, because a
- *   pooled or padded allocation may be longer than the buffer it holds;
+ *   pooled or padded allocation may be longer than the buffer it holds. `main`
+ *   reads them once into `let`s of the same names;
  * - every IR variable is declared at the top of `main` (WGSL scoping never gets
  *   in the way) and assigned where the IR's `let` stands.
  *
@@ -181,6 +182,10 @@ class WgslGenerator {
     out.push('  let wgi = wid.x + wid.y * nwg3.x + wid.z * nwg3.x * nwg3.y;');
     out.push('  let nwg = nwg3.x * nwg3.y * nwg3.z;');
     out.push(`  let gid = wgi * ${ir.workgroupSize}u + lid;`);
+    // Uniforms and lengths read once into registers, passed to the bounds-checking helpers.
+    for (const u of uniforms) {
+      out.push(u.kind === 'uniform' ? `  let u_${u.param} = P.u_${u.param};` : `  let len_${u.param} = P.len_${u.param};`);
+    }
     for (const v of ir.vars) out.push(`  var ${this.name(v.id)}: ${v.type};`);
     if (this.flagMode) out.push('  var done = false;');
     if (body) out.push(body);
@@ -248,7 +253,7 @@ class WgslGenerator {
       case 'assign':
         return `${ind}${this.name(s.id)} = ${this.expr(s.value)};`;
       case 'store':
-        return `${ind}${this.storeHelper(s.buffer)}(${this.index(s.index)}, ${this.expr(s.value)});`;
+        return `${ind}${this.storeHelper(s.buffer)}(${this.index(s.index)}, ${this.expr(s.value)}, len_${s.buffer});`;
       case 'wgStore':
         return `${ind}${this.wgStoreHelper(s.array)}(${this.index(s.index)}, ${this.expr(s.value)});`;
       case 'eval':
@@ -316,7 +321,7 @@ class WgslGenerator {
       case 'const':
         return this.constant(e.type, e.value, opaque);
       case 'uniform':
-        return `P.u_${e.name}`;
+        return `u_${e.name}`;
       case 'builtin':
         switch (e.name) {
           case 'globalIndex':
@@ -355,9 +360,9 @@ class WgslGenerator {
       case 'bitcast':
         return `bitcast<${e.type}>(${sub(e.a)})`;
       case 'load':
-        return `${this.loadHelper(e.buffer)}(${this.index(e.index)})`;
+        return `${this.loadHelper(e.buffer)}(${this.index(e.index)}, len_${e.buffer})`;
       case 'length':
-        return `P.len_${e.buffer}`;
+        return `len_${e.buffer}`;
       case 'atomic':
         return this.atomic(e);
       case 'wgLoad':
@@ -487,24 +492,25 @@ class WgslGenerator {
     const d = this.decl(e.buffer);
     const t = d.dtype;
     const name = `atomic_${e.fn}_${e.buffer}`;
-    const guard = `i < P.len_${e.buffer}`;
+    const guard = 'i < len';
+    const len = `len_${e.buffer}`;
     const ref = `&b_${e.buffer}[i]`;
     const i = this.index(e.index);
     const v = this.expr(e.value);
     switch (e.fn) {
       case 'load':
-        this.helper(name, `fn ${name}(i: u32) -> ${t} {\n  if (${guard}) { return atomicLoad(${ref}); }\n  return ${t}();\n}`);
-        return `${name}(${i})`;
+        this.helper(name, `fn ${name}(i: u32, len: u32) -> ${t} {\n  if (${guard}) { return atomicLoad(${ref}); }\n  return ${t}();\n}`);
+        return `${name}(${i}, ${len})`;
       case 'store':
-        this.helper(name, `fn ${name}(i: u32, v: ${t}) {\n  if (${guard}) { atomicStore(${ref}, v); }\n}`);
-        return `${name}(${i}, ${v})`;
+        this.helper(name, `fn ${name}(i: u32, v: ${t}, len: u32) {\n  if (${guard}) { atomicStore(${ref}, v); }\n}`);
+        return `${name}(${i}, ${v}, ${len})`;
       case 'compareExchange':
         // WGSL only has the weak form, which may fail spuriously: retry until the
         // element differs from `expected` or the exchange happened (a strong CAS).
         this.helper(
           name,
           [
-            `fn ${name}(i: u32, expected: ${t}, v: ${t}) -> ${t} {`,
+            `fn ${name}(i: u32, expected: ${t}, v: ${t}, len: u32) -> ${t} {`,
             `  if (!(${guard})) { return ${t}(); }`,
             '  loop {',
             `    let r = atomicCompareExchangeWeak(${ref}, expected, v);`,
@@ -513,11 +519,14 @@ class WgslGenerator {
             '}',
           ].join('\n'),
         );
-        return `${name}(${i}, ${this.expr(e.compare as Expr)}, ${v})`;
+        return `${name}(${i}, ${this.expr(e.compare as Expr)}, ${v}, ${len})`;
       default: {
         const builtin = `atomic${e.fn[0]?.toUpperCase()}${e.fn.slice(1)}`;
-        this.helper(name, `fn ${name}(i: u32, v: ${t}) -> ${t} {\n  if (${guard}) { return ${builtin}(${ref}, v); }\n  return ${t}();\n}`);
-        return `${name}(${i}, ${v})`;
+        this.helper(
+          name,
+          `fn ${name}(i: u32, v: ${t}, len: u32) -> ${t} {\n  if (${guard}) { return ${builtin}(${ref}, v); }\n  return ${t}();\n}`,
+        );
+        return `${name}(${i}, ${v}, ${len})`;
       }
     }
   }
@@ -538,7 +547,7 @@ class WgslGenerator {
     const t = this.elementType(buffer);
     const name = `ld_${buffer}`;
     const value = d.vector === 3 ? `${t}(b_${buffer}[3u * i], b_${buffer}[3u * i + 1u], b_${buffer}[3u * i + 2u])` : `b_${buffer}[i]`;
-    this.helper(name, `fn ${name}(i: u32) -> ${t} {\n  if (i < P.len_${buffer}) { return ${value}; }\n  return ${t}();\n}`);
+    this.helper(name, `fn ${name}(i: u32, len: u32) -> ${t} {\n  if (i < len) { return ${value}; }\n  return ${t}();\n}`);
     return name;
   }
 
@@ -548,7 +557,7 @@ class WgslGenerator {
     const name = `st_${buffer}`;
     const body =
       d.vector === 3 ? `b_${buffer}[3u * i] = v.x; b_${buffer}[3u * i + 1u] = v.y; b_${buffer}[3u * i + 2u] = v.z;` : `b_${buffer}[i] = v;`;
-    this.helper(name, `fn ${name}(i: u32, v: ${t}) {\n  if (i < P.len_${buffer}) { ${body} }\n}`);
+    this.helper(name, `fn ${name}(i: u32, v: ${t}, len: u32) {\n  if (i < len) { ${body} }\n}`);
     return name;
   }
 

@@ -1,0 +1,290 @@
+/**
+ * The benchmark cases: one per algorithm variant, each knowing its default
+ * sizes, the work one run does (bytes moved or flops) and how to prepare a run
+ * on a device and check its result against the sequential reference.
+ *
+ * Bytes count the minimal traffic of the operation (what a perfect
+ * implementation must read and write), so GB/s compares across backends and
+ * with the zcopy ceiling: zcopy n reads + n writes; zfill n writes.
+ */
+import {
+  bitonicSort,
+  compact,
+  compactReference,
+  histogram,
+  histogramReference,
+  mergeSort,
+  NBODY_FLOPS_PER_INTERACTION,
+  nbodyAccelerations,
+  nbodyAccelerationsReference,
+  nbodyForceScale,
+  quickSort,
+  type ReduceOp,
+  type radixSort,
+  reduceInto,
+  reduceReference,
+  scan,
+  scanReference,
+  sort,
+  sortReference,
+  zcopy,
+  zcopyReference,
+  zfill,
+} from '@trident/algorithms';
+import type { Device } from 'trident';
+
+export interface PreparedRun {
+  /** Records (and may await) one run of the algorithm; timed by device.time. */
+  run(): void | Promise<void>;
+  /** Checks the last run's output against the sequential reference. */
+  verify(): Promise<boolean>;
+  dispose(): void;
+}
+
+export interface BenchCase {
+  readonly algorithm: string;
+  readonly variant: string;
+  readonly dtype: 'u32' | 'i32' | 'f32';
+  /** Default sizes: elements (bodies for nbody). Kept small enough for a 2-core machine. */
+  readonly sizes: readonly number[];
+  bytes?(n: number): number;
+  flops?(n: number): number;
+  setup(device: Device, n: number): PreparedRun;
+}
+
+/** Deterministic pseudo-random u32s (xorshift32), so runs are repeatable. */
+export function randomU32(n: number, seed = 0x9e3779b9): Uint32Array {
+  const out = new Uint32Array(n);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    out[i] = x;
+  }
+  return out;
+}
+
+export function sameArray(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+  return true;
+}
+
+const MEMORY_SIZES = [2 ** 16, 2 ** 20] as const;
+
+export const CASES: readonly BenchCase[] = [
+  {
+    algorithm: 'zcopy',
+    variant: 'copy',
+    dtype: 'u32',
+    sizes: MEMORY_SIZES,
+    bytes: (n) => 8 * n,
+    setup(device, n) {
+      const host = randomU32(n);
+      const src = device.createBuffer('u32', host);
+      const dst = device.createBuffer('u32', n);
+      return {
+        run: () => {
+          zcopy(device, src, { output: dst });
+        },
+        verify: async () => sameArray(await dst.read(), zcopyReference(host)),
+        dispose: () => {
+          src.destroy();
+          dst.destroy();
+        },
+      };
+    },
+  },
+  {
+    algorithm: 'zcopy',
+    variant: 'fill',
+    dtype: 'u32',
+    sizes: MEMORY_SIZES,
+    bytes: (n) => 4 * n,
+    setup(device, n) {
+      const dst = device.createBuffer('u32', n);
+      return {
+        run: () => zfill(device, dst, 7),
+        verify: async () => (await dst.read()).every((v) => v === 7),
+        dispose: () => dst.destroy(),
+      };
+    },
+  },
+  ...(['sum', 'max'] as const).map(
+    (op): BenchCase => ({
+      algorithm: 'reduce',
+      variant: op,
+      dtype: 'u32',
+      sizes: MEMORY_SIZES,
+      bytes: (n) => 4 * n + 4,
+      setup(device, n) {
+        const host = randomU32(n);
+        const src = device.createBuffer('u32', host);
+        const out = device.createBuffer('u32', 1);
+        return {
+          run: () => {
+            reduceInto(device, src, { op: op as ReduceOp, output: out });
+          },
+          verify: async () => (await out.read())[0] === reduceReference(host, op),
+          dispose: () => {
+            src.destroy();
+            out.destroy();
+          },
+        };
+      },
+    }),
+  ),
+  {
+    algorithm: 'scan',
+    variant: 'inclusive',
+    dtype: 'u32',
+    sizes: MEMORY_SIZES,
+    bytes: (n) => 8 * n,
+    setup(device, n) {
+      const host = randomU32(n);
+      const src = device.createBuffer('u32', host);
+      const dst = device.createBuffer('u32', n);
+      return {
+        run: () => {
+          scan(device, src, { output: dst });
+        },
+        verify: async () => sameArray(await dst.read(), scanReference(host, false)),
+        dispose: () => {
+          src.destroy();
+          dst.destroy();
+        },
+      };
+    },
+  },
+  {
+    algorithm: 'histogram',
+    variant: '256 bins',
+    dtype: 'u32',
+    sizes: MEMORY_SIZES,
+    // Reads n values, writes the 256 counts.
+    bytes: (n) => 4 * n + 4 * 256,
+    setup(device, n) {
+      const host = randomU32(n).map((x) => x & 255);
+      const src = device.createBuffer('u32', host);
+      const out = device.createBuffer('u32', 256);
+      return {
+        run: () => {
+          histogram(device, src, { bins: 256, output: out });
+        },
+        verify: async () => sameArray(await out.read(), histogramReference(host, 256)),
+        dispose: () => {
+          src.destroy();
+          out.destroy();
+        },
+      };
+    },
+  },
+  {
+    algorithm: 'compact',
+    variant: 'half kept',
+    dtype: 'u32',
+    sizes: MEMORY_SIZES,
+    // Reads n values and n flags, writes the kept half (n/2 on average; the exact count is data-dependent).
+    bytes: (n) => 4 * n + 4 * n + 2 * n,
+    setup(device, n) {
+      const host = randomU32(n);
+      const flagsHost = randomU32(n, 0x1234567).map((x) => x & 1);
+      const src = device.createBuffer('u32', host);
+      const flags = device.createBuffer('u32', flagsHost);
+      let last: Awaited<ReturnType<typeof compact<'u32'>>> | undefined;
+      return {
+        run: async () => {
+          last?.output.destroy();
+          last = await compact(device, src, flags);
+        },
+        verify: async () => last !== undefined && sameArray(await last.output.read(), compactReference(host, flagsHost)),
+        dispose: () => {
+          last?.output.destroy();
+          src.destroy();
+          flags.destroy();
+        },
+      };
+    },
+  },
+  ...(
+    [
+      // sort(): radix sort where the caps allow ('workgroup' + 'scatter'), bitonic sort on gather-only devices.
+      ['auto', sort],
+      ['merge', mergeSort],
+      ['bitonic', bitonicSort],
+      ['quick', quickSort],
+    ] as const
+  ).map(
+    ([variant, run]): BenchCase => ({
+      algorithm: 'sort',
+      variant,
+      dtype: 'u32',
+      // Radix sort on SwiftShader's WebGPU takes ~2 s at 2^16: larger sizes belong to real GPUs (--sizes).
+      sizes: [2 ** 12, 2 ** 16],
+      // Minimal traffic of a sort: read every key once, write it once.
+      bytes: (n) => 8 * n,
+      setup(device, n) {
+        const host = randomU32(n);
+        const keys = device.createBuffer('u32', host);
+        let last: Awaited<ReturnType<typeof radixSort<'u32'>>> | undefined;
+        return {
+          run: async () => {
+            last?.keys.destroy();
+            last = await run(device, keys);
+          },
+          verify: async () => last !== undefined && sameArray(await last.keys.read(), sortReference(host).keys),
+          dispose: () => {
+            last?.keys.destroy();
+            keys.destroy();
+          },
+        };
+      },
+    }),
+  ),
+  {
+    algorithm: 'nbody',
+    // One all-pairs force evaluation (the n² part of a leapfrog step), as the gpu.js peer kernel computes.
+    variant: 'accelerations',
+    dtype: 'f32',
+    sizes: [512, 2048],
+    flops: (n) => NBODY_FLOPS_PER_INTERACTION * n * n,
+    setup(device, n) {
+      const host = nbodyBodies(n);
+      const bodies = device.createBuffer('f32', host);
+      let last: ReturnType<typeof nbodyAccelerations> | undefined;
+      return {
+        run: () => {
+          last?.destroy();
+          last = nbodyAccelerations(device, bodies, { softening2: NBODY_SOFTENING2 });
+        },
+        verify: async () => {
+          if (!last) return false;
+          const got = await last.read();
+          const want = nbodyAccelerationsReference(host, NBODY_SOFTENING2);
+          const scale = nbodyForceScale(host, NBODY_SOFTENING2);
+          // f32 accumulation over n terms: bound relative to Σ m/r² (the magnitude before cancellation).
+          for (let i = 0; i < got.length; i++) {
+            if (i % 4 === 3) continue;
+            if (!(Math.abs((got[i] as number) - (want[i] as number)) <= 1e-4 * (scale[i >> 2] as number) + 1e-6)) return false;
+          }
+          return true;
+        },
+        dispose: () => {
+          last?.destroy();
+          bodies.destroy();
+        },
+      };
+    },
+  },
+];
+
+export const NBODY_SOFTENING2 = 1e-4;
+
+/** Bodies in the cube [-1, 1)³ with masses in [1, 2): deterministic. Shared with the gpu.js peer, so both integrate the same system. */
+export function nbodyBodies(n: number): Float32Array {
+  const r = randomU32(4 * n, n + 3);
+  return Float32Array.from(r, (x, i) => (i % 4 === 3 ? 1 + (x % 100) / 100 : (x % 20001) / 10000 - 1));
+}

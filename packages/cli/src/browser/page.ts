@@ -1,0 +1,93 @@
+/**
+ * The benchmark page's script (bundled by esbuild, run in headless Chromium):
+ * the same cases and runner as in Node, on the backends a browser has (webgl2,
+ * webgpu, cpu over Web Workers), then the peers.
+ */
+import { BACKEND_KINDS, type BackendKind, createDevice, probeBackends } from 'trident';
+import { CASES } from '../bench/cases.ts';
+import { measureCase } from '../bench/runner.ts';
+import type { Measurement } from '../bench/schema.ts';
+import { describeDevice } from '../device-description.ts';
+import { executeJob, fromWire, toWire } from '../run/execute.ts';
+import { runPeers } from './peers.ts';
+import type { PageConfig, PageDeviceEntry, PageResult } from './protocol.ts';
+
+const progress = async (label: string): Promise<void> => {
+  await window.tridentProgress?.(label);
+};
+
+window.tridentBench = async (config: PageConfig): Promise<PageResult> => {
+  const measurements: Measurement[] = [];
+  const unavailable: PageResult['unavailable'] = [];
+  const adapters: Record<string, string> = {};
+  const versions: Record<string, string> = { userAgent: navigator.userAgent };
+  for (const kind of config.backends as BackendKind[]) {
+    let device: Awaited<ReturnType<typeof createDevice>>;
+    try {
+      device = await createDevice({ backend: kind, ...(config.workers ? { options: { cpu: { workers: config.workers } } } : {}) });
+    } catch (err) {
+      const reasons = (err as { reasons?: Array<{ reason: string }> }).reasons;
+      unavailable.push({ backend: kind, runtime: 'chromium', reason: reasons?.[0]?.reason ?? String(err) });
+      for (const c of config.cases) for (const n of c.sizes) await progress(`chromium ${kind} ${c.key} n=${n} (unavailable)`);
+      continue;
+    }
+    adapters[`chromium/${kind}`] = device.info.adapter;
+    try {
+      for (const pc of config.cases) {
+        const c = CASES.find((x) => `${x.algorithm}:${x.variant}` === pc.key);
+        if (!c) throw new Error(`unknown case ${pc.key}`);
+        for (const n of pc.sizes) {
+          await progress(`chromium ${kind} ${pc.key} n=${n}`);
+          measurements.push(await measureCase(device, c, n, config.settings, 'chromium'));
+        }
+      }
+    } finally {
+      await device.destroy();
+    }
+  }
+  if (config.peers) {
+    const peers = await runPeers(config, progress);
+    measurements.push(...peers.measurements);
+    unavailable.push(...peers.unavailable);
+    Object.assign(adapters, peers.adapters);
+    Object.assign(versions, peers.versions);
+  }
+  return { measurements, unavailable, adapters, versions };
+};
+
+window.tridentRun = async (backend, job, workers) => {
+  let device: Awaited<ReturnType<typeof createDevice>> | undefined;
+  try {
+    device = await createDevice({ backend: backend as BackendKind, ...(workers > 0 ? { options: { cpu: { workers } } } : {}) });
+    const inputs = Object.fromEntries(Object.entries(job.inputs).map(([k, v]) => [k, fromWire(v)]));
+    const outputs = await executeJob(device, { ...job, inputs });
+    return {
+      outputs: Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, toWire(v)])),
+      backend: device.backend,
+      adapter: device.info.adapter,
+    };
+  } catch (err) {
+    const reasons = (err as { reasons?: Array<{ backend: string; reason: string }> }).reasons;
+    const message = reasons
+      ? `${backend} is unavailable in Chromium: ${reasons[0]?.reason ?? ''}`
+      : err instanceof Error
+        ? `${err.name}: ${err.message}`
+        : String(err);
+    return { error: message };
+  } finally {
+    await device?.destroy();
+  }
+};
+
+window.tridentDevices = async (workers) => {
+  const entries: PageDeviceEntry[] = [];
+  for (const r of await probeBackends(BACKEND_KINDS, workers > 0 ? { cpu: { workers } } : undefined)) {
+    if (r.available) {
+      entries.push({ available: true, ...describeDevice(r.device) });
+      await r.device.destroy();
+    } else {
+      entries.push({ backend: r.backend, available: false, reason: r.reason });
+    }
+  }
+  return entries;
+};

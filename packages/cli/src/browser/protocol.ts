@@ -1,0 +1,49 @@
+/** What Node sends the benchmark page and what the page sends back (plain JSON both ways). */
+import type { Measurement } from '../bench/schema.ts';
+import type { DeviceDescription } from '../device-description.ts';
+import type { WireArray } from '../run/execute.ts';
+
+export interface PageCase {
+  /** `algorithm:variant`, a key of CASES. */
+  readonly key: string;
+  readonly sizes: readonly number[];
+}
+
+export interface PageConfig {
+  readonly backends: readonly string[];
+  readonly cases: readonly PageCase[];
+  readonly settings: { readonly warmup: number; readonly repeats: number; readonly budgetMs: number };
+  readonly workers?: number;
+  /** Run the peers (TensorFlow.js, gpu.js) too. */
+  readonly peers: boolean;
+  /** Peer sizes by algorithm (reduce, scan, sort, nbody). */
+  readonly peerSizes: Readonly<Record<string, readonly number[]>>;
+}
+
+export interface PageResult {
+  readonly measurements: Measurement[];
+  readonly unavailable: Array<{ backend: string; runtime: string; reason: string }>;
+  readonly adapters: Record<string, string>;
+  readonly versions: Record<string, string>;
+}
+
+/** A `trident run` job as sent to the page: inputs as raw bytes (base64), so every bit survives. */
+export interface WireJob {
+  readonly algorithm: string;
+  readonly params: Readonly<Record<string, string | number | boolean>>;
+  readonly inputs: Readonly<Record<string, WireArray>>;
+}
+
+export type WireRunResult = { outputs: Record<string, WireArray>; backend: string; adapter: string } | { error: string };
+
+export type PageDeviceEntry = ({ available: true } & DeviceDescription) | { backend: string; available: false; reason: string };
+
+declare global {
+  interface Window {
+    tridentDevices?: (workers: number) => Promise<PageDeviceEntry[]>;
+    tridentRun?: (backend: string, job: WireJob, workers: number) => Promise<WireRunResult>;
+    tridentBench?: (config: PageConfig) => Promise<PageResult>;
+    /** Exposed by Node (page.exposeFunction): one call per step started. */
+    tridentProgress?: (label: string) => Promise<void>;
+  }
+}

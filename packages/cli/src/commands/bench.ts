@@ -1,0 +1,292 @@
+/**
+ * `trident bench`: the suite on every backend that gives a device here, with
+ * warm-up and repeated runs, written as a results file (bench/schema.ts,
+ * docs/bench-schema.md) that `trident report` reads.
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { BACKEND_KINDS, type BackendKind, createDevice, type Device, registeredBackends } from 'trident';
+import { backendKind, list, parse, positiveInt } from '../args.ts';
+import { type BenchCase, CASES } from '../bench/cases.ts';
+import { Progress } from '../bench/progress.ts';
+import { measureCase, type RunSettings } from '../bench/runner.ts';
+import { type BenchResults, type Measurement, SCHEMA_ID } from '../bench/schema.ts';
+import { describeMachine } from '../describe.ts';
+import { deviceOptions } from '../device-options.ts';
+import { environmentNotes } from '../environment.ts';
+import { UsageError } from '../errors.ts';
+import { commitOutputs } from '../output.ts';
+
+const USAGE = `usage: trident bench [options]
+
+  --backends LIST    backends to run (default: every one that gives a device here)
+  --algorithms LIST  algorithms, or algorithm:variant (default: all; see below)
+  --sizes LIST       sizes in elements (bodies for nbody): N applies to every selected
+                     algorithm, algo=N to one (default: each algorithm's own sizes)
+  --repeats N        timed runs per measurement (default 7; at least 3 are kept even
+                     past --budget-ms)
+  --warmup N         untimed runs first (default 2)
+  --budget-ms MS     stop repeating a measurement after this much timed work (default 4000)
+  --workers N        cpu backend worker threads (default: all cores)
+  --label NAME       machine label for the report (default: local)
+  --out FILE         results file (default: report/results-<label>.json, which 'trident report' reads)
+  --browser LIST     backends to run in headless Chromium too (default: webgl2,webgpu,cpu)
+  --no-browser       Node only: no Chromium run and no peers
+  --no-peers         no TensorFlow.js / gpu.js runs
+  --quiet            no progress line`;
+
+export interface BenchOptions {
+  readonly backends?: readonly BackendKind[];
+  readonly cases: readonly BenchCase[];
+  readonly sizes: (c: BenchCase) => readonly number[];
+  readonly settings: RunSettings;
+  readonly workers?: number;
+  readonly label: string;
+  readonly command: string;
+  readonly quiet?: boolean;
+  /** Run in headless Chromium too: these backends (empty: none). */
+  readonly browserBackends: readonly string[];
+  /** Run the peers (TensorFlow.js, gpu.js) in Chromium. */
+  readonly peers: boolean;
+  /** The peer operations selected (by --algorithms). */
+  readonly peerAlgorithms: readonly string[];
+}
+
+/** Operations the peers have (TensorFlow.js: sum, cumsum, top-k; gpu.js: an N-body kernel). */
+export const PEER_ALGORITHMS = ['reduce', 'scan', 'sort', 'nbody'] as const;
+
+/** Peer sizes: the sizes of Trident's case for the same operation, so rows pair up. */
+function peerSizes(options: BenchOptions): Record<string, number[]> {
+  const out: Record<string, number[]> = {};
+  for (const algorithm of options.peerAlgorithms) {
+    const own = CASES.find((c) => c.algorithm === algorithm);
+    out[algorithm] = [...options.sizes(own ?? { ...PEER_ONLY_NBODY, algorithm })];
+  }
+  return out;
+}
+
+const PEER_ONLY_NBODY: BenchCase = {
+  algorithm: 'nbody',
+  variant: '',
+  dtype: 'f32',
+  sizes: [512, 2048],
+  setup: () => {
+    throw new Error('peer sizes only');
+  },
+};
+
+export function selectCases(names: readonly string[]): BenchCase[] {
+  if (names.length === 0) return [...CASES];
+  const picked = new Set<BenchCase>();
+  for (const name of names) {
+    const [algorithm, variant] = name.split(':');
+    const found = CASES.filter((c) => c.algorithm === algorithm && (variant === undefined || c.variant === variant));
+    if (found.length === 0 && (PEER_ALGORITHMS as readonly string[]).includes(name)) continue; // peers only (e.g. nbody before Trident's lands)
+    if (found.length === 0) {
+      const known = [
+        ...new Set(
+          CASES.map(
+            (c) =>
+              `${c.algorithm} (${CASES.filter((d) => d.algorithm === c.algorithm)
+                .map((d) => d.variant)
+                .join(', ')})`,
+          ),
+        ),
+      ];
+      throw new UsageError(`--algorithms: unknown '${name}' (known: ${known.join('; ')})`);
+    }
+    for (const c of found) picked.add(c);
+  }
+  return CASES.filter((c) => picked.has(c));
+}
+
+export function sizePicker(entries: readonly string[]): (c: BenchCase) => readonly number[] {
+  const all: number[] = [];
+  const per = new Map<string, number[]>();
+  for (const e of entries) {
+    const m = /^([a-z-]+)=(.+)$/.exec(e);
+    if (m) per.set(m[1] as string, [...(per.get(m[1] as string) ?? []), positiveInt(m[2], '--sizes')]);
+    else all.push(positiveInt(e, '--sizes'));
+  }
+  return (c) => per.get(c.algorithm) ?? (all.length > 0 ? all : c.sizes);
+}
+
+/** A dependency's version, from its package.json next to its resolved entry (exports may hide package.json). */
+function packageVersion(name: string): string | undefined {
+  try {
+    const require = createRequire(import.meta.url);
+    let dir = dirname(require.resolve(name));
+    for (let i = 0; i < 4; i++, dir = dirname(dir)) {
+      const file = join(dir, 'package.json');
+      if (!existsSync(file)) continue;
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === name) return pkg.version;
+    }
+  } catch {
+    // Not installed: the version is simply not recorded.
+  }
+  return undefined;
+}
+
+export async function runBench(options: BenchOptions): Promise<BenchResults> {
+  const createdAt = new Date().toISOString();
+  const kinds = options.backends ?? registeredBackends();
+  const devices: Device[] = [];
+  const unavailable: Array<{ backend: string; runtime: string; reason: string }> = [];
+  const adapters: Record<string, string> = {};
+  for (const kind of kinds) {
+    try {
+      const d = await createDevice({ backend: kind, options: deviceOptions(options.workers) });
+      devices.push(d);
+      adapters[`node/${kind}`] = d.info.adapter;
+    } catch (err) {
+      const reason =
+        err instanceof Error && 'reasons' in err ? String((err as { reasons: { reason: string }[] }).reasons[0]?.reason) : String(err);
+      unavailable.push({ backend: kind, runtime: 'node', reason });
+      if (options.backends) process.stderr.write(`bench: ${kind} unavailable: ${reason}\n`);
+    }
+  }
+  for (const kind of BACKEND_KINDS) {
+    if (!kinds.includes(kind) && !options.backends)
+      unavailable.push({ backend: kind, runtime: 'node', reason: 'not registered in this build' });
+  }
+  const perDevice = options.cases.reduce((s, c) => s + options.sizes(c).length, 0);
+  const peers = options.peers ? peerSizes(options) : {};
+  const peerSteps = Object.entries(peers).reduce((s, [a, sizes]) => s + sizes.length * (a === 'nbody' ? 3 : 4), 0);
+  const steps =
+    devices.length * perDevice + (options.browserBackends.length > 0 ? options.browserBackends.length * perDevice : 0) + peerSteps;
+  const progress = new Progress(steps, { quiet: options.quiet === true });
+  const measurements: Measurement[] = [];
+  try {
+    for (const device of devices) {
+      for (const c of options.cases) {
+        for (const n of options.sizes(c)) {
+          progress.start(`${device.backend} ${c.algorithm}${c.variant ? `:${c.variant}` : ''} n=${n}`);
+          const m = await measureCase(device, c, n, options.settings);
+          measurements.push(m);
+          if (m.error) progress.note(`  ${device.backend} ${c.algorithm}:${c.variant} n=${n}: ${m.error}`);
+          else if (m.verified === false)
+            progress.note(`  ${device.backend} ${c.algorithm}:${c.variant} n=${n}: result differs from the reference`);
+          progress.step();
+        }
+      }
+    }
+  } finally {
+    for (const d of devices) await d.destroy();
+  }
+  const versions: Record<string, string> = { node: process.version };
+  if (options.browserBackends.length > 0 || options.peers) {
+    let started = false;
+    try {
+      // Loaded only for browser runs, so a Node-only bundle (e.g. for the H100 machine) needs neither esbuild nor playwright.
+      const { runInChromium } = await import('../browser/host.ts');
+      const run = await runInChromium(
+        {
+          backends: options.browserBackends,
+          cases: options.cases.map((c) => ({ key: `${c.algorithm}:${c.variant}`, sizes: options.sizes(c) })),
+          settings: options.settings,
+          ...(options.workers !== undefined ? { workers: options.workers } : {}),
+          peers: options.peers,
+          peerSizes: peers,
+        },
+        (label) => {
+          if (started) progress.step();
+          started = true;
+          progress.start(label);
+        },
+      );
+      if (started) progress.step();
+      measurements.push(...run.measurements);
+      unavailable.push(...run.unavailable);
+      Object.assign(adapters, run.adapters);
+      Object.assign(versions, run.versions);
+      versions.chromium = run.chromiumVersion;
+      for (const m of run.measurements) {
+        if (m.error) progress.note(`  chromium ${m.implementation} ${m.backend} ${m.algorithm} n=${m.n}: ${m.error}`);
+        else if (m.verified === false)
+          progress.note(`  chromium ${m.implementation} ${m.backend} ${m.algorithm} n=${m.n}: result differs from the reference`);
+      }
+    } catch (err) {
+      const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+      progress.note(`bench: the headless Chromium run failed: ${reason}`);
+      for (const b of options.browserBackends)
+        unavailable.push({ backend: b, runtime: 'chromium', reason: `Chromium run failed: ${reason}` });
+    }
+  }
+  progress.finish();
+  for (const name of ['trident', '@trident/algorithms', 'webgpu', 'gpu.js', '@tensorflow/tfjs', 'playwright-core']) {
+    const v = packageVersion(name);
+    if (v) versions[name] = v;
+  }
+  const sizes: Record<string, number[]> = {};
+  for (const c of options.cases) sizes[`${c.algorithm}:${c.variant}`] = [...options.sizes(c)];
+  return {
+    schema: SCHEMA_ID,
+    createdAt,
+    label: options.label,
+    machine: describeMachine(),
+    adapters,
+    versions,
+    settings: { command: options.command, warmup: options.settings.warmup, repeats: options.settings.repeats, sizes },
+    measurements,
+    unavailable,
+    ...(environmentNotes.length > 0 ? { notes: [...environmentNotes] } : {}),
+  };
+}
+
+export async function benchCommand(argv: string[]): Promise<number> {
+  const { values } = parse(argv, {
+    backends: { type: 'string', multiple: true },
+    algorithms: { type: 'string', multiple: true },
+    sizes: { type: 'string', multiple: true },
+    repeats: { type: 'string' },
+    warmup: { type: 'string' },
+    'budget-ms': { type: 'string' },
+    workers: { type: 'string' },
+    label: { type: 'string' },
+    out: { type: 'string' },
+    quiet: { type: 'boolean' },
+    browser: { type: 'string' },
+    'no-browser': { type: 'boolean' },
+    'no-peers': { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    const names = CASES.map((c) => `${c.algorithm}:${c.variant}`).join(', ');
+    process.stdout.write(`${USAGE}\n\ncases: ${names}\n`);
+    return 0;
+  }
+  const backendNames = list(values.backends);
+  const algorithmNames = list(values.algorithms);
+  const browser = values['no-browser'] !== true && values.browser !== '';
+  const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  if (browser && !existsSync(chromiumPath))
+    throw new UsageError(`no Chromium at ${chromiumPath} (set CHROMIUM_PATH, or pass --no-browser)`);
+  const label = values.label ?? 'local';
+  if (!/^[A-Za-z0-9_.-]+$/.test(label)) throw new UsageError(`--label: use letters, digits, '-', '_' or '.', got '${label}'`);
+  const out = values.out ?? `report/results-${label}.json`;
+  const warmup = values.warmup === undefined ? 2 : values.warmup === '0' ? 0 : positiveInt(values.warmup, '--warmup');
+  const results = await runBench({
+    ...(backendNames.length > 0 ? { backends: backendNames.map((b) => backendKind(b, '--backends')) } : {}),
+    cases: selectCases(algorithmNames),
+    sizes: sizePicker(list(values.sizes)),
+    settings: {
+      warmup,
+      repeats: positiveInt(values.repeats, '--repeats', 7),
+      budgetMs: positiveInt(values['budget-ms'], '--budget-ms', 4000),
+    },
+    ...(values.workers !== undefined ? { workers: positiveInt(values.workers, '--workers') } : {}),
+    label,
+    command: `trident bench ${argv.join(' ')}`.trim(),
+    quiet: values.quiet === true,
+    browserBackends: browser ? (values.browser === undefined ? ['webgl2', 'webgpu', 'cpu'] : list(values.browser)) : [],
+    peers: browser && values['no-peers'] !== true,
+    peerAlgorithms: PEER_ALGORITHMS.filter((a) => algorithmNames.length === 0 || algorithmNames.some((n) => n.split(':')[0] === a)),
+  });
+  mkdirSync(dirname(out), { recursive: true });
+  commitOutputs([{ path: out, bytes: `${JSON.stringify(results, null, 2)}\n` }]);
+  const failed = results.measurements.filter((m) => m.error || m.verified === false).length;
+  process.stderr.write(`bench: ${results.measurements.length} measurements (${failed} failed or unverified) -> ${out}\n`);
+  return 0;
+}

@@ -1,0 +1,135 @@
+/**
+ * `trident report [--from results.json ...] [--out report/]`: merges results
+ * files (this machine's bench run and others, such as the H100 run) into
+ * report/REPORT.md and a self-contained report/index.html.
+ */
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { list, parse } from '../args.ts';
+import { UsageError } from '../errors.ts';
+import { commitOutputs } from '../output.ts';
+import { analyze } from '../report/analysis.ts';
+import { buildDocument } from '../report/document.ts';
+import { type LabelledMeasurement, type LoadedResults, loadResultsFile } from '../report/load.ts';
+import { renderHtml, renderMarkdown } from '../report/render.ts';
+
+const USAGE = `usage: trident report [--from results.json ...] [--out report/]
+
+  --from FILE   results file(s) or folder(s) of them to merge (repeat or
+                comma-separate). Default: report/results-*.json (this machine's
+                bench runs) and bench/results/*.json (other machines, e.g. H100).
+  --out DIR     where REPORT.md and index.html go (default: report/)`;
+
+export interface ReportFiles {
+  readonly markdown: string;
+  readonly html: string;
+  readonly warnings: string[];
+}
+
+/**
+ * Re-runs on one machine supersede older ones: where two files with the same
+ * label measured the same thing (implementation, backend, runtime, algorithm,
+ * variant, dtype, n), the newer file's measurement is kept.
+ */
+export function newestMeasurements(sources: readonly LoadedResults[]): { measurements: LabelledMeasurement[]; superseded: string[] } {
+  const key = (m: LabelledMeasurement): string =>
+    [m.label, m.implementation, m.backend, m.runtime, m.algorithm, m.variant, m.dtype, m.n].join('|');
+  const newest = new Map<string, { m: LabelledMeasurement; at: string; file: string }>();
+  const superseded = new Map<string, number>();
+  for (const s of sources) {
+    for (const m of s.measurements) {
+      const k = key(m);
+      const cur = newest.get(k);
+      if (cur && cur.file !== s.file) {
+        const [keep, drop] = cur.at >= s.createdAt ? [cur, { file: s.file }] : [{ m, at: s.createdAt, file: s.file }, cur];
+        superseded.set(drop.file, (superseded.get(drop.file) ?? 0) + 1);
+        newest.set(k, keep);
+      } else {
+        newest.set(k, { m, at: s.createdAt, file: s.file });
+      }
+    }
+  }
+  const notes = [...superseded].map(
+    ([file, count]) => `${file}: ${count} measurement(s) superseded by a newer run of the same machine label`,
+  );
+  return { measurements: [...newest.values()].map((v) => v.m), superseded: notes };
+}
+
+export function buildReport(sources: readonly LoadedResults[]): ReportFiles {
+  const { measurements, superseded } = newestMeasurements(sources);
+  const analysis = analyze(measurements);
+  const withNotes = sources.map((s) => ({ ...s, warnings: [...s.warnings, ...superseded.filter((w) => w.startsWith(`${s.file}:`))] }));
+  const blocks = buildDocument(analysis, withNotes);
+  return {
+    markdown: renderMarkdown(blocks),
+    html: renderHtml(blocks, 'Trident portability report'),
+    warnings: withNotes.flatMap((s) => s.warnings),
+  };
+}
+
+/**
+ * Without --from: this machine's bench runs (report/results-*.json, written by
+ * `trident bench`) and the results committed from other machines
+ * (bench/results/*.json, e.g. the H100 run). Missing folders are simply empty.
+ */
+export function defaultSources(cwd = '.'): string[] {
+  const pick = (dir: string, keep: (f: string) => boolean): string[] =>
+    existsSync(join(cwd, dir))
+      ? readdirSync(join(cwd, dir))
+          .filter((f) => f.endsWith('.json') && keep(f))
+          .sort()
+          .map((f) => join(cwd, dir, f))
+      : [];
+  return [...pick('report', (f) => f.startsWith('results-')), ...pick('bench/results', () => true)];
+}
+
+/** --from entries: files, or folders meaning every *.json in them. */
+function expandSources(entries: readonly string[]): string[] {
+  return entries.flatMap((e) =>
+    existsSync(e) && statSync(e).isDirectory()
+      ? readdirSync(e)
+          .filter((f) => f.endsWith('.json'))
+          .sort()
+          .map((f) => join(e, f))
+      : [e],
+  );
+}
+
+export async function reportCommand(argv: string[]): Promise<number> {
+  const { values } = parse(argv, {
+    from: { type: 'string', multiple: true },
+    out: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const named = values.from ? list(values.from) : [];
+  const files = values.from ? expandSources(named) : defaultSources();
+  if (files.length === 0) throw new UsageError('no results files: pass --from results.json (or run `trident bench` first)');
+  const sources: LoadedResults[] = [];
+  for (const file of files) {
+    try {
+      sources.push(loadResultsFile(file));
+    } catch (err) {
+      // A file named on the command line must load; one found in a folder is skipped with a warning.
+      if (named.includes(file) || !(err instanceof UsageError)) throw err;
+      process.stderr.write(`warning: skipped ${err.message}\n`);
+    }
+  }
+  if (sources.length === 0) throw new UsageError(`none of ${files.length} results file(s) could be read`);
+  const report = buildReport(sources);
+  const dir = values.out ?? 'report';
+  mkdirSync(dir, { recursive: true });
+  commitOutputs([
+    { path: join(dir, 'REPORT.md'), bytes: report.markdown },
+    { path: join(dir, 'index.html'), bytes: report.html },
+  ]);
+  for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+  const count = sources.reduce((s, r) => s + r.measurements.length, 0);
+  process.stderr.write(
+    `report: ${count} measurements from ${files.length} file(s) -> ${join(dir, 'REPORT.md')}, ${join(dir, 'index.html')}\n`,
+  );
+  return 0;
+}

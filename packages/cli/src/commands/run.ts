@@ -1,0 +1,93 @@
+/**
+ * `trident run <algorithm> [--backend B] --in FILE.npy ... --out FILE.npy`:
+ * one algorithm on NumPy files. Inputs are read and checked before a device is
+ * made, so malformed files fail fast (exit 2); outputs are written only after
+ * everything succeeded (output.ts).
+ *
+ * Backends Node does not have run in headless Chromium transparently: always
+ * `--backend webgl2`, and `--backend webgpu` when Dawn gives no adapter here.
+ * Without --backend, Node's best available backend runs.
+ */
+import { type BackendKind, createDevice, probeBackends } from 'trident';
+import { backendKind, parse, positiveInt } from '../args.ts';
+import { deviceOptions } from '../device-options.ts';
+import { UsageError } from '../errors.ts';
+import { encodeNpy } from '../npy.ts';
+import { commitOutputs } from '../output.ts';
+import { ALGORITHMS, RUN_OPTIONS, type RunValues } from '../run/algorithms.ts';
+import { executeJob, type JobOutputs, type JobSpec } from '../run/execute.ts';
+
+function usage(): string {
+  const lines = ['usage: trident run <algorithm> [--backend webgpu|webgl2|cpu] [--workers N] ...', '', 'algorithms:'];
+  for (const a of Object.values(ALGORITHMS)) lines.push(`  ${a.usage}`);
+  lines.push(
+    '',
+    'Without --backend the best backend available in Node is used (and named on stderr).',
+    '--backend webgl2 (and webgpu where Node has no adapter) runs in headless Chromium.',
+  );
+  return lines.join('\n');
+}
+
+/** Whether `kind` needs the browser: webgl2 always; others when Node cannot make a device. */
+async function needsBrowser(kind: BackendKind | undefined, workers: number | undefined): Promise<boolean> {
+  if (kind === undefined || kind === 'cpu') return false;
+  if (kind === 'webgl2') return true;
+  const [probe] = await probeBackends([kind], deviceOptions(workers));
+  if (probe?.available) await probe.device.destroy();
+  return !probe?.available;
+}
+
+async function runInNode(spec: JobSpec, kind: BackendKind | undefined, workers: number | undefined): Promise<JobOutputs> {
+  const device = await createDevice({ ...(kind !== undefined ? { backend: kind } : {}), options: deviceOptions(workers) });
+  try {
+    const skipped = device.skipped.map((s) => `${s.backend}: ${s.reason}`).join('; ');
+    process.stderr.write(
+      `trident run: ${spec.algorithm} on ${device.backend} (${device.info.adapter})${kind === undefined && skipped ? ` — skipped ${skipped}` : ''}\n`,
+    );
+    return await executeJob(device, spec);
+  } finally {
+    await device.destroy();
+  }
+}
+
+async function runInBrowser(spec: JobSpec, kind: BackendKind, workers: number | undefined): Promise<JobOutputs> {
+  // Loaded only when needed: bundling the page pulls in esbuild and playwright.
+  const { runJobInChromium } = await import('../browser/host.ts');
+  const r = await runJobInChromium(kind, spec, workers);
+  process.stderr.write(`trident run: ${spec.algorithm} on ${r.backend} (${r.adapter}) in headless Chromium\n`);
+  return r.outputs;
+}
+
+export async function runCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, RUN_OPTIONS, true);
+  if (values.help) {
+    process.stdout.write(`${usage()}\n`);
+    return 0;
+  }
+  const [name, ...extra] = positionals;
+  if (name === undefined) throw new UsageError(`missing algorithm\n${usage()}`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  const algorithm = ALGORITHMS[name];
+  if (!algorithm) throw new UsageError(`unknown algorithm '${name}' (known: ${Object.keys(ALGORITHMS).join(', ')})`);
+  const given = values as RunValues;
+  for (const flag of Object.keys(given)) {
+    if (!['backend', 'workers', 'help', ...algorithm.flags].includes(flag)) {
+      throw new UsageError(`${name} takes no --${flag} (usage: ${algorithm.usage})`);
+    }
+  }
+  const workers = given.workers === undefined ? undefined : positiveInt(given.workers, '--workers');
+  const kind = given.backend === undefined ? undefined : backendKind(given.backend);
+  // Everything host-side first: a bad file must not cost a device.
+  const job = algorithm.prepare(given);
+  const outputs = (await needsBrowser(kind, workers))
+    ? await runInBrowser(job.spec, kind as BackendKind, workers)
+    : await runInNode(job.spec, kind, workers);
+  commitOutputs(
+    Object.entries(job.outputs).map(([role, path]) => {
+      const a = outputs[role];
+      if (!a) throw new Error(`${name} produced no '${role}' output`);
+      return { path, bytes: encodeNpy(a.data, a.shape) };
+    }),
+  );
+  return 0;
+}

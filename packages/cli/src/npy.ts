@@ -1,0 +1,171 @@
+/**
+ * NumPy `.npy` reading and writing for the dtypes Trident buffers hold.
+ *
+ * Format (numpy/lib/format.py): the magic `\x93NUMPY`, a major and minor version
+ * byte, the header length (u16 LE in v1.0, u32 LE in v2.0 and v3.0), then an
+ * ASCII (v3: UTF-8) Python dict literal `{'descr': '<f4', 'fortran_order':
+ * False, 'shape': (n,), }` padded with spaces and a newline so the data starts
+ * on a 64-byte boundary, then the raw little-endian elements.
+ *
+ * Only what the CLI can feed a device is accepted: `<u4`, `<i4`, `<f4`, 1-D or
+ * 2-D, C order. Everything else is an NpyError that names the file and the
+ * problem, so the CLI can print it as one line.
+ */
+import { readFileSync } from 'node:fs';
+
+export type NpyDType = 'u32' | 'i32' | 'f32';
+
+export type NpyData = Uint32Array | Int32Array | Float32Array;
+
+export interface NpyArray {
+  readonly dtype: NpyDType;
+  /** C-order shape: [n] or [rows, cols]. */
+  readonly shape: readonly number[];
+  readonly data: NpyData;
+}
+
+/** A malformed or unusable `.npy` file; `message` is one line: "<file>: <problem>". */
+export class NpyError extends Error {
+  readonly file: string;
+  readonly problem: string;
+  constructor(file: string, problem: string) {
+    super(`${file}: ${problem}`);
+    this.name = 'NpyError';
+    this.file = file;
+    this.problem = problem;
+  }
+}
+
+const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
+const DESCR: Record<NpyDType, string> = { u32: '<u4', i32: '<i4', f32: '<f4' };
+const FROM_DESCR: Record<string, NpyDType> = { '<u4': 'u32', '<i4': 'i32', '<f4': 'f32' };
+
+export function dtypeOfData(data: NpyData): NpyDType {
+  if (data instanceof Uint32Array) return 'u32';
+  if (data instanceof Int32Array) return 'i32';
+  return 'f32';
+}
+
+/** Parses `.npy` bytes; `file` only labels errors. */
+export function parseNpy(bytes: Uint8Array, file: string): NpyArray {
+  const fail = (problem: string): never => {
+    throw new NpyError(file, problem);
+  };
+  if (bytes.length < 10 || MAGIC.some((b, i) => bytes[i] !== b)) fail('not a NumPy .npy file (bad magic)');
+  const major = bytes[6] as number;
+  const minor = bytes[7] as number;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let headerStart: number;
+  let headerLen: number;
+  if (major === 1) {
+    headerStart = 10;
+    headerLen = view.getUint16(8, true);
+  } else if (major === 2 || major === 3) {
+    if (bytes.length < 12) fail('truncated header');
+    headerStart = 12;
+    headerLen = view.getUint32(8, true);
+  } else {
+    return fail(`unsupported .npy format version ${major}.${minor}`);
+  }
+  if (headerStart + headerLen > bytes.length) fail('truncated header');
+  const header = new TextDecoder(major === 3 ? 'utf-8' : 'latin1').decode(bytes.subarray(headerStart, headerStart + headerLen));
+  const dict = parseHeader(header, fail);
+
+  const descr = dict.descr;
+  if (descr.startsWith('>')) fail(`big-endian dtype '${descr}' is not supported (use little-endian <u4, <i4 or <f4)`);
+  // '=' means native order; NumPy writes '<' on little-endian hosts, but accept '=' as little-endian too since Node only runs LE here.
+  const normal = descr.startsWith('=') ? `<${descr.slice(1)}` : descr;
+  const dtype = FROM_DESCR[normal];
+  if (dtype === undefined) return fail(`unsupported dtype '${descr}' (supported: <u4, <i4, <f4)`);
+  const shape = dict.shape;
+  if (shape.length === 0 || shape.length > 2) fail(`unsupported shape (${shape.join(', ')}): only 1-D or 2-D arrays are read`);
+  // A 1-D array is the same bytes in either order; a 2-D one in Fortran order is transposed.
+  if (dict.fortranOrder && shape.length > 1) fail('Fortran-order arrays are not supported (save with C order)');
+
+  const count = shape.reduce((a, b) => a * b, 1);
+  const dataStart = headerStart + headerLen;
+  const want = count * 4;
+  const have = bytes.length - dataStart;
+  if (have < want) fail(`truncated data: shape (${shape.join(', ')}) needs ${want} bytes, the file has ${have}`);
+  if (have > want) fail(`${have - want} unexpected bytes after the data of shape (${shape.join(', ')})`);
+  // Copy into a fresh buffer so the array is aligned and owned whatever the header
+  // length was (and not a view of Node's shared Buffer pool, whose slice() does not copy).
+  const copy = new Uint8Array(want);
+  copy.set(bytes.subarray(dataStart, dataStart + want));
+  const raw = copy.buffer;
+  const data = dtype === 'u32' ? new Uint32Array(raw) : dtype === 'i32' ? new Int32Array(raw) : new Float32Array(raw);
+  return { dtype, shape, data };
+}
+
+interface NpyHeader {
+  descr: string;
+  fortranOrder: boolean;
+  shape: number[];
+}
+
+/** Parses the header dict literal strictly enough to reject anything odd, loosely enough for every NumPy version's spacing. */
+function parseHeader(header: string, fail: (problem: string) => never): NpyHeader {
+  const text = header.trim();
+  if (!text.startsWith('{') || !text.endsWith('}')) fail('malformed header (not a dict literal)');
+  const descr = /['"]descr['"]\s*:\s*['"]([^'"]*)['"]/.exec(text)?.[1];
+  if (descr === undefined) {
+    // Structured dtypes have a list as descr.
+    if (/['"]descr['"]\s*:\s*\[/.test(text)) fail('unsupported dtype (structured arrays are not supported)');
+    return fail("malformed header (no 'descr')");
+  }
+  const fortran = /['"]fortran_order['"]\s*:\s*(True|False)/.exec(text)?.[1];
+  if (fortran === undefined) fail("malformed header (no 'fortran_order')");
+  const shapeText = /['"]shape['"]\s*:\s*\(([^)]*)\)/.exec(text)?.[1];
+  if (shapeText === undefined) return fail("malformed header (no 'shape')");
+  const parts = shapeText
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  const shape = parts.map((p) => {
+    const v = /^\d+$/.test(p) ? Number(p) : Number.NaN;
+    if (!Number.isSafeInteger(v)) fail(`malformed header (shape entry '${p}')`);
+    return v;
+  });
+  return { descr, fortranOrder: fortran === 'True', shape };
+}
+
+/** Reads and parses a `.npy` file; I/O failures become NpyError too. */
+export function readNpy(file: string): NpyArray {
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new NpyError(file, code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : `cannot read (${String(code)})`);
+  }
+  return parseNpy(bytes, file);
+}
+
+/** Serialises an array as `.npy` (v1.0, or v2.0 if the header outgrows 64 KiB). */
+export function encodeNpy(data: NpyData, shape: readonly number[] = [data.length]): Uint8Array {
+  const count = shape.reduce((a, b) => a * b, 1);
+  if (count !== data.length) throw new RangeError(`shape (${shape.join(', ')}) does not hold ${data.length} elements`);
+  const shapeText = shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
+  const dict = `{'descr': '${DESCR[dtypeOfData(data)]}', 'fortran_order': False, 'shape': ${shapeText}, }`;
+  let version = 1;
+  let prefix = 10;
+  // Pad with spaces and end with '\n' so the data starts on a 64-byte boundary (NumPy >= 1.x convention).
+  let total = Math.ceil((prefix + dict.length + 1) / 64) * 64;
+  if (total - prefix > 0xffff) {
+    version = 2;
+    prefix = 12;
+    total = Math.ceil((prefix + dict.length + 1) / 64) * 64;
+  }
+  const headerLen = total - prefix;
+  const header = dict.padEnd(headerLen - 1, ' ') + '\n';
+  const out = new Uint8Array(total + data.byteLength);
+  out.set(MAGIC, 0);
+  out[6] = version;
+  out[7] = 0;
+  const view = new DataView(out.buffer);
+  if (version === 1) view.setUint16(8, headerLen, true);
+  else view.setUint32(8, headerLen, true);
+  for (let i = 0; i < header.length; i++) out[prefix + i] = header.charCodeAt(i);
+  out.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), total);
+  return out;
+}

@@ -1,0 +1,277 @@
+/**
+ * What the report says, computed from measurements: per-platform rows with the
+ * share of that platform's own zcopy ceiling, comparisons with peers and native
+ * anchors, and Pennycook's performance-portability metric per algorithm.
+ *
+ * Definitions (also printed in the report's "Method" section):
+ * - A *platform* is one Trident backend on one machine in one runtime, e.g.
+ *   `local · node · cpu` or `h100 · node · webgpu`.
+ * - *zcopy ceiling*: the read+write zcopy throughput Trident measured on that
+ *   platform at the same n (the largest zcopy figure of the platform if that n
+ *   was not run).
+ * - *Architectural efficiency* e = throughput / zcopy ceiling (GB/s over GB/s;
+ *   algorithms counting only reads can exceed 1). Not defined for nbody, which is
+ *   compute-bound.
+ * - *Application efficiency* e = best-known time / Trident's time, where the
+ *   best-known time is the fastest of Trident and every peer or native anchor of
+ *   the same backend class measured on the same machine at the same n.
+ * - PP = |H| / Σ 1/e_i over the platforms H that Trident's results name for the
+ *   algorithm, each at the largest n it ran; 0 if any platform failed it.
+ */
+import type { Measurement, Stats } from '../bench/schema.ts';
+import type { LabelledMeasurement } from './load.ts';
+
+export interface PlatformKey {
+  readonly label: string;
+  readonly runtime: string;
+  readonly backend: string;
+}
+
+export const platformName = (p: PlatformKey): string => `${p.label} · ${p.runtime} · ${p.backend}`;
+
+/** Algorithm + variant, the unit PP is computed over. */
+export const algoName = (m: Pick<Measurement, 'algorithm' | 'variant'>): string =>
+  m.variant ? `${m.algorithm} (${m.variant})` : m.algorithm;
+
+/**
+ * The Trident backend a peer's mode competes with: TF.js 'webgl' and gpu.js
+ * 'webgl2' run on WebGL2; 'wasm' and 'cpu' modes on the CPU; native CUDA/CUB
+ * anchors on the GPU WebGPU drives on that machine.
+ */
+export function backendClass(m: Pick<Measurement, 'implementation' | 'backend'>): string {
+  const b = m.backend.toLowerCase();
+  if (m.implementation === 'trident') return m.backend;
+  if (m.implementation === 'cub' || m.implementation === 'cuda' || m.implementation === 'wgsl-hand' || b === 'cuda') return 'webgpu';
+  if (b === 'webgl' || b === 'webgl2' || b === 'gpu') return 'webgl2';
+  if (b === 'webgpu') return 'webgpu';
+  if (b === 'cpu' || b === 'wasm' || b === 'tensorflow') return 'cpu';
+  return m.backend;
+}
+
+export const isOurs = (m: Measurement): boolean => m.implementation === 'trident';
+
+/** Read+write zcopy is the ceiling; a write-only fill is reported but is not the ceiling. */
+const isCeilingZcopy = (m: Measurement): boolean => m.algorithm === 'zcopy' && !/fill|write/i.test(m.variant);
+
+export interface Row {
+  readonly m: LabelledMeasurement;
+  readonly platform: string;
+  /** Throughput / the platform's zcopy ceiling (GB/s only). */
+  readonly zcopyShare?: number;
+  readonly ceiling?: { readonly gbps: number; readonly n: number };
+}
+
+export interface PeerRow {
+  readonly peer: LabelledMeasurement;
+  /** Trident on the same machine, same backend class, same algorithm and n (fastest runtime). */
+  readonly likeForLike?: LabelledMeasurement;
+  /** Trident's fastest backend on the same machine at the same n. */
+  readonly fastest?: LabelledMeasurement;
+}
+
+export interface PlatformEfficiency {
+  readonly platform: string;
+  readonly n: number;
+  /** undefined: not defined for this algorithm (architectural, nbody); 0: the platform failed it. */
+  readonly efficiency?: number;
+  /** Application efficiency only: how many other implementations the best-known time was taken from. */
+  readonly competitors?: number;
+  readonly note?: string;
+}
+
+export interface PortabilityRow {
+  readonly algorithm: string;
+  readonly architectural: { readonly pp?: number; readonly platforms: PlatformEfficiency[] };
+  readonly application: { readonly pp?: number; readonly platforms: PlatformEfficiency[] };
+}
+
+export interface Analysis {
+  /** Algorithm names in suite order, then any others. */
+  readonly algorithms: string[];
+  readonly rows: ReadonlyMap<string, Row[]>;
+  readonly peers: ReadonlyMap<string, PeerRow[]>;
+  readonly ceilings: Row[];
+  readonly portability: PortabilityRow[];
+}
+
+const SUITE_ORDER = ['zcopy', 'reduce', 'scan', 'histogram', 'compact', 'sort', 'nbody'];
+
+const median = (m: Measurement): number | undefined => (m.error ? undefined : m.ms?.median);
+
+/** Pennycook's harmonic mean; 0 if any platform has e = 0; undefined with no platforms. */
+export function pennycook(efficiencies: readonly number[]): number | undefined {
+  if (efficiencies.length === 0) return undefined;
+  if (efficiencies.some((e) => !(e > 0))) return 0;
+  return efficiencies.length / efficiencies.reduce((s, e) => s + 1 / e, 0);
+}
+
+export function analyze(all: readonly LabelledMeasurement[]): Analysis {
+  const ours = all.filter(isOurs);
+  const others = all.filter((m) => !isOurs(m));
+  const keyOf = (m: LabelledMeasurement): string => platformName(m);
+
+  // zcopy ceilings per platform, by n.
+  const ceilingByPlatform = new Map<string, Map<number, number>>();
+  const ceilings: Row[] = [];
+  for (const m of ours.filter(isCeilingZcopy)) {
+    if (m.throughput?.unit !== 'GB/s' || m.error) continue;
+    const byN = ceilingByPlatform.get(keyOf(m)) ?? new Map<number, number>();
+    byN.set(m.n, Math.max(byN.get(m.n) ?? 0, m.throughput.value));
+    ceilingByPlatform.set(keyOf(m), byN);
+  }
+  const ceilingFor = (m: LabelledMeasurement): { gbps: number; n: number } | undefined => {
+    const byN = ceilingByPlatform.get(keyOf(m));
+    if (!byN || byN.size === 0) return undefined;
+    const same = byN.get(m.n);
+    if (same !== undefined) return { gbps: same, n: m.n };
+    let best: { gbps: number; n: number } | undefined;
+    for (const [n, gbps] of byN) if (!best || gbps > best.gbps) best = { gbps, n };
+    return best;
+  };
+
+  const rows = new Map<string, Row[]>();
+  for (const m of sortMeasurements(ours)) {
+    const ceiling = m.throughput?.unit === 'GB/s' ? ceilingFor(m) : undefined;
+    const row: Row = {
+      m,
+      platform: keyOf(m),
+      ...(ceiling ? { ceiling } : {}),
+      ...(ceiling && m.throughput ? { zcopyShare: m.throughput.value / ceiling.gbps } : {}),
+    };
+    const list = rows.get(m.algorithm) ?? [];
+    list.push(row);
+    rows.set(m.algorithm, list);
+    if (isCeilingZcopy(m)) ceilings.push(row);
+  }
+
+  // A peer is compared with Trident's rows of the same variant where Trident has that variant
+  // (CUB 'copy' with zcopy 'copy', not 'fill'); a peer's own operation name (TF.js 'top-k') matches any.
+  const ourVariants = new Map<string, Set<string>>();
+  for (const o of ours) ourVariants.set(o.algorithm, (ourVariants.get(o.algorithm) ?? new Set()).add(o.variant));
+  const comparable = (peer: Measurement, mine: Measurement): boolean =>
+    peer.algorithm === mine.algorithm && (peer.variant === mine.variant || !ourVariants.get(peer.algorithm)?.has(peer.variant));
+  const fastestOurs = (peer: LabelledMeasurement, cls?: string): LabelledMeasurement | undefined => {
+    let best: LabelledMeasurement | undefined;
+    for (const o of ours) {
+      if (o.label !== peer.label || o.n !== peer.n || !comparable(peer, o)) continue;
+      if (cls !== undefined && o.backend !== cls) continue;
+      const t = median(o);
+      if (t === undefined) continue;
+      if (!best || t < (median(best) as number)) best = o;
+    }
+    return best;
+  };
+
+  const peers = new Map<string, PeerRow[]>();
+  for (const p of sortMeasurements(others)) {
+    const likeForLike = fastestOurs(p, backendClass(p));
+    const fastest = fastestOurs(p);
+    const list = peers.get(p.algorithm) ?? [];
+    list.push({ peer: p, ...(likeForLike ? { likeForLike } : {}), ...(fastest ? { fastest } : {}) });
+    peers.set(p.algorithm, list);
+  }
+
+  // Portability per algorithm + variant.
+  const portability: PortabilityRow[] = [];
+  const variants = new Map<string, LabelledMeasurement[]>();
+  for (const m of ours) {
+    const k = algoName(m);
+    const list = variants.get(k) ?? [];
+    list.push(m);
+    variants.set(k, list);
+  }
+  for (const [name, list] of variants) {
+    const platforms = [...new Set(list.map(keyOf))].sort();
+    const arch: PlatformEfficiency[] = [];
+    const app: PlatformEfficiency[] = [];
+    const computeBound = list.some((m) => m.throughput?.unit === 'GFLOP/s' || m.algorithm === 'nbody');
+    for (const platform of platforms) {
+      const mine = list.filter((m) => keyOf(m) === platform);
+      const ok = mine.filter((m) => median(m) !== undefined);
+      if (ok.length === 0) {
+        const why = mine.find((m) => m.error)?.error ?? 'no result';
+        arch.push({ platform, n: Math.max(...mine.map((m) => m.n)), efficiency: 0, note: why });
+        app.push({ platform, n: Math.max(...mine.map((m) => m.n)), efficiency: 0, note: why });
+        continue;
+      }
+      const largest = ok.reduce((a, b) => (b.n > a.n ? b : a));
+      const t = median(largest) as number;
+      if (computeBound) {
+        arch.push({ platform, n: largest.n, note: 'compute-bound: no memory ceiling' });
+      } else {
+        const ceiling = ceilingFor(largest);
+        if (ceiling && largest.throughput) arch.push({ platform, n: largest.n, efficiency: largest.throughput.value / ceiling.gbps });
+        else arch.push({ platform, n: largest.n, note: 'no zcopy ceiling measured' });
+      }
+      const rivals = others.filter(
+        (o) =>
+          o.label === largest.label &&
+          comparable(o, largest) &&
+          o.n === largest.n &&
+          backendClass(o) === largest.backend &&
+          median(o) !== undefined,
+      );
+      const best = Math.min(t, ...rivals.map((o) => median(o) as number));
+      app.push({ platform, n: largest.n, efficiency: best / t, competitors: rivals.length });
+    }
+    const archE = arch.map((p) => p.efficiency);
+    const archPP = archE.every((e) => e !== undefined) ? pennycook(archE as number[]) : archE.some((e) => e === 0) ? 0 : undefined;
+    portability.push({
+      algorithm: name,
+      architectural: { ...(archPP !== undefined ? { pp: archPP } : {}), platforms: arch },
+      application: { ...withPP(pennycook(app.map((p) => p.efficiency as number))), platforms: app },
+    });
+  }
+  portability.sort((a, b) => orderKey(a.algorithm) - orderKey(b.algorithm) || a.algorithm.localeCompare(b.algorithm));
+
+  const algorithms = [...new Set([...rows.keys(), ...peers.keys()])].sort((a, b) => orderKey(a) - orderKey(b) || a.localeCompare(b));
+  return { algorithms, rows, peers, ceilings, portability };
+}
+
+const withPP = (pp: number | undefined): { pp?: number } => (pp === undefined ? {} : { pp });
+
+function orderKey(name: string): number {
+  const base = name.split(' ')[0] ?? name;
+  const i = SUITE_ORDER.indexOf(base);
+  return i < 0 ? SUITE_ORDER.length : i;
+}
+
+function sortMeasurements<T extends LabelledMeasurement>(list: readonly T[]): T[] {
+  return [...list].sort(
+    (a, b) =>
+      orderKey(a.algorithm) - orderKey(b.algorithm) ||
+      a.variant.localeCompare(b.variant) ||
+      a.label.localeCompare(b.label) ||
+      a.runtime.localeCompare(b.runtime) ||
+      a.implementation.localeCompare(b.implementation) ||
+      a.backend.localeCompare(b.backend) ||
+      a.n - b.n,
+  );
+}
+
+export function spread(s: Stats): string {
+  return `${fmtMs(s.min)}–${fmtMs(s.max)}`;
+}
+
+export function fmtMs(ms: number): string {
+  if (ms >= 100) return ms.toFixed(0);
+  if (ms >= 10) return ms.toFixed(1);
+  if (ms >= 1) return ms.toFixed(2);
+  return ms.toPrecision(2);
+}
+
+export function fmtNum(v: number): string {
+  if (v >= 1000) return v.toFixed(0);
+  if (v >= 100) return v.toFixed(1);
+  if (v >= 1) return v.toFixed(2);
+  return v.toPrecision(3);
+}
+
+export function fmtPct(v: number | undefined): string {
+  return v === undefined ? '—' : `${(100 * v).toFixed(v < 0.1 ? 1 : 0)}%`;
+}
+
+export function fmtN(n: number): string {
+  const log = Math.log2(n);
+  return Number.isInteger(log) && n >= 1024 ? `2^${log}` : String(n);
+}

@@ -1,0 +1,204 @@
+/**
+ * How each algorithm of @trident/algorithms maps onto `trident run`: the flags
+ * it takes and the checks on its input files, done host-side before a device
+ * exists. The result is a JobSpec that execute.ts runs on a device (in Node or
+ * in the Chromium page). The contract is issue 6's, exactly.
+ */
+import { DEFAULT_SOFTENING2 } from '@trident/algorithms';
+import { finiteNumber, positiveInt } from '../args.ts';
+import { InputError, UsageError } from '../errors.ts';
+import { type NpyArray, type NpyDType, readNpy } from '../npy.ts';
+import { type JobSpec, SORT_METHODS } from './execute.ts';
+
+/** Every flag any algorithm takes; each algorithm lists the ones it accepts. */
+export const RUN_OPTIONS = {
+  backend: { type: 'string' },
+  workers: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  in: { type: 'string' },
+  out: { type: 'string' },
+  op: { type: 'string' },
+  exclusive: { type: 'boolean' },
+  bins: { type: 'string' },
+  flags: { type: 'string' },
+  method: { type: 'string' },
+  values: { type: 'string' },
+  'out-values': { type: 'string' },
+  velocities: { type: 'string' },
+  'out-velocities': { type: 'string' },
+  steps: { type: 'string' },
+  dt: { type: 'string' },
+  softening: { type: 'string' },
+} as const;
+
+export type RunValues = { [K in keyof typeof RUN_OPTIONS]?: (typeof RUN_OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+
+/** A checked job and where its outputs go, by role. */
+export interface PreparedJob {
+  readonly spec: JobSpec;
+  readonly outputs: Readonly<Record<string, string>>;
+}
+
+export interface AlgorithmCli {
+  readonly usage: string;
+  /** Flags it accepts beyond --backend, --workers and --help. */
+  readonly flags: readonly (keyof typeof RUN_OPTIONS)[];
+  /** Reads and checks the inputs; throws NpyError / InputError / UsageError (exit 2). */
+  prepare(values: RunValues): PreparedJob;
+}
+
+// ---------- input checks ----------
+
+export function required(values: RunValues, flag: 'in' | 'out' | 'flags' | 'steps' | 'dt' | 'bins'): string {
+  const v = values[flag];
+  if (v === undefined || v === '') throw new UsageError(`--${flag} is required`);
+  return v;
+}
+
+/** A 1-D array of one of `dtypes`. */
+export function vector(file: string, dtypes: readonly NpyDType[]): NpyArray {
+  const a = readNpy(file);
+  if (a.shape.length !== 1) throw new InputError(file, `wrong shape (${a.shape.join(', ')}): expected a 1-D array`);
+  if (!dtypes.includes(a.dtype)) throw new InputError(file, `dtype ${a.dtype} is not accepted here (expected ${dtypes.join(' / ')})`);
+  return a;
+}
+
+const ALL: readonly NpyDType[] = ['u32', 'i32', 'f32'];
+
+/** Checks a choice flag, naming the flag and the choices. */
+export function choice<T extends string>(value: string | undefined, flag: string, allowed: readonly T[], fallback?: T): T {
+  if (value === undefined) {
+    if (fallback === undefined) throw new UsageError(`--${flag} is required (one of ${allowed.join(', ')})`);
+    return fallback;
+  }
+  if (!(allowed as readonly string[]).includes(value))
+    throw new UsageError(`--${flag}: expected one of ${allowed.join(', ')}, got '${value}'`);
+  return value as T;
+}
+
+// ---------- the algorithms ----------
+
+/** An (n, 4) f32 array: bodies (x, y, z, mass) or velocities (vx, vy, vz, w). */
+export function bodiesArray(file: string): NpyArray {
+  const a = readNpy(file);
+  if (a.dtype !== 'f32') throw new InputError(file, `dtype ${a.dtype} is not accepted here (expected f32)`);
+  if (a.shape.length !== 2 || a.shape[1] !== 4)
+    throw new InputError(file, `wrong shape (${a.shape.join(', ')}): expected (n, 4) = x, y, z, mass`);
+  return a;
+}
+
+const NO_PARAMS: Readonly<Record<string, string>> = {};
+
+/** `base` plus `key: value` when a value was given (optional inputs and outputs). */
+function withOptional<T>(base: Record<string, T>, key: string, value: T | undefined): Record<string, T> {
+  return value === undefined ? base : { ...base, [key]: value };
+}
+
+export const ALGORITHMS: Record<string, AlgorithmCli> = {
+  zcopy: {
+    usage: 'zcopy --in x.npy --out y.npy',
+    flags: ['in', 'out'],
+    prepare(values) {
+      const input = vector(required(values, 'in'), ALL);
+      return { spec: { algorithm: 'zcopy', params: {}, inputs: { in: input } }, outputs: { out: required(values, 'out') } };
+    },
+  },
+  reduce: {
+    usage: 'reduce --op sum|min|max --in x.npy --out r.npy   (a 1-element array of the input dtype)',
+    flags: ['op', 'in', 'out'],
+    prepare(values) {
+      const op = choice(values.op, 'op', ['sum', 'min', 'max']);
+      const input = vector(required(values, 'in'), ALL);
+      return { spec: { algorithm: 'reduce', params: { op }, inputs: { in: input } }, outputs: { out: required(values, 'out') } };
+    },
+  },
+  scan: {
+    usage: 'scan [--exclusive] --in x.npy --out y.npy   (prefix sums; u32/i32 wrap modulo 2^32)',
+    flags: ['exclusive', 'in', 'out'],
+    prepare(values) {
+      const input = vector(required(values, 'in'), ALL);
+      const params = { exclusive: values.exclusive === true };
+      return { spec: { algorithm: 'scan', params, inputs: { in: input } }, outputs: { out: required(values, 'out') } };
+    },
+  },
+  histogram: {
+    usage:
+      'histogram --bins N --in x.npy --out h.npy   (x: u32; bin v counts the elements equal to v; values >= N are ignored; h: u32 counts)',
+    flags: ['bins', 'in', 'out'],
+    prepare(values) {
+      const bins = positiveInt(values.bins, '--bins');
+      const input = vector(required(values, 'in'), ['u32']);
+      return { spec: { algorithm: 'histogram', params: { bins }, inputs: { in: input } }, outputs: { out: required(values, 'out') } };
+    },
+  },
+  compact: {
+    usage: 'compact --in x.npy --flags f.npy --out y.npy   (keeps x[i] where f[i] != 0, in order; f: u32, same length as x)',
+    flags: ['in', 'flags', 'out'],
+    prepare(values) {
+      const inFile = required(values, 'in');
+      const input = vector(inFile, ALL);
+      const flagsFile = required(values, 'flags');
+      const flags = vector(flagsFile, ['u32']);
+      if (flags.data.length !== input.data.length) {
+        throw new InputError(flagsFile, `length ${flags.data.length} differs from the length ${input.data.length} of ${inFile}`);
+      }
+      return { spec: { algorithm: 'compact', params: {}, inputs: { in: input, flags } }, outputs: { out: required(values, 'out') } };
+    },
+  },
+  sort: {
+    usage:
+      'sort [--method radix|merge|bitonic|quick] --in keys.npy [--values v.npy] --out k.npy [--out-values v2.npy]   (ascending, stable; default: the best the device allows)',
+    flags: ['method', 'in', 'values', 'out', 'out-values'],
+    prepare(values) {
+      const method = values.method === undefined ? undefined : choice(values.method, 'method', SORT_METHODS);
+      const keysFile = required(values, 'in');
+      const keys = vector(keysFile, ALL);
+      const valuesFile = values.values;
+      const vals = valuesFile === undefined ? undefined : vector(valuesFile, ALL);
+      if (valuesFile !== undefined && vals && vals.data.length !== keys.data.length) {
+        throw new InputError(valuesFile, `length ${vals.data.length} differs from the length ${keys.data.length} of ${keysFile}`);
+      }
+      const out = required(values, 'out');
+      const outValues = values['out-values'];
+      if ((outValues === undefined) !== (valuesFile === undefined)) throw new UsageError('--values and --out-values go together');
+      return {
+        spec: {
+          algorithm: 'sort',
+          params: method ? { method } : NO_PARAMS,
+          inputs: withOptional({ in: keys }, 'values', vals),
+        },
+        outputs: withOptional({ out }, 'out-values', outValues),
+      };
+    },
+  },
+  nbody: {
+    usage:
+      'nbody --in bodies.npy [--velocities v.npy] --steps S --dt DT [--softening EPS] --out bodies.npy [--out-velocities v2.npy]   (bodies: (n, 4) f32 = x, y, z, mass; leapfrog, G = 1)',
+    flags: ['in', 'velocities', 'steps', 'dt', 'softening', 'out', 'out-velocities'],
+    prepare(values) {
+      const inFile = required(values, 'in');
+      const bodies = bodiesArray(inFile);
+      const velFile = values.velocities;
+      const vel = velFile === undefined ? undefined : bodiesArray(velFile);
+      if (velFile !== undefined && vel && vel.shape[0] !== bodies.shape[0]) {
+        throw new InputError(velFile, `${vel.shape[0]} velocities for ${bodies.shape[0]} bodies in ${inFile}`);
+      }
+      const stepsText = required(values, 'steps');
+      const steps = stepsText === '0' ? 0 : positiveInt(stepsText, '--steps');
+      const dt = finiteNumber(required(values, 'dt'), '--dt');
+      const eps = finiteNumber(values.softening, '--softening', Math.sqrt(DEFAULT_SOFTENING2));
+      if (eps < 0) throw new UsageError(`--softening: expected a number >= 0, got '${values.softening}'`);
+      const out = required(values, 'out');
+      const outVel = values['out-velocities'];
+      return {
+        spec: {
+          algorithm: 'nbody',
+          // The CLI takes the softening length ε; the library takes ε².
+          params: { steps, dt, softening2: values.softening === undefined ? DEFAULT_SOFTENING2 : eps * eps },
+          inputs: withOptional({ in: bodies }, 'velocities', vel),
+        },
+        outputs: withOptional({ out }, 'out-velocities', outVel),
+      };
+    },
+  },
+};
