@@ -18,7 +18,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { reduceInto, zcopy, zfill } from '@trident/algorithms';
+import { randomU32, reduceInto, zcopy, zfill } from '@trident/algorithms';
 import { DAWN_TOGGLES, webgpuAdapter } from '@trident/backend-webgpu';
 import {
   type Buffer,
@@ -94,20 +94,6 @@ function firstDiff(a: ArrayLike<number>, b: ArrayLike<number>): string | undefin
   return undefined;
 }
 
-function hashes(n: number, seed: number): Uint32Array {
-  const out = new Uint32Array(n);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = x;
-  }
-  return out;
-}
-
 /** Dispatches `kernel` on the device and on the reference with the same inputs; compares every output buffer. */
 async function compareKernel(
   kernel: Kernel,
@@ -134,8 +120,8 @@ async function compareKernel(
 }
 
 const SN = 1 << 16;
-const sa = hashes(SN, 1);
-const sb = hashes(SN, 2);
+const sa = randomU32(SN, 1);
+const sb = randomU32(SN, 2);
 sa.set([0x80000000, 0x7fc00000, 0x7f800000, 0xff800000, 0xffffffff, 0, 1, 0x4f800000]);
 sb.set([0xffffffff, 0, 0xf0000000, 16, 31, 32, 33, 0]);
 

@@ -13,8 +13,11 @@
  * through `process`, which a browser does not have.
  */
 
+import { randomU32 } from '@trident/algorithms';
 import { type BackendKind, type CreateDeviceOptions, createDevice, type Device, probeBackends, registeredBackends } from 'trident';
 import { afterAll, beforeAll, describe, inject } from 'vitest';
+
+export { randomU32 };
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -80,19 +83,4 @@ export function describeEachBackend(title: string, body: (ctx: BackendContext) =
       body(ctx);
     });
   }
-}
-
-/** Deterministic pseudo-random u32s (xorshift32), so failures reproduce. */
-export function randomU32(n: number, seed = 12345): Uint32Array {
-  const out = new Uint32Array(n);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = x;
-  }
-  return out;
 }

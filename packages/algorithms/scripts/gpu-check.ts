@@ -17,20 +17,7 @@ import {
   zfill,
 } from '@trident/algorithms';
 import { createDevice, type Device } from 'trident';
-
-function random(n: number, seed: number): Uint32Array {
-  const out = new Uint32Array(n);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = x;
-  }
-  return out;
-}
+import { randomU32 } from '../src/reference/random.ts';
 
 async function median(device: Device, label: string, body: () => void, reps = 7): Promise<number> {
   await device.time(label, body); // warm-up (compiles, allocates temporaries)
@@ -50,7 +37,7 @@ const report = (name: string, n: number, ms: number, bytes: number, ok: boolean,
 };
 
 const N = 2 ** 28;
-const data = random(N, 7);
+const data = randomU32(N, 7);
 const input = device.createBuffer('u32', data);
 const out = device.createBuffer('u32', N);
 report('zcopy u32', N, await median(device, 'zcopy', () => void zcopy(device, input, { output: out })), 8 * N, true);
@@ -127,7 +114,7 @@ report('radix sort u32 keys', M, tSort, 0, sortOk, { Gkeys: +(M / tSort / 1e6).t
 keys.destroy();
 const B = 262144;
 const bodyData = new Float32Array(4 * B);
-random(4 * B, 3).forEach((x, e) => {
+randomU32(4 * B, 3).forEach((x, e) => {
   bodyData[e] = e % 4 === 3 ? 1 / B : x / 2 ** 32 - 0.5;
 });
 const bodies = device.createBuffer('f32', bodyData);

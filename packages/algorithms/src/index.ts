@@ -34,6 +34,7 @@ export { compactReference } from './reference/compact.ts';
 export { histogramReference } from './reference/histogram.ts';
 export * as orderKeys from './reference/keys.ts';
 export { nbodyAccelerationsReference, nbodyForceScale, nbodyReference } from './reference/nbody.ts';
+export { randomU32 } from './reference/random.ts';
 export { gammaF32, reduceReference, sumAbs } from './reference/reduce.ts';
 export { scanReference } from './reference/scan.ts';
 export { sortReference } from './reference/sort.ts';

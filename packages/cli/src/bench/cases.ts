@@ -21,6 +21,7 @@ import {
   quickSort,
   type ReduceOp,
   type radixSort,
+  randomU32,
   reduceInto,
   reduceReference,
   scan,
@@ -50,21 +51,6 @@ export interface BenchCase {
   bytes?(n: number): number;
   flops?(n: number): number;
   setup(device: Device, n: number): PreparedRun;
-}
-
-/** Deterministic pseudo-random u32s (xorshift32), so runs are repeatable. */
-export function randomU32(n: number, seed = 0x9e3779b9): Uint32Array {
-  const out = new Uint32Array(n);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = x;
-  }
-  return out;
 }
 
 export function sameArray(a: ArrayLike<number>, b: ArrayLike<number>): boolean {

@@ -12,7 +12,8 @@
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-webgpu';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
-import { NBODY_SOFTENING2, nbodyBodies, randomU32 } from '../bench/cases.ts';
+import { randomU32 } from '@trident/algorithms';
+import { NBODY_SOFTENING2, nbodyBodies } from '../bench/cases.ts';
 import { type Measurement, throughputOf } from '../bench/schema.ts';
 import { summarize } from '../bench/stats.ts';
 import type { PageConfig, PageResult } from './protocol.ts';
