@@ -130,7 +130,10 @@ function anchorLines(lines: readonly unknown[], gpu: string): Json[] {
  */
 export function isH100AbFormat(json: Json): boolean {
   const rows = abRows(json);
-  return rows !== undefined && rows.length > 0 && rows.every((r) => isObject(r) && typeof r.name === 'string' && typeof r.ms === 'number');
+  if (rows !== undefined && rows.length > 0)
+    return rows.every((r) => isObject(r) && typeof r.name === 'string' && typeof r.ms === 'number');
+  // A call that measured only the IR kernels (no library rows) beside its anchors.
+  return rows === undefined && Array.isArray(json.irKernels) && json.irKernels.length > 0;
 }
 
 /** The library rows: `library[]` (A/B run) or `results[]` (the algorithms' gpu-check run) of `{ name, n, ms, ... }`. */
@@ -206,6 +209,8 @@ export function fromH100AbFormat(json: Json): { measurements: Json[]; adapter: s
   const tuned = new Map<string, Json>();
   for (const r of Array.isArray(json.irKernels) ? (json.irKernels as Json[]) : []) {
     if (typeof r.kernel !== 'string' || typeof r.ms !== 'number') continue;
+    // 'raw-hand' rows are the hand-written WGSL control, not Trident's code: never a Trident row.
+    if (typeof r.variant === 'string' && r.variant.startsWith('raw-hand')) continue;
     const op = r.kernel === 'reduce' ? { algorithm: 'reduce', variant: 'sum', dtype: 'u32' } : operation([r.kernel]);
     const best = tuned.get(r.kernel);
     if (best && (best.ms as number) <= r.ms) continue;
