@@ -1,5 +1,6 @@
 import { playwright } from '@vitest/browser-playwright';
 import { defineConfig } from 'vitest/config';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from './packages/cli/src/browser/chromium.ts';
 
 /**
  * Two projects run by one `vitest run`:
@@ -16,19 +17,6 @@ import { defineConfig } from 'vitest/config';
  */
 const NODE_ONLY = 'test/**/*.node.test.ts';
 const BROWSER_ONLY = ['test/**/*.browser.test.ts', 'test/webgl-*.test.ts'];
-
-/** Headless Chromium flags (shared/PLATFORM.md): WebGPU on Vulkan/SwiftShader, WebGL2 on ANGLE/SwiftShader. */
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-  '--enable-unsafe-webgpu',
-  '--enable-features=Vulkan',
-  '--use-angle=swiftshader',
-];
 
 const shared = {
   // Devices own worker pools and GPU adapters: run files one at a time on 2 cores.
@@ -73,7 +61,7 @@ export default defineConfig({
             headless: true,
             screenshotFailures: false,
             provider: playwright({
-              launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS },
+              launchOptions: { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS },
             }),
             instances: [{ browser: 'chromium' }],
           },

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { expect, it } from 'vitest';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../packages/cli/src/browser/chromium.ts';
 import { tempDir, trident } from './cli-helpers.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const LOCAL = fileURLToPath(new URL('./fixtures/cli/results-local.json', import.meta.url));
 const H100 = fileURLToPath(new URL('./fixtures/cli/other-h100.json', import.meta.url));
 
@@ -19,15 +19,8 @@ it('index.html renders its SVG charts in headless Chromium', async () => {
   const r = trident(['report', '--from', LOCAL, '--from', H100, '--out', out]);
   expect(r.code, r.stderr).toBe(0);
   const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
+    executablePath: CHROMIUM_PATH,
+    args: CHROMIUM_ARGS,
   });
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });

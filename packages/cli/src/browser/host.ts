@@ -12,22 +12,8 @@ import { dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { fromWire, type JobOutputs, type JobSpec, toWire } from '../run/execute.ts';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium.ts';
 import type { PageConfig, PageDeviceEntry, PageResult } from './protocol.ts';
-
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-/** shared/PLATFORM.md: headless flags, WebGPU on Vulkan (SwiftShader here), WebGL2 on ANGLE/SwiftShader with timer queries. */
-export const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-  '--enable-unsafe-webgpu',
-  '--enable-features=Vulkan',
-  '--use-angle=swiftshader',
-];
 
 const require = createRequire(import.meta.url);
 

@@ -12,6 +12,7 @@ import { type BenchCase, CASES } from '../bench/cases.ts';
 import { Progress } from '../bench/progress.ts';
 import { measureCase, type RunSettings } from '../bench/runner.ts';
 import { type BenchResults, type Measurement, SCHEMA_ID } from '../bench/schema.ts';
+import { CHROMIUM_PATH } from '../browser/chromium.ts';
 import { describeMachine } from '../describe.ts';
 import { deviceOptions } from '../device-options.ts';
 import { environmentNotes } from '../environment.ts';
@@ -260,7 +261,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
   const backendNames = list(values.backends);
   const algorithmNames = list(values.algorithms);
   const browser = values['no-browser'] !== true && values.browser !== '';
-  const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  const chromiumPath = CHROMIUM_PATH;
   if (browser && !existsSync(chromiumPath))
     throw new UsageError(`no Chromium at ${chromiumPath} (set CHROMIUM_PATH, or pass --no-browser)`);
   const label = values.label ?? 'local';
