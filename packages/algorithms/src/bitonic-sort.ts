@@ -109,6 +109,36 @@ export function finishKernel(dtype: SortKeyType, valueType: BufferDType | undefi
 }
 
 /**
+ * Writes the sorted keys (order keys turned back into `keys`' dtype) and, when
+ * values were given, the values permuted by the sorted indices. Shared by the
+ * bitonic, merge and quick sorts, which all end with (order key, index) pairs.
+ */
+export function finishSort(
+  device: Device,
+  sorted: { keys: Buffer<'u32'>; idx: Buffer<'u32'> },
+  input: { keys: Buffer; values: Buffer | undefined },
+  output: { keys: Buffer; values: Buffer | undefined },
+  n: number,
+  wg: number,
+): void {
+  // A kernel's parameters are fixed: without values, 1-element stand-ins fill the slots.
+  const noValues = scratch(device, 'sort.noValues', 'u32', 1);
+  const noValuesOut = scratch(device, 'sort.noValuesOut', 'u32', 1);
+  device.dispatch(
+    finishKernel(input.keys.dtype as SortKeyType, input.values?.dtype, wg),
+    { invocations: n },
+    {
+      keys: sorted.keys,
+      idx: sorted.idx,
+      values: input.values ?? noValues,
+      keysOut: output.keys,
+      valuesOut: output.values ?? noValuesOut,
+      n,
+    },
+  );
+}
+
+/**
  * Stable bitonic sort of `keys` (u32 / i32 / f32) with optional `values`, built
  * from gather passes only: runs on every device with 'gather'. Same order and
  * result as `radixSort`.
@@ -144,12 +174,6 @@ export function bitonicSort<K extends SortKeyType, V extends BufferDType = Buffe
       [i0, i1] = [i1, i0];
     }
   }
-  const dummy = scratch(device, 'bitonic.dummy', 'u32', 1);
-  const dummyOut = scratch(device, 'bitonic.dummyOut', 'u32', 1);
-  device.dispatch(
-    finishKernel(keys.dtype as SortKeyType, values?.dtype, wg),
-    { invocations: n },
-    { keys: k0, idx: i0, values: values ?? dummy, keysOut, valuesOut: valuesOut ?? dummyOut, n },
-  );
+  finishSort(device, { keys: k0, idx: i0 }, { keys, values }, { keys: keysOut, values: valuesOut }, n, wg);
   return result;
 }

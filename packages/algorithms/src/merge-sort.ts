@@ -10,7 +10,7 @@
  * by index at the end), exactly as in bitonic-sort.ts.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, select, uniform, type Val } from '@trident/core';
-import { finishKernel, initKernel } from './bitonic-sort.ts';
+import { finishSort, initKernel } from './bitonic-sort.ts';
 import { cachedKernel, familyOf, gatherSize, hasAll, scratch, unsupported } from './common.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
 
@@ -96,12 +96,6 @@ export function mergeSort<K extends SortKeyType, V extends BufferDType = BufferD
     [k0, k1] = [k1, k0];
     [i0, i1] = [i1, i0];
   }
-  const dummy = scratch(device, 'merge.dummy', 'u32', 1);
-  const dummyOut = scratch(device, 'merge.dummyOut', 'u32', 1);
-  device.dispatch(
-    finishKernel(keys.dtype as SortKeyType, values?.dtype, wg),
-    { invocations: n },
-    { keys: k0, idx: i0, values: values ?? dummy, keysOut, valuesOut: valuesOut ?? dummyOut, n },
-  );
+  finishSort(device, { keys: k0, idx: i0 }, { keys, values }, { keys: keysOut, values: valuesOut }, n, wg);
   return result;
 }

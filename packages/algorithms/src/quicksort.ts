@@ -15,8 +15,8 @@
  * comparison sorts; values are fetched by index at the end.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, select, uniform, type Val } from '@trident/core';
-import { finishKernel, initKernel } from './bitonic-sort.ts';
-import { blockSize, cachedKernel, dispatchGroups, gatherSize, hasAll, scratch, unsupported } from './common.ts';
+import { finishSort, initKernel } from './bitonic-sort.ts';
+import { blockSize, cachedKernel, dispatchGroups, gatherSize, hasAll, unsupported } from './common.ts';
 import { recordScan } from './scan.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
 
@@ -225,13 +225,7 @@ export async function quickSort<K extends SortKeyType, V extends BufferDType = B
       ranges.write(Uint32Array.from(small));
       dispatchGroups(device, localSortKernel(wg), small.length / 2, { keys: k0, idx: i0, ranges });
     }
-    const dummy = scratch(device, 'quick.dummy', 'u32', 1);
-    const dummyOut = scratch(device, 'quick.dummyOut', 'u32', 1);
-    device.dispatch(
-      finishKernel(keys.dtype as SortKeyType, values?.dtype, gw),
-      { invocations: n },
-      { keys: k0, idx: i0, values: values ?? dummy, keysOut, valuesOut: valuesOut ?? dummyOut, n },
-    );
+    finishSort(device, { keys: k0, idx: i0 }, { keys, values }, { keys: keysOut, values: valuesOut }, n, gw);
     await device.flush();
   } finally {
     for (const b of own) b.destroy();
