@@ -161,6 +161,22 @@ describeEachBackend('device API', (ctx) => {
       expect(e).toBeInstanceOf(LimitExceededError);
       expect((e as LimitExceededError).limit).toBe('maxBufferElements');
     }
+    const maxWg = d.caps.limits.maxComputeInvocationsPerWorkgroup;
+    const tooWide = defineKernel({
+      name: 'api_too_wide',
+      workgroupSize: maxWg + 1,
+      params: { y: buffer('u32', 'write') },
+      body: ({ y }, k) => y.store(k.globalIndex, 1),
+    });
+    const y = d.createBuffer('u32', 4);
+    try {
+      d.dispatch(tooWide, { invocations: 4 }, { y });
+      throw new Error('expected LimitExceededError');
+    } catch (e) {
+      expect(e).toBeInstanceOf(LimitExceededError);
+      expect((e as LimitExceededError).limit).toBe('maxComputeInvocationsPerWorkgroup');
+    }
+    expect(() => d.compile(tooWide)).toThrow(LimitExceededError);
     const perDim = d.caps.limits.maxComputeWorkgroupsPerDimension;
     const x = d.createBuffer('u32', 1);
     expect(() => d.dispatch(addScalar, { workgroups: perDim + 1 }, { x, y: d.createBuffer('u32', 1), v: 0 })).toThrow(LimitExceededError);

@@ -319,20 +319,10 @@ export class WebGpuDevice implements BackendDevice {
     this.check();
     const cached = this.kernels.get(kernel.key);
     if (cached) return cached;
-    const ir = kernel.ir;
     if (kernel.info.classes.has('subgroup') && !this.hasSubgroups) {
       throw new UnsupportedFeatureError('webgpu', 'subgroup', kernel.name, "the adapter lacks the WebGPU 'subgroups' feature");
     }
     const limits = this.caps.limits;
-    if (ir.workgroupSize > limits.maxComputeInvocationsPerWorkgroup) {
-      throw new LimitExceededError(
-        'webgpu',
-        'maxComputeInvocationsPerWorkgroup',
-        ir.workgroupSize,
-        limits.maxComputeInvocationsPerWorkgroup,
-        `workgroup size of kernel '${kernel.name}'`,
-      );
-    }
     const wgsl = generateWgsl(kernel, { subgroups: this.hasSubgroups, backend: 'webgpu' });
     if (wgsl.workgroupStorageBytes > limits.maxComputeWorkgroupStorageSize) {
       throw new LimitExceededError(

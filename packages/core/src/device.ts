@@ -116,6 +116,7 @@ export class Device {
   /** Compiles a kernel now (it is also compiled on first dispatch); throws if this device cannot run it. */
   compile(kernel: Kernel): CompiledKernel {
     this.checkUsable();
+    this.checkKernelLimits(kernel);
     return this.impl.compile(kernel);
   }
 
@@ -126,6 +127,7 @@ export class Device {
    */
   dispatch<P extends Record<string, ParamDecl>>(kernel: Kernel<P>, grid: DispatchGrid, args: DispatchArgs<P, Buffer>): void {
     this.checkUsable();
+    this.checkKernelLimits(kernel as unknown as Kernel);
     const compiled = this.impl.compile(kernel as unknown as Kernel);
     const workgroups = this.resolveGrid(kernel, grid);
     const bound = this.bindArgs(kernel as unknown as Kernel, args as Record<string, Buffer | number>);
@@ -247,6 +249,20 @@ export class Device {
     if (!(buffer instanceof Buffer)) throw new InvalidArgumentError(name, 'is not a Trident buffer');
     if (buffer.device !== this) throw new InvalidArgumentError(name, 'belongs to another device');
     if (buffer.destroyed) throw new InvalidArgumentError(name, 'was destroyed');
+  }
+
+  /** Limits every backend shares; backends check what only they know (e.g. padded workgroup memory). */
+  private checkKernelLimits(kernel: Kernel): void {
+    const max = this.caps.limits.maxComputeInvocationsPerWorkgroup;
+    if (kernel.ir.workgroupSize > max) {
+      throw new LimitExceededError(
+        this.backend,
+        'maxComputeInvocationsPerWorkgroup',
+        kernel.ir.workgroupSize,
+        max,
+        `workgroup size of kernel '${kernel.name}'`,
+      );
+    }
   }
 
   private resolveGrid(kernel: Kernel, grid: DispatchGrid): Grid {
