@@ -134,15 +134,15 @@ export function gatherSize(caps: DeviceCaps): number {
 
 /**
  * Workgroups for a grid-stride kernel over `work` items, each invocation taking at
- * least `minPerInvocation`: about two waves of the device's concurrency (so that a
- * GPU is full and a CPU pool gets several workgroups per worker), never more than
- * the work needs, and at least one.
+ * least `minPerInvocation`: about `waves` waves (default two) of the device's
+ * concurrency (so that a GPU is full and a CPU pool gets several workgroups per
+ * worker), never more than the work needs, and at least one.
  */
-export function strideWorkgroups(caps: DeviceCaps, work: number, wg: number, minPerInvocation = 1): number {
+export function strideWorkgroups(caps: DeviceCaps, work: number, wg: number, minPerInvocation = 1, waves = 2): number {
   const byWork = Math.ceil(work / (wg * minPerInvocation));
-  // GPUs: two waves of resident invocations. Worker pools (concurrency = workers,
+  // GPUs: `waves` waves of resident invocations. Worker pools (concurrency = workers,
   // each running whole workgroups): a few workgroups per worker, at least 8.
-  const byDevice = Math.max(8, 2 * Math.ceil(caps.concurrency / wg), caps.concurrency <= 64 ? 4 * caps.concurrency : 0);
+  const byDevice = Math.max(8, waves * Math.ceil(caps.concurrency / wg), caps.concurrency <= 64 ? 4 * caps.concurrency : 0);
   return Math.max(1, Math.min(byWork, byDevice));
 }
 
