@@ -1,15 +1,17 @@
 #!/bin/bash
-# Issue 3's real-GPU run (WebGPU through Dawn/Vulkan on the H100 machine), in two steps.
+# The real-GPU runs (WebGPU through Dawn/Vulkan on the H100 machine), in two steps.
 #
-#   bash bench/h100/run.sh pack        # here: bundles the bench and the conformance specs, packs Node + Vulkan loader into .gpu/
-#   bash bench/h100/run.sh gpu         # on the GPU machine (after `source .gpu/start.sh`): CUB anchor, conformance, benchmark
-#   bash bench/h100/run.sh ab          # on the GPU machine: A/B diagnosis of the bandwidth gap (bench/webgpu-h100-ab.ts)
+#   bash bench/h100/run.sh pack        # here: bundles the checks and the conformance specs, packs Node + Vulkan loader into .gpu/
+#   bash bench/h100/run.sh suite       # on the GPU machine (after `source .gpu/start.sh`): CUB and CUDA N-body anchors,
+#                                      # the conformance specs on webgpu, then the algorithm suite at the issue sizes
+#                                      # (packages/algorithms/scripts/gpu-check.ts) -> $OUT/h100-suite.json
+#   bash bench/h100/run.sh ab          # on the GPU machine: A/B of Trident's IR kernels against hand-written WGSL (bench/webgpu-h100-ab.ts)
 #
 # With the device tool: run(kind='nvidia-h100-x1', carry=['.gpu'],
-#   command='source .gpu/start.sh && bash bench/h100/run.sh gpu')   -> $OUT/h100-webgpu.json, $OUT/*.log
+#   command='source .gpu/start.sh && bash bench/h100/run.sh suite')   -> $OUT/h100-suite.json, $OUT/*.txt, $OUT/*.log
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-step=${1:?usage: run.sh pack|gpu|ab}
+step=${1:?usage: run.sh pack|suite|ab}
 
 if [[ $step == pack ]]; then
   set -e
@@ -21,7 +23,7 @@ if [[ $step == pack ]]; then
   cp node_modules/webgpu/dist/linux-x64/dawn.node .gpu/dist/linux-x64/dawn.node
   esb=(node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --log-level=warning
     "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);")
-  "${esb[@]}" bench/webgpu-h100.ts --outfile=.gpu/webgpu-h100.mjs
+  "${esb[@]}" packages/algorithms/scripts/gpu-check.ts --outfile=.gpu/alg-check.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
   "${esb[@]}" bench/webgpu-h100-ab.ts --outfile=.gpu/webgpu-h100-ab.mjs
   # The conformance specs that run on any backend (not Node- or browser-only, not WebGL's).
   entry=.gpu/conformance-entry.mjs
@@ -52,7 +54,7 @@ if [[ $step == pack ]]; then
 fi
 
 # ---- on the GPU machine ----
-OUT=${OUT:-/tmp/trident-out}
+export OUT=${OUT:-/tmp/trident-out}
 mkdir -p "$OUT"
 export TRIDENT_BACKENDS=webgpu
 # Find a Vulkan setup under which Dawn gets the GPU: the ICD named explicitly (with the carried
@@ -81,13 +83,16 @@ if [[ $step == ab ]]; then
   node .gpu/webgpu-h100-ab.mjs --out "$OUT/h100-webgpu-ab.json" "${@:2}" 2>&1 | tee "$OUT/ab.log"
   exit "${PIPESTATUS[0]}"
 fi
-# CUB / cudaMemcpy anchors in the same run: only same-run ratios are comparable.
-if nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .gpu/cub_anchor.cu > "$OUT/nvcc.log" 2>&1; then
-  /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
-else
-  echo "nvcc failed:"; tail -20 "$OUT/nvcc.log"
-fi
+# suite: the anchors first, in the same call, because only same-run ratios are comparable.
+for anchor in cub nbody; do
+  if nvcc -O3 -arch=sm_90 -o /tmp/${anchor}_anchor .gpu/${anchor}_anchor.cu > "$OUT/nvcc-$anchor.log" 2>&1; then
+    /tmp/${anchor}_anchor 2>&1 | tee "$OUT/$anchor.txt"
+  else
+    echo "nvcc failed for $anchor:"; tail -20 "$OUT/nvcc-$anchor.log"
+  fi
+done
 node .gpu/conformance.mjs 2>&1 | tee "$OUT/conformance.log" | grep -v '^  ok ' ; conf=${PIPESTATUS[0]}
-node .gpu/webgpu-h100.mjs --cub "$OUT/cub.txt" --out "$OUT/h100-webgpu.json" "${@:2}" 2>&1 | tee "$OUT/bench.log"; bench=${PIPESTATUS[0]}
-echo "conformance exit $conf, bench exit $bench"
-exit $(( conf || bench ))
+node .gpu/alg-check.mjs --cub "$OUT/cub.txt" --nbody "$OUT/nbody.txt" --conformance "$OUT/conformance.json" \
+  --out "$OUT/h100-suite.json" 2>&1 | tee "$OUT/alg-check.log"; check=${PIPESTATUS[0]}
+echo "conformance exit $conf, algorithm check exit $check"
+exit $(( conf || check ))

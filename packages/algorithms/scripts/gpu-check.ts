@@ -4,10 +4,19 @@
  * for 2^28-key sorts, sortedness plus a multiset checksum) and GPU-timestamp
  * throughput, median of several runs. Not the project's benchmark (that is the bench
  * harness); bundled with esbuild and run on the GPU machine beside the CUB / CUDA
- * anchors (bench/results/README.md has the command):  node .gpu/alg-check.mjs
+ * anchors (`bash bench/h100/run.sh suite`; bench/results/README.md has the command):
  *
- * Prints one JSON row per measurement and, last, `RESULTS [...]`.
+ *   node .gpu/alg-check.mjs [--cub cub.txt] [--nbody nbody.txt] [--conformance conformance.json] [--out FILE]
+ *
+ * `--log2n` and `--bodies` shrink the sizes for a smoke run elsewhere.
+ * Prints one JSON row per measurement and, last, `RESULTS [...]`. With --out it writes
+ * the results file the report reads (bench/results/, docs/bench-schema.md): the rows,
+ * the anchors' output lines from the same call and the ratios to them.
  */
+
+import { execSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 import {
   histogram,
   histogramReference,
@@ -22,6 +31,18 @@ import {
 } from '@trident/algorithms';
 import { type Buffer, createDevice, type Device } from 'trident';
 import { randomU32 } from '../src/reference/random.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    cub: { type: 'string' },
+    nbody: { type: 'string' },
+    conformance: { type: 'string' },
+    out: { type: 'string' },
+    // Smaller sizes for a smoke run off the GPU machine (e.g. --log2n 16 --bodies 1024).
+    log2n: { type: 'string', default: '28' },
+    bodies: { type: 'string', default: '262144' },
+  },
+});
 
 async function median(device: Device, label: string, body: () => void, reps = 7): Promise<number> {
   await device.time(label, body); // warm-up (compiles, allocates temporaries)
@@ -47,7 +68,7 @@ function sampledEqual(got: ArrayLike<number>, want: ArrayLike<number>, close = (
   return got.length === 0 || close(got[got.length - 1] as number, want[want.length - 1] as number);
 }
 
-const N = 2 ** 28;
+const N = 2 ** Number(args.log2n);
 const data = randomU32(N, 7);
 const input = device.createBuffer('u32', data);
 const out = device.createBuffer('u32', N);
@@ -190,13 +211,13 @@ const sortRow = async (m: number, pairs: boolean) => {
   values?.destroy();
   report(label, m, ms, 0, ok, { Gkeys: +(m / ms / 1e6).toFixed(2) });
 };
-await sortRow(2 ** 24, false);
+await sortRow(N / 16, false);
 await sortRow(N, false);
 await sortRow(N, true);
 input.destroy();
 
 // ---- N-body ----
-const B = 262144;
+const B = Number(args.bodies);
 const bodyData = new Float32Array(4 * B);
 randomU32(4 * B, 3).forEach((x, e) => {
   bodyData[e] = e % 4 === 3 ? 1 / B : x / 2 ** 32 - 0.5;
@@ -207,4 +228,71 @@ const tBody = await median(device, 'nbody', () => void nbody(device, bodies, { s
 report('nbody 1 step', B, tBody, 0, true, { GFLOPs: +((2 * B * B * 20) / tBody / 1e6).toFixed(0) });
 console.log(`RESULTS ${JSON.stringify(results)}`);
 await device.destroy();
+if (args.out) writeFileSync(args.out, `${JSON.stringify(resultsFile(), null, 2)}\n`);
 process.exit(0);
+
+/** The anchors' output lines (CUB / cudaMemcpy, CUDA N-body) of this call. */
+function lines(file: string | undefined): string[] {
+  return file && existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+    : [];
+}
+
+/** Our speed over the anchor's (> 1: faster), for each row with an anchor line at the same n. */
+function ratios(native: readonly string[]): Record<string, number> {
+  const anchorMs = new Map<string, number>();
+  for (const l of native) {
+    const m = /^n=2\^(\d+)\s+(.+?):\s+([\d.]+)\s+ms/.exec(l);
+    if (m) anchorMs.set(`${m[2]}@${2 ** Number(m[1])}`, Number(m[3]));
+  }
+  const nbodyBest = Math.max(0, ...native.map((l) => Number(/nbody CUDA .*?([\d.]+) GFLOP\/s/.exec(l)?.[1] ?? 0)));
+  const pairs: Array<[string, string]> = [
+    ['zcopy u32', 'memcpy d2d'],
+    ['reduce sum u32', 'CUB reduce sum u32'],
+    ['scan inclusive u32', 'CUB inclusive scan u32'],
+    ['scan exclusive u32', 'CUB exclusive scan u32'],
+    ['histogram 256 bins', 'CUB histogram 256 bins'],
+    ['radix sort u32 keys', 'CUB radix sort keys u32'],
+    ['radix sort u32 pairs', 'CUB radix sort pairs u32/u32'],
+  ];
+  const out: Record<string, number> = {};
+  for (const r of results) {
+    const anchor = pairs.find(([name]) => r.name === name)?.[1];
+    const ms = anchor ? anchorMs.get(`${anchor}@${r.n}`) : undefined;
+    if (anchor && ms) out[`${r.name} @ ${r.n} vs ${anchor}`] = +(ms / (r.ms as number)).toFixed(3);
+  }
+  const nbodyRow = results.find((r) => r.name === 'nbody 1 step');
+  if (nbodyBest > 0 && nbodyRow) out['nbody vs CUDA (best tile)'] = +((nbodyRow.GFLOPs as number) / nbodyBest).toFixed(3);
+  return out;
+}
+
+function resultsFile(): Record<string, unknown> {
+  const native = [...lines(args.cub), ...lines(args.nbody)];
+  let gpu = 'unknown GPU';
+  try {
+    gpu = execSync('nvidia-smi --query-gpu=name,driver_version --format=csv,noheader', {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    // Not on the GPU machine: the adapter name below still says what ran.
+  }
+  const conformance = args.conformance && existsSync(args.conformance) ? JSON.parse(readFileSync(args.conformance, 'utf8')) : undefined;
+  return {
+    what: 'The @trident/algorithms WebGPU formulations on a real GPU at the issue sizes (packages/algorithms/scripts/gpu-check.ts bundled as .gpu/alg-check.mjs by `bash bench/h100/run.sh pack`, run by `bash bench/h100/run.sh suite`), with the CUB / cudaMemcpy / CUDA N-body anchors compiled and run in the same device call just before it.',
+    machine: gpu,
+    adapter: device.info.adapter,
+    backend: 'webgpu via Dawn (node webgpu package) on Vulkan; timings gpu-timestamp, median of 7 (sorts 5, N-body 3) after a warm-up',
+    date: new Date().toISOString().slice(0, 10),
+    ...(conformance ? { conformance: { passed: conformance.passed, failed: conformance.failed } } : {}),
+    results,
+    native: { lines: native },
+    ratios_ours_over_anchor_speed: ratios(native),
+    notes: [
+      'N-body: one leapfrog step evaluates forces twice (initial + after the drift); GFLOP/s counts 20 flop per interaction; the anchor is the CUDA kernel at its best tile.',
+      'Checks: reduce / scan / histogram against the sequential references (scan sampled every 4099th element and the last); sorts for order and the multiset (sum, xor), pairs for pairing and stability.',
+    ],
+  };
+}
