@@ -51,7 +51,7 @@ it('reads the A/B run format, and a newer run of the same label supersedes the o
   expect(lib.map((m) => `${m.algorithm}/${m.variant}/${m.dtype}/${m.n}`)).toEqual([
     'zcopy/copy/u32/268435456',
     'reduce/sum f32/f32/268435456',
-    'sort/radix/u32/67108864',
+    'sort/radix keys/u32/67108864',
     'nbody/1 step/f32/262144',
   ]);
   expect(lib[0]?.throughput?.value).toBeCloseTo(2147.483648, 6);
@@ -82,11 +82,29 @@ it("reads the algorithms' gpu-check format: results rows and anchors as an objec
   expect(r.warnings).toEqual([]);
   expect(r.measurements.map((m) => `${m.implementation} ${m.algorithm}/${m.variant} n=${m.n} ${m.ms?.median}`)).toEqual([
     'trident scan/inclusive n=268435456 4',
-    'trident sort/radix n=67108864 40',
+    'trident sort/radix keys n=67108864 40',
     'cub scan/inclusive n=268435456 0.8',
     'cub sort/radix keys n=67108864 1.6',
   ]);
   // CUB radix keys at 2^26 is the best-known time for Trident's radix sort at 2^26: e = 1.6 / 40.
-  const sort = analyze(r.measurements).portability.find((p) => p.algorithm === 'sort (radix)');
+  const sort = analyze(r.measurements).portability.find((p) => p.algorithm === 'sort (radix keys)');
   expect(sort?.application.platforms[0]?.efficiency).toBeCloseTo(0.04, 12);
+});
+
+it("reads the suite format: keys and pairs sorts meet CUB's keys and pairs rows", () => {
+  const r = loadResultsFile(fileURLToPath(new URL('./fixtures/cli/h100-suite-format.json', import.meta.url)));
+  expect(r.warnings).toEqual([]);
+  expect(r.measurements.map((m) => `${m.implementation} ${m.algorithm}/${m.variant} ${m.bytes}`)).toEqual([
+    `trident sort/radix keys ${8 * 2 ** 28}`,
+    `trident sort/radix pairs ${16 * 2 ** 28}`,
+    `trident histogram/256 bins ${1789.6 * 0.6 * 1e6}`,
+    `cub sort/radix keys ${8 * 2 ** 28}`,
+    `cub sort/radix pairs ${16 * 2 ** 28}`,
+    `cub histogram/256 bins ${2147.5 * 0.5 * 1e6}`,
+  ]);
+  const portability = analyze(r.measurements).portability;
+  const efficiency = (name: string) => portability.find((p) => p.algorithm === name)?.application.platforms[0]?.efficiency;
+  expect(efficiency('sort (radix keys)')).toBeCloseTo(6.4 / 20, 12);
+  expect(efficiency('sort (radix pairs)')).toBeCloseTo(9 / 30, 12);
+  expect(efficiency('histogram (256 bins)')).toBeCloseTo(0.5 / 0.6, 12);
 });

@@ -164,14 +164,15 @@ function anchorObject(anchors: Json, gpu: string): Json[] {
   return out;
 }
 
-/** 'radix sort u32 keys' -> sort/radix; 'nbody 1 step' -> nbody/1 step; 'reduce sum f32' -> reduce/sum f32 (u32 is the default dtype). */
+/** 'radix sort u32 keys' -> sort/radix keys (pairs: radix pairs, as CUB's rows); 'nbody 1 step' -> nbody/1 step; 'reduce sum f32' -> reduce/sum f32 (u32 is the default dtype). */
 function libraryOperation(name: string): { algorithm: string; variant: string; dtype: string } {
   const words = name.trim().split(/\s+/);
   const dtype = words.find((w) => DTYPES.has(w)) ?? (words[0] === 'nbody' ? 'f32' : 'u32');
   const rest = words.filter((w) => !DTYPES.has(w));
   if (words.includes('sort')) {
     const method = words[words.indexOf('sort') - 1] ?? '';
-    return { algorithm: 'sort', variant: method, dtype };
+    const what = words.includes('pairs') ? ' pairs' : words.includes('keys') ? ' keys' : '';
+    return { algorithm: 'sort', variant: `${method}${what}`, dtype };
   }
   const op = operation(rest);
   // Keep a non-default dtype in the variant so 'reduce sum f32' is its own row beside 'reduce sum u32'.
@@ -203,7 +204,8 @@ export function fromH100AbFormat(json: Json): { measurements: Json[]; adapter: s
     if (typeof r.ok === 'boolean') m.verified = r.ok;
     if (typeof r.GFLOPs === 'number') m.flops = r.GFLOPs * ms * 1e6;
     else if (typeof r.GBps === 'number' && r.GBps > 0) m.bytes = r.GBps * ms * 1e6;
-    else if (op.algorithm === 'sort' && typeof size === 'number') m.bytes = 8 * size;
+    // Sorts count each key (and value) read once and written once, as CUB's rows do.
+    else if (op.algorithm === 'sort' && typeof size === 'number') m.bytes = (op.variant.endsWith('pairs') ? 16 : 8) * size;
     out.push(m);
   }
   const tuned = new Map<string, Json>();
