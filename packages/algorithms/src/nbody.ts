@@ -330,14 +330,21 @@ function validate(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions |
 }
 
 /**
- * The default tiling for n bodies: the widest workgroup up to 512 that the device's
- * limits allow, unroll 16, and as many bodies per invocation (4, 2 or 1) as keep at
- * least half the device's nominal concurrency of invocations busy.
+ * The default tiling for n bodies: unroll 16; as many bodies per invocation (4, 2
+ * or 1) as keep at least half the device's nominal concurrency of invocations busy
+ * (on an H100 at n = 262144: 4), in the widest workgroup up to 512 that the limits
+ * allow. Worker pools (concurrency = workers, at most 64) also want 4 workgroups
+ * per worker. Where one body per invocation still falls short (small n), narrower
+ * workgroups (down to 64) spread the work over more of the device.
  */
 function defaultTiling(device: Device, n: number): NBodyTiling {
-  const wg = blockSize(device.caps, 16, DEFAULT_TILING.workgroupSize);
+  const { concurrency } = device.caps;
+  const minWorkgroups = concurrency <= 64 ? 4 * concurrency : 1;
+  let wg = blockSize(device.caps, 16, DEFAULT_TILING.workgroupSize);
   let b = DEFAULT_TILING.bodiesPerInvocation;
-  while (b > 1 && Math.ceil(n / b) < device.caps.concurrency / 2) b /= 2;
+  const enough = () => Math.ceil(n / b) >= concurrency / 2 && Math.ceil(n / (wg * b)) >= minWorkgroups;
+  while (b > 1 && !enough()) b /= 2;
+  while (wg > 64 && !enough()) wg /= 2;
   return { workgroupSize: wg, bodiesPerInvocation: b, unroll: Math.min(DEFAULT_TILING.unroll, wg) };
 }
 
