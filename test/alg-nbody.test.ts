@@ -2,7 +2,14 @@
  * Conformance of N-body: accelerations against a float64 reference within an f32
  * bound, leapfrog integration against the float64 integrator, edge cases, errors.
  */
-import { nbody, nbodyAccelerations, nbodyAccelerationsReference, nbodyForceScale, nbodyReference } from '@trident/algorithms';
+import {
+  type NBodyTiling,
+  nbody,
+  nbodyAccelerations,
+  nbodyAccelerationsReference,
+  nbodyForceScale,
+  nbodyReference,
+} from '@trident/algorithms';
 import { InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
 import { expectBitsEqual, foldedGridView, foldLimit, formulations, isSlow } from './alg-helpers.ts';
@@ -93,6 +100,74 @@ describeEachBackend('nbody', (ctx) => {
     }
   });
 
+  it('every tiling of the workgroup formulation: blocking, unroll, n off the tile and the blocking factor, both ε² paths', async () => {
+    const device = ctx.device;
+    if (!device.caps.features.has('workgroup')) return; // the gather formulation has no tiling
+    const slow = isSlow(device);
+    const tilings: NBodyTiling[] = [
+      { workgroupSize: 16, bodiesPerInvocation: 1, unroll: 1 },
+      { workgroupSize: 16, bodiesPerInvocation: 2, unroll: 16 },
+      { workgroupSize: 32, bodiesPerInvocation: 3, unroll: 4 },
+      { workgroupSize: 16, bodiesPerInvocation: 4, unroll: 8 },
+      { workgroupSize: 64, bodiesPerInvocation: 8, unroll: 2 },
+    ];
+    for (const tiling of tilings) {
+      const perWorkgroup = tiling.workgroupSize * tiling.bodiesPerInvocation;
+      for (const n of slow
+        ? [1, perWorkgroup + 3, 2 * perWorkgroup - 1]
+        : [1, 5, perWorkgroup - 1, perWorkgroup + 3, 2 * perWorkgroup + 1, 301]) {
+        // ε² > 0 runs without the zero-denominator select, ε² = 0 with it; with ε² = 0
+        // bodies 0 and n − 1 coincide (their mutual term must be zero, not NaN).
+        for (const softening2 of [1e-3, 0]) {
+          const data = makeBodies(n, 7 * n + tiling.bodiesPerInvocation);
+          if (softening2 === 0 && n > 1) data.copyWithin(4 * (n - 1), 0, 3);
+          const got = await nbodyAccelerations(device, device.createBuffer('f32', data), { softening2, tiling }).read();
+          const want = nbodyAccelerationsReference(data, softening2);
+          const scale = nbodyForceScale(data, softening2);
+          for (let e = 0; e < 4 * n; e++) {
+            const err = Math.abs((got[e] as number) - (want[e] as number));
+            if (!(err <= (n + 16) * 2 ** -21 * (scale[e >> 2] as number)))
+              expect.fail(`${JSON.stringify(tiling)} n=${n} eps2=${softening2} a[${e}]: ${got[e]} vs ${want[e]}`);
+          }
+        }
+      }
+    }
+    // The tiling carries through the leapfrog steps.
+    const data = makeBodies(70, 4);
+    const options = { steps: 2, dt: 1e-3, softening2: 1e-4 };
+    const got = await nbody(device, device.createBuffer('f32', data), { ...options, tiling: tilings[3] as NBodyTiling }).bodies.read();
+    const want = nbodyReference(data, options).bodies;
+    for (let e = 0; e < got.length; e++) {
+      if (!(Math.abs((got[e] as number) - (want[e] as number)) <= 1e-5 * (1 + Math.abs(want[e] as number))))
+        expect.fail(`tiled leapfrog x[${e}] ${got[e]} vs ${want[e]}`);
+    }
+  });
+
+  it('rejects a tiling the workgroup formulation cannot use', () => {
+    const device = ctx.device;
+    if (!device.caps.features.has('workgroup')) return;
+    const bodies = device.createBuffer('f32', makeBodies(4, 1));
+    const tooWide = 2 * device.caps.limits.maxComputeInvocationsPerWorkgroup;
+    const cases: Array<[NBodyTiling, string]> = [
+      [{ workgroupSize: 24, bodiesPerInvocation: 1, unroll: 1 }, 'options.tiling.workgroupSize'],
+      [{ workgroupSize: tooWide, bodiesPerInvocation: 1, unroll: 1 }, 'options.tiling.workgroupSize'],
+      [{ workgroupSize: 16, bodiesPerInvocation: 0, unroll: 1 }, 'options.tiling.bodiesPerInvocation'],
+      [{ workgroupSize: 16, bodiesPerInvocation: 9, unroll: 1 }, 'options.tiling.bodiesPerInvocation'],
+      [{ workgroupSize: 16, bodiesPerInvocation: 1, unroll: 3 }, 'options.tiling.unroll'],
+      [{ workgroupSize: 16, bodiesPerInvocation: 1, unroll: 32 }, 'options.tiling.unroll'],
+    ];
+    for (const [tiling, argument] of cases) {
+      let error: unknown;
+      try {
+        nbodyAccelerations(device, bodies, { tiling });
+      } catch (e) {
+        error = e;
+      }
+      expect(error, argument).toBeInstanceOf(InvalidArgumentError);
+      expect((error as InvalidArgumentError).argument, JSON.stringify(tiling)).toBe(argument);
+    }
+  });
+
   it('rejects bad input with typed errors and leaves buffers untouched', async () => {
     const device = ctx.device;
     const data = Float32Array.from([0, 0, 0, 1, 1, 0, 0, 1]);
@@ -122,12 +197,19 @@ describeEachBackend('nbody', (ctx) => {
   it('ignores the extra workgroups of folded grids', async () => {
     const device = foldedGridView(ctx.device, foldLimit(ctx.device, 3));
     const data = makeBodies(1300, 9);
-    const got = await nbodyAccelerations(device, device.createBuffer('f32', data)).read();
     const want = nbodyAccelerationsReference(data);
     const scale = nbodyForceScale(data);
-    for (let e = 0; e < got.length; e++) {
-      const err = Math.abs((got[e] as number) - (want[e] as number));
-      if (!(err <= 1316 * 2 ** -21 * (scale[e >> 2] as number))) expect.fail(`folded a[${e}]: ${got[e]} vs ${want[e]}`);
+    // The default tiling, then 4 bodies per invocation in narrow workgroups (21 workgroups folded into 27).
+    const tilings = device.caps.features.has('workgroup')
+      ? [undefined, { workgroupSize: 16, bodiesPerInvocation: 4, unroll: 4 }]
+      : [undefined];
+    for (const tiling of tilings) {
+      const got = await nbodyAccelerations(device, device.createBuffer('f32', data), tiling ? { tiling } : {}).read();
+      for (let e = 0; e < got.length; e++) {
+        const err = Math.abs((got[e] as number) - (want[e] as number));
+        if (!(err <= 1316 * 2 ** -21 * (scale[e >> 2] as number)))
+          expect.fail(`folded ${JSON.stringify(tiling)} a[${e}]: ${got[e]} vs ${want[e]}`);
+      }
     }
   });
 });

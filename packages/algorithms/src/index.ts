@@ -22,8 +22,10 @@ export { mergeSort } from './merge-sort.ts';
 export {
   DEFAULT_SOFTENING2,
   NBODY_FLOPS_PER_INTERACTION,
+  type NBodyAccelerationOptions,
   type NBodyOptions,
   type NBodyResult,
+  type NBodyTiling,
   nbody,
   nbodyAccelerations,
 } from './nbody.ts';

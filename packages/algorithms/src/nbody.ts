@@ -12,39 +12,81 @@
  *
  * Workgroup devices: each workgroup walks the bodies in tiles of wg bodies staged
  * through workgroup memory (one barrier-separated load per tile), each invocation
- * owning one body. Gather devices: one invocation per output component (4 per
- * body), each summing over all bodies from global memory; every kernel writes
- * only its own element.
+ * owning B bodies (register blocking: every tile entry read serves B interactions;
+ * `NBodyTiling`). Where ε² is a normal f32 every r² is positive, and the host picks
+ * the kernel without the zero-denominator select (the other is the same but for
+ * it). Gather devices: one invocation per output component (4 per body), each
+ * summing over all bodies from global memory; every kernel writes only its own
+ * element.
  */
 import {
   type Buffer,
   buffer,
   type Device,
   defineKernel,
+  fma,
   InvalidArgumentError,
   inverseSqrt,
   type KernelBuilder,
   select,
   uniform,
   type Val,
+  type Var,
   vec,
 } from '@trident/core';
 import { blockSize, cachedKernel, checkBuffer, checkCount, checkFits, familyOf, gatherSize, scratch } from './common.ts';
 
 /** Floating-point operations counted per interaction when reporting GFLOP/s. */
 export const NBODY_FLOPS_PER_INTERACTION = 20;
-/** Interactions per inner-loop iteration of the tiled kernel. */
-const UNROLL = 4;
 /** ε² when none is given. */
 export const DEFAULT_SOFTENING2 = 1e-6;
+/**
+ * The smallest ε² for which the tiled kernel drops the zero-denominator select:
+ * the least normal f32, so that a GPU that flushes subnormals to zero still sees
+ * r² = |x_j − x_i|² + ε² ≥ ε² > 0.
+ */
+const SMALLEST_NORMAL_F32 = 2 ** -126;
 
-export interface NBodyOptions {
+/**
+ * How the workgroup (tiled) formulation is laid out. Each invocation owns
+ * `bodiesPerInvocation` bodies, so every body read from workgroup memory serves
+ * that many interactions (register blocking); the inner loop is unrolled
+ * `unroll` tile entries deep.
+ */
+export interface NBodyTiling {
+  /** Invocations per workgroup, which is also the tile: bodies staged per barrier pair (a power of two). */
+  readonly workgroupSize: number;
+  /** Bodies each invocation owns (1 .. 8). */
+  readonly bodiesPerInvocation: number;
+  /** Tile entries per inner-loop iteration (a power of two dividing workgroupSize). */
+  readonly unroll: number;
+}
+
+/**
+ * The largest default tiling (see `defaultTiling`). On an H100 at n = 262144, ε² > 0
+ * (bench/h100/nbody-check.ts, 2026-11-22): 38.0 TFLOP/s, against 34.5 for 256 × 2
+ * bodies and 30.1 for 256 × 1, and 33.6 for the CUDA anchor in the same run; 4 bodies
+ * per invocation with 512 invocations leaves 128 workgroups, about one per SM.
+ */
+const DEFAULT_TILING: NBodyTiling = { workgroupSize: 512, bodiesPerInvocation: 4, unroll: 16 };
+
+export interface NBodyAccelerationOptions {
+  /** ε², the softening squared (finite, >= 0); default 1e-6. The CLI's `--softening` is ε. */
+  readonly softening2?: number;
+  /**
+   * The tiled formulation's layout, for benchmarks and tuning; ignored where the
+   * device runs the gather formulation. Default: 512 invocations (capped by the
+   * device's limits), unroll 16, 4 bodies per invocation (fewer where n is small
+   * next to the device's concurrency).
+   */
+  readonly tiling?: NBodyTiling;
+}
+
+export interface NBodyOptions extends NBodyAccelerationOptions {
   /** Leapfrog steps to take (an integer >= 0). */
   readonly steps: number;
   /** Time step (finite). */
   readonly dt: number;
-  /** ε², the softening squared (finite, >= 0); default 1e-6. The CLI's `--softening` is ε. */
-  readonly softening2?: number;
   /** Initial velocities (f32, length 4n, (vx, vy, vz, w) with w carried through unchanged); zero if not given. */
   readonly velocities?: Buffer<'f32'>;
 }
@@ -56,7 +98,7 @@ export interface NBodyResult {
   readonly velocities: Buffer<'f32'>;
 }
 
-/** Sums one interaction into (ax, ay, az). */
+/** Sums one interaction into (ax, ay, az) (the gather formulation's form). */
 function interact(
   k: KernelBuilder,
   p: { x: Val<'f32'>; y: Val<'f32'>; z: Val<'f32'> },
@@ -72,14 +114,48 @@ function interact(
   return [dx.mul(s), dy.mul(s), dz.mul(s)];
 }
 
+/** One body of an invocation in the tiled kernel: its position and its running acceleration. */
+interface OwnedBody {
+  readonly x: Val<'f32'>;
+  readonly y: Val<'f32'>;
+  readonly z: Val<'f32'>;
+  readonly ax: Var<'f32'>;
+  readonly ay: Var<'f32'>;
+  readonly az: Var<'f32'>;
+}
+
+/**
+ * Adds body q's pull on `p` to p's accelerations: 3 subtractions, 3 fma for r²
+ * (ε² first), one inverseSqrt, 3 multiplications, 3 fma into the sums — the 20
+ * counted flop in 12 instructions plus the reciprocal square root. `guarded`
+ * keeps the select that makes an r² = 0 term zero; without it the caller must
+ * guarantee r² > 0 (ε² a normal f32).
+ */
+function interactTiled(k: KernelBuilder, p: OwnedBody, q: Val<'vec4<f32>'>, eps2: Val<'f32'>, guarded: boolean): void {
+  const dx = k.let(q.x.sub(p.x), 'dx');
+  const dy = k.let(q.y.sub(p.y), 'dy');
+  const dz = k.let(q.z.sub(p.z), 'dz');
+  const r2 = k.let(fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2))), 'r2');
+  const inv = k.let(inverseSqrt(r2), 'inv');
+  const pull = q.w.mul(inv).mul(inv).mul(inv);
+  const s = k.let(guarded ? select(r2.ne(0), pull, 0) : pull, 's');
+  p.ax.set(fma(dx, s, p.ax));
+  p.ay.set(fma(dy, s, p.ay));
+  p.az.set(fma(dz, s, p.az));
+}
+
 /**
  * Workgroup kernel: acc = a(pos); velOut = velIn + acc · halfDt (halfDt = 0 copies).
- * Tiles of wg bodies go through workgroup memory.
+ * Workgroup w owns bodies w·wg·B + lid + b·wg (b < B, B = bodiesPerInvocation);
+ * tiles of wg bodies go through workgroup memory, and each tile entry read serves
+ * the B bodies of the invocation. Bodies past n load as zero (mass 0: they add
+ * nothing, and are never stored).
  */
-function tiledKernel(wg: number) {
-  return cachedKernel(`nbody-tiled:${wg}`, () =>
+function tiledKernel(tiling: NBodyTiling, guarded: boolean) {
+  const { workgroupSize: wg, bodiesPerInvocation: B, unroll } = tiling;
+  return cachedKernel(`nbody-tiled:${wg}:${B}:${unroll}:${guarded ? 'guarded' : 'positive'}`, () =>
     defineKernel({
-      name: 'nbody_accel_kick_tiled',
+      name: guarded ? 'nbody_accel_kick_tiled' : 'nbody_accel_kick_tiled_soft',
       workgroupSize: wg,
       params: {
         pos: buffer('f32', 'read', { vector: 4 }),
@@ -92,37 +168,51 @@ function tiledKernel(wg: number) {
       },
       body: ({ pos, velIn, velOut, acc, n, eps2, halfDt }, k) => {
         const tile = k.workgroupArray('vec4<f32>', wg);
-        const i = k.let(k.globalIndex, 'i');
-        const p = k.let(pos.load(i), 'p'); // zero past n: harmless, never stored
-        const ax = k.var('f32', 0, 'ax');
-        const ay = k.var('f32', 0, 'ay');
-        const az = k.var('f32', 0, 'az');
+        const first = k.let(k.workgroupIndex.mul(wg * B).add(k.localIndex), 'first');
+        const index: Val<'u32'>[] = [];
+        const owned: OwnedBody[] = [];
+        for (let b = 0; b < B; b++) {
+          const i = k.let(b === 0 ? first : first.add(b * wg), 'i');
+          const p = k.let(pos.load(i), 'p');
+          index.push(i);
+          owned.push({
+            x: k.let(p.x, 'px'),
+            y: k.let(p.y, 'py'),
+            z: k.let(p.z, 'pz'),
+            ax: k.var('f32', 0, 'ax'),
+            ay: k.var('f32', 0, 'ay'),
+            az: k.var('f32', 0, 'az'),
+          });
+        }
         const start = k.var('u32', 0, 'start');
         k.while(
           () => start.lt(n),
           () => {
-            // Bodies past n load as zero: mass 0 adds nothing.
             tile.store(k.localIndex, pos.load(start.add(k.localIndex)));
             k.barrier();
-            // Unrolled: UNROLL independent interactions per iteration for the scheduler.
-            const unroll = Math.min(UNROLL, wg);
+            // unroll · B independent interactions per iteration for the scheduler. The
+            // index is masked to the tile, a no-op (j + u < wg) that lets the driver's
+            // compiler see the load is in range: on an H100 the generated bounds check
+            // then costs nothing and the kernel runs 5% (B = 4) to 11% (B = 1) faster
+            // under Dawn's default robustness (bench/h100/nbody-check.ts).
             k.for({ from: 0, to: wg, step: unroll, type: 'u32' }, (j) => {
               for (let u = 0; u < unroll; u++) {
-                const b = k.let(tile.load(u === 0 ? j : j.add(u)), 'b');
-                const [fx, fy, fz] = interact(k, p, b, eps2);
-                ax.set(ax.add(fx));
-                ay.set(ay.add(fy));
-                az.set(az.add(fz));
+                const q = k.let(tile.load((u === 0 ? j : j.add(u)).and(wg - 1)), 'q');
+                for (const p of owned) interactTiled(k, p, q, eps2, guarded);
               }
             });
             k.barrier();
             start.set(start.add(wg));
           },
         );
-        k.if(i.lt(n), () => {
-          const a = vec('f32', ax, ay, az, 0);
-          acc.store(i, a);
-          velOut.store(i, velIn.load(i).add(a.mul(vec('f32', halfDt, halfDt, halfDt, halfDt))));
+        const h = vec('f32', halfDt, halfDt, halfDt, halfDt);
+        owned.forEach((p, b) => {
+          const i = index[b] as Val<'u32'>;
+          k.if(i.lt(n), () => {
+            const a = vec('f32', p.ax, p.ay, p.az, 0);
+            acc.store(i, a);
+            velOut.store(i, velIn.load(i).add(a.mul(h)));
+          });
         });
       },
     }),
@@ -204,7 +294,13 @@ function kickDriftKernel(wg: number) {
   );
 }
 
-function validate(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions | { softening2?: number }, needSteps: boolean): number {
+/** ε² and the tiling (undefined: the gather formulation) after checking every argument. */
+interface Checked {
+  readonly eps2: number;
+  readonly tiling: NBodyTiling | undefined;
+}
+
+function validate(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions | NBodyAccelerationOptions, needSteps: boolean): Checked {
   checkBuffer(device, bodies, 'bodies', ['f32']);
   if (bodies.length % 4 !== 0)
     throw new InvalidArgumentError('bodies', `length ${bodies.length} is not a multiple of 4 (x, y, z, mass per body)`);
@@ -229,8 +325,48 @@ function validate(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions |
     throw new InvalidArgumentError('options.softening2', `must be a finite number >= 0, got ${String(eps2)}`);
   }
   checkFits(device, bodies.length * 2, 'N-body temporaries');
-  familyOf(device, 'nbody');
-  return eps2;
+  const tiling = familyOf(device, 'nbody') === 'workgroup' ? tilingFor(device, options.tiling, bodies.length / 4) : undefined;
+  return { eps2, tiling };
+}
+
+/**
+ * The default tiling for n bodies: unroll 16; as many bodies per invocation (4, 2
+ * or 1) as keep at least half the device's nominal concurrency of invocations busy
+ * (on an H100 at n = 262144: 4), in the widest workgroup up to 512 that the limits
+ * allow. Worker pools (concurrency = workers, at most 64) also want 4 workgroups
+ * per worker. Where one body per invocation still falls short (small n), narrower
+ * workgroups (down to 64) spread the work over more of the device.
+ */
+function defaultTiling(device: Device, n: number): NBodyTiling {
+  const { concurrency } = device.caps;
+  const minWorkgroups = concurrency <= 64 ? 4 * concurrency : 1;
+  let wg = blockSize(device.caps, 16, DEFAULT_TILING.workgroupSize);
+  let b = DEFAULT_TILING.bodiesPerInvocation;
+  const enough = () => Math.ceil(n / b) >= concurrency / 2 && Math.ceil(n / (wg * b)) >= minWorkgroups;
+  while (b > 1 && !enough()) b /= 2;
+  while (wg > 64 && !enough()) wg /= 2;
+  return { workgroupSize: wg, bodiesPerInvocation: b, unroll: Math.min(DEFAULT_TILING.unroll, wg) };
+}
+
+/** The tiling to use: the caller's (checked against the device), or the default for n bodies. */
+function tilingFor(device: Device, given: NBodyTiling | undefined, n: number): NBodyTiling {
+  if (given === undefined) return defaultTiling(device, n);
+  if (given === null || typeof given !== 'object') throw new InvalidArgumentError('options.tiling', 'must be an object');
+  const { workgroupSize: wg, bodiesPerInvocation: b, unroll } = given;
+  const pow2 = (x: number) => (x & (x - 1)) === 0;
+  checkCount('options.tiling.workgroupSize', wg, 1);
+  if (!pow2(wg) || wg !== blockSize(device.caps, 16, wg)) {
+    throw new InvalidArgumentError(
+      'options.tiling.workgroupSize',
+      `must be a power of two within the device's invocation and workgroup-memory limits (16 bytes per invocation), got ${wg}`,
+    );
+  }
+  checkCount('options.tiling.bodiesPerInvocation', b, 1);
+  if (b > 8) throw new InvalidArgumentError('options.tiling.bodiesPerInvocation', `must be at most 8, got ${b}`);
+  checkCount('options.tiling.unroll', unroll, 1);
+  if (!pow2(unroll) || unroll > wg)
+    throw new InvalidArgumentError('options.tiling.unroll', `must be a power of two at most workgroupSize (${wg}), got ${unroll}`);
+  return { workgroupSize: wg, bodiesPerInvocation: b, unroll };
 }
 
 /** Records acc = a(pos) and velOut = velIn + acc · halfDt. */
@@ -243,28 +379,32 @@ function recordAccelKick(
   n: number,
   eps2: number,
   halfDt: number,
+  tiling: NBodyTiling | undefined,
 ): void {
-  if (familyOf(device, 'nbody') === 'workgroup') {
-    const wg = blockSize(device.caps, 16, 256);
-    device.dispatch(tiledKernel(wg), { invocations: n }, { pos, velIn, velOut, acc, n, eps2, halfDt });
+  const args = { pos, velIn, velOut, acc, n, eps2, halfDt };
+  if (tiling !== undefined) {
+    // ε² a normal f32 makes every r² positive: the select that guards r² = 0 can go.
+    const guarded = !(Math.fround(eps2) >= SMALLEST_NORMAL_F32);
+    device.dispatch(tiledKernel(tiling, guarded), { invocations: Math.ceil(n / tiling.bodiesPerInvocation) }, args);
   } else {
-    device.dispatch(gatherKernel(gatherSize(device.caps)), { invocations: 4 * n }, { pos, velIn, velOut, acc, n, eps2, halfDt });
+    device.dispatch(gatherKernel(gatherSize(device.caps)), { invocations: 4 * n }, args);
   }
 }
 
 /**
  * Accelerations a_i (as (ax, ay, az, 0) per body, a new f32 buffer of length 4n)
  * of `bodies` under all-pairs gravitation with softening ε² = `softening2`.
- * Complexity: n² interactions (20 flop each for reporting), O(n) memory.
+ * Complexity: n² interactions (20 flop each for reporting), O(n) memory, one
+ * dispatch. Throws InvalidArgumentError as `nbody` does for bodies, ε² and tiling.
  */
-export function nbodyAccelerations(device: Device, bodies: Buffer<'f32'>, options: { softening2?: number } = {}): Buffer<'f32'> {
-  const eps2 = validate(device, bodies, options, false);
+export function nbodyAccelerations(device: Device, bodies: Buffer<'f32'>, options: NBodyAccelerationOptions = {}): Buffer<'f32'> {
+  const { eps2, tiling } = validate(device, bodies, options, false);
   const n = bodies.length / 4;
   const acc = device.createBuffer('f32', bodies.length);
   if (n === 0) return acc;
   const vel = scratch(device, 'nbody.zero', 'f32', bodies.length);
   const velOut = scratch(device, 'nbody.sink', 'f32', bodies.length);
-  recordAccelKick(device, bodies, vel, velOut, acc, n, eps2, 0);
+  recordAccelKick(device, bodies, vel, velOut, acc, n, eps2, 0, tiling);
   return acc;
 }
 
@@ -278,13 +418,16 @@ export function nbodyAccelerations(device: Device, bodies: Buffer<'f32'>, option
  * about 1e-5 relative per force evaluation, growing with steps as the dynamics
  * amplify differences. Edge cases: n = 0 returns empty buffers; steps = 0 returns
  * copies (velocities zero when not given); a single body never moves unless it has
- * a velocity; coincident bodies with ε² = 0 exert no force on each other.
+ * a velocity; coincident bodies with ε² = 0 exert no force on each other (with
+ * 0 < ε² below ~2e-26, m / ε^3 overflows f32 and a coincident pair's term, the
+ * j = i one included, is 0 · ∞ = NaN).
  * Throws InvalidArgumentError for a bad bodies buffer (dtype, length not a
- * multiple of 4), steps not an integer >= 0, a non-finite dt, ε² < 0 or a
- * velocities length mismatch.
+ * multiple of 4), steps not an integer >= 0, a non-finite dt, ε² < 0, a
+ * velocities length mismatch or (on workgroup devices) a tiling outside the
+ * device's limits.
  */
 export function nbody(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions): NBodyResult {
-  const eps2 = validate(device, bodies, options, true);
+  const { eps2, tiling } = validate(device, bodies, options, true);
   const len = bodies.length;
   const n = len / 4;
   const { steps, dt } = options;
@@ -300,7 +443,7 @@ export function nbody(device: Device, bodies: Buffer<'f32'>, options: NBodyOptio
   const acc = scratch(device, 'nbody.acc', 'f32', len);
   const wg = gatherSize(device.caps);
   // a(x0); velB = velA.
-  recordAccelKick(device, posA, velA, velB, acc, n, eps2, 0);
+  recordAccelKick(device, posA, velA, velB, acc, n, eps2, 0, tiling);
   let pos = posA;
   let vel = velB;
   let posNext = posB;
@@ -313,7 +456,7 @@ export function nbody(device: Device, bodies: Buffer<'f32'>, options: NBodyOptio
     );
     [pos, posNext] = [posNext, pos];
     [vel, velNext] = [velNext, vel];
-    recordAccelKick(device, pos, vel, velNext, acc, n, eps2, dt / 2);
+    recordAccelKick(device, pos, vel, velNext, acc, n, eps2, dt / 2, tiling);
     [vel, velNext] = [velNext, vel];
   }
   // The spare pair is not returned: free it once the recorded work has run.
