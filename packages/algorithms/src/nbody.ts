@@ -4,8 +4,8 @@
  *
  *   a_i = Σ_j m_j (x_j − x_i) / (|x_j − x_i|² + ε²)^(3/2)
  *
- * over all j; the j = i term is zero (and any term with |x_j − x_i|² + ε² = 0 is
- * taken as zero rather than NaN). Each step is kick-drift-kick leapfrog:
+ * over all j; the j = i term is zero, as is every term of two coincident bodies
+ * (|x_j − x_i| = 0: zero rather than 0 · ∞ = NaN). Each step is kick-drift-kick leapfrog:
  * v += a(x)·dt/2; x += v·dt; v += a(x)·dt/2. The acceleration of the new
  * positions is kept for the next step's first kick, so a step costs one force
  * evaluation (plus one before the first step).
@@ -13,9 +13,9 @@
  * Workgroup devices: each workgroup walks the bodies in tiles of wg bodies staged
  * through workgroup memory (one barrier-separated load per tile), each invocation
  * owning B bodies (register blocking: every tile entry read serves B interactions;
- * `NBodyTiling`). Where ε² is a normal f32 every r² is positive, and the host picks
- * the kernel without the zero-denominator select (the other is the same but for
- * it). Gather devices: one invocation per output component (4 per body), each
+ * `NBodyTiling`). Where ε² >= 1e-12 a coincident pair's term is 0 · (finite) = 0
+ * by itself, and the host picks the kernel without the coincidence select (the
+ * other is the same but for it). Gather devices: one invocation per output component (4 per body), each
  * summing over all bodies from global memory; every kernel writes only its own
  * element.
  */
@@ -41,11 +41,12 @@ export const NBODY_FLOPS_PER_INTERACTION = 20;
 /** ε² when none is given. */
 export const DEFAULT_SOFTENING2 = 1e-6;
 /**
- * The smallest ε² for which the tiled kernel drops the zero-denominator select:
- * the least normal f32, so that a GPU that flushes subnormals to zero still sees
- * r² = |x_j − x_i|² + ε² ≥ ε² > 0.
+ * The smallest ε² for which the tiled kernel drops the coincidence select: then
+ * ε^-3 <= 1e18, so m · ε^-3 stays finite for any |m| < 3.4e20 and a coincident
+ * pair's term (the j = i one included) is 0 · (finite) = 0 without it. Below it,
+ * m / ε^3 may overflow f32 and the select is what keeps such terms zero.
  */
-const SMALLEST_NORMAL_F32 = 2 ** -126;
+const UNGUARDED_MIN_SOFTENING2 = 1e-12;
 
 /**
  * How the workgroup (tiled) formulation is laid out. Each invocation owns
@@ -108,9 +109,10 @@ function interact(
   const dx = k.let(b.x.sub(p.x), 'dx');
   const dy = k.let(b.y.sub(p.y), 'dy');
   const dz = k.let(b.z.sub(p.z), 'dz');
-  const r2 = k.let(dx.mul(dx).add(dy.mul(dy)).add(dz.mul(dz)).add(eps2), 'r2');
-  const inv = k.let(inverseSqrt(r2), 'inv');
-  const s = k.let(select(r2.gt(0), b.w.mul(inv.mul(inv).mul(inv)), 0), 's');
+  const d2 = k.let(dx.mul(dx).add(dy.mul(dy)).add(dz.mul(dz)), 'd2');
+  const inv = k.let(inverseSqrt(d2.add(eps2)), 'inv');
+  // Coincident bodies (the j = i term among them) add zero, whatever ε² is.
+  const s = k.let(select(d2.ne(0), b.w.mul(inv.mul(inv).mul(inv)), 0), 's');
   return [dx.mul(s), dy.mul(s), dz.mul(s)];
 }
 
@@ -128,17 +130,24 @@ interface OwnedBody {
  * Adds body q's pull on `p` to p's accelerations: 3 subtractions, 3 fma for r²
  * (ε² first), one inverseSqrt, 3 multiplications, 3 fma into the sums — the 20
  * counted flop in 12 instructions plus the reciprocal square root. `guarded`
- * keeps the select that makes an r² = 0 term zero; without it the caller must
- * guarantee r² > 0 (ε² a normal f32).
+ * keeps the select that makes a coincident pair's term zero; without it the
+ * caller must guarantee that m · ε^-3 is finite (ε² >= UNGUARDED_MIN_SOFTENING2).
  */
 function interactTiled(k: KernelBuilder, p: OwnedBody, q: Val<'vec4<f32>'>, eps2: Val<'f32'>, guarded: boolean): void {
   const dx = k.let(q.x.sub(p.x), 'dx');
   const dy = k.let(q.y.sub(p.y), 'dy');
   const dz = k.let(q.z.sub(p.z), 'dz');
-  const r2 = k.let(fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2))), 'r2');
-  const inv = k.let(inverseSqrt(r2), 'inv');
+  let inv: Val<'f32'>;
+  let coincident: Val<'bool'> | undefined;
+  if (guarded) {
+    const d2 = k.let(fma(dx, dx, fma(dy, dy, dz.mul(dz))), 'd2');
+    inv = k.let(inverseSqrt(d2.add(eps2)), 'inv');
+    coincident = d2.eq(0);
+  } else {
+    inv = k.let(inverseSqrt(fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)))), 'inv');
+  }
   const pull = q.w.mul(inv).mul(inv).mul(inv);
-  const s = k.let(guarded ? select(r2.ne(0), pull, 0) : pull, 's');
+  const s = k.let(coincident ? select(coincident, 0, pull) : pull, 's');
   p.ax.set(fma(dx, s, p.ax));
   p.ay.set(fma(dy, s, p.ay));
   p.az.set(fma(dz, s, p.az));
@@ -383,8 +392,8 @@ function recordAccelKick(
 ): void {
   const args = { pos, velIn, velOut, acc, n, eps2, halfDt };
   if (tiling !== undefined) {
-    // ε² a normal f32 makes every r² positive: the select that guards r² = 0 can go.
-    const guarded = !(Math.fround(eps2) >= SMALLEST_NORMAL_F32);
+    // With ε² >= 1e-12 a coincident pair's term is 0 · (finite) = 0: the select can go.
+    const guarded = !(Math.fround(eps2) >= UNGUARDED_MIN_SOFTENING2);
     device.dispatch(tiledKernel(tiling, guarded), { invocations: Math.ceil(n / tiling.bodiesPerInvocation) }, args);
   } else {
     device.dispatch(gatherKernel(gatherSize(device.caps)), { invocations: 4 * n }, args);
@@ -418,9 +427,8 @@ export function nbodyAccelerations(device: Device, bodies: Buffer<'f32'>, option
  * about 1e-5 relative per force evaluation, growing with steps as the dynamics
  * amplify differences. Edge cases: n = 0 returns empty buffers; steps = 0 returns
  * copies (velocities zero when not given); a single body never moves unless it has
- * a velocity; coincident bodies with ε² = 0 exert no force on each other (with
- * 0 < ε² below ~2e-26, m / ε^3 overflows f32 and a coincident pair's term, the
- * j = i one included, is 0 · ∞ = NaN).
+ * a velocity; coincident bodies exert no force on each other (for ε² >= 1e-12
+ * this takes masses below 3.4e20, so that m / ε^3 stays finite in f32).
  * Throws InvalidArgumentError for a bad bodies buffer (dtype, length not a
  * multiple of 4), steps not an integer >= 0, a non-finite dt, ε² < 0, a
  * velocities length mismatch or (on workgroup devices) a tiling outside the
