@@ -38,6 +38,7 @@
  */
 import {
   type Buffer,
+  bool,
   buffer,
   type Device,
   defineKernel,
@@ -64,13 +65,37 @@ export interface LookbackTuning {
   readonly spinLimit: number;
   /** Never trust a published state: every predecessor is reduced from the input (tests of the fallback). */
   readonly forceFallback: boolean;
+  /**
+   * How the workgroup combines its subgroups' totals: 'tree' (the shared Hillis–Steele
+   * workgroup scan, 2 log2(wg / subgroup) barriers) or 'serial' (one barrier, then each
+   * invocation sums the totals before its subgroup: wg / subgroup reads of workgroup memory).
+   */
+  readonly totals: 'tree' | 'serial';
+  /**
+   * Busy-work iterations before reading a predecessor's state again when it was not
+   * ready: fewer re-reads of the few cache lines every look-back polls.
+   */
+  readonly backoff: number;
+  /**
+   * Measurement only: skip the look-back or the loads and stores (results are wrong),
+   * or take tile ids from the workgroup index instead of the counter.
+   */
+  readonly probe?: 'no-lookback' | 'no-data' | 'static-ids';
 }
 
 /**
  * Defaults, measured on an NVIDIA H100 through Dawn/Vulkan (bench/h100/scan-check.ts):
  * see the commit that set them for the table.
  */
-const DEFAULT_TUNING: LookbackTuning = { wg: 256, vecs: 4, layout: 'blocked', spinLimit: 256, forceFallback: false };
+const DEFAULT_TUNING: LookbackTuning = {
+  wg: 256,
+  vecs: 4,
+  layout: 'blocked',
+  spinLimit: 256,
+  forceFallback: false,
+  totals: 'tree',
+  backoff: 0,
+};
 
 /**
  * The narrowest subgroup the look-back wants. One round trip to memory reads one
@@ -192,6 +217,34 @@ function lanes(k: KernelBuilder, subgroups: boolean): Lanes {
   };
 }
 
+/**
+ * Exclusive prefix of `value` over the workgroup and the workgroup total (both in
+ * every invocation), one barrier: subgroup scans, then each invocation sums the
+ * subgroup totals before its own subgroup serially. Needs subgroups.
+ */
+function serialTotalsScan<T extends Num | `vec${2 | 4}<${Num}>`>(
+  k: KernelBuilder,
+  value: Val<T>,
+  wg: number,
+  zero: () => Val<T>,
+): { exclusive: Val<T>; total: Val<T> } {
+  const arr = k.workgroupArray(value.type, wg);
+  const incl = k.subgroupInclusiveAdd(value);
+  const inner = k.subgroupExclusiveAdd(value);
+  const sg = k.let(k.subgroupSize, 'sg');
+  const slot = k.let(k.localIndex.div(sg), 'slot');
+  k.if(k.subgroupInvocation.eq(sg.sub(1)), () => arr.store(slot, incl));
+  k.barrier();
+  const before = k.let(zero(), 'before');
+  const total = k.let(zero(), 'total');
+  k.for({ from: 0, to: u32(wg).div(sg) }, (i) => {
+    const t = k.let(arr.load(i), 'slotTotal');
+    k.if(i.lt(slot), () => before.set(before.add(t)));
+    total.set(total.add(t));
+  });
+  return { exclusive: before.add(inner), total };
+}
+
 interface Params {
   readonly dtype: Num;
   readonly width: 1 | 4;
@@ -202,8 +255,9 @@ interface Params {
 
 function lookbackKernel(p: Params) {
   const { dtype, width, subgroups, exclusive } = p;
-  const { wg, vecs, layout } = p.tuning;
-  const key = `scan-lb:${dtype}:${width}:${wg}:${vecs}:${layout}:${subgroups}:${exclusive}`;
+  const { wg, vecs, layout, probe } = p.tuning;
+  const serialTotals = subgroups && p.tuning.totals === 'serial';
+  const key = `scan-lb:${dtype}:${width}:${wg}:${vecs}:${layout}:${subgroups}:${exclusive}:${serialTotals}:${probe ?? ''}`;
   return cachedKernel(key, () =>
     defineKernel({
       name: `scan_lookback_${dtype}_v${width}_${layout}${exclusive ? '_excl' : ''}`,
@@ -217,14 +271,16 @@ function lookbackKernel(p: Params) {
         tiles: uniform('u32'),
         spinLimit: uniform('u32'),
         forceFallback: uniform('u32'),
+        backoff: uniform('u32'),
       },
-      body: ({ src, dst, status, n, tiles, spinLimit, forceFallback }, k) => {
+      body: ({ src, dst, status, n, tiles, spinLimit, forceFallback, backoff }, k) => {
         const lid = k.localIndex;
         const tileQuads = wg * vecs;
         const zero = () => k.var(dtype, 0) as Val<Num>;
         // [0]: this workgroup's tile id; [1]: the bits of the tile's exclusive prefix.
         const shared = k.workgroupArray('u32', 2);
-        k.if(lid.eq(0), () => shared.store(0, status.atomicAdd(0, 1)));
+        if (probe === 'static-ids') k.if(lid.eq(0), () => shared.store(0, k.workgroupIndex));
+        else k.if(lid.eq(0), () => shared.store(0, status.atomicAdd(0, 1)));
         k.barrier();
         const tile = k.let(shared.load(0), 'tile');
         // Workgroups a folded grid adds past `tiles` load nothing, store nothing and publish nothing.
@@ -236,7 +292,11 @@ function lookbackKernel(p: Params) {
         // ---- load and scan the tile in the workgroup ----
         const xs: Array<Array<Val<Num>>> = [];
         for (let q = 0; q < vecs; q++) {
-          const quad = k.let(loadQuad(dtype, src as never, quadIndex(q), width, n), `x${q}`) as unknown as Quad;
+          const loaded =
+            probe === 'no-data'
+              ? (vec(dtype as 'u32', 0, 0, 0, 0) as unknown as Quad)
+              : loadQuad(dtype, src as never, quadIndex(q), width, n);
+          const quad = k.let(loaded, `x${q}`) as unknown as Quad;
           xs.push([0, 1, 2, 3].map((c) => component(quad as never, c)));
         }
         // inclusive[q][c]: the sum of this invocation's elements up to (q, c), in the layout's order.
@@ -254,7 +314,9 @@ function lookbackKernel(p: Params) {
             }
             inclusive.push(row);
           }
-          const scanned = workgroupScan(k, run as Val<Num>, wg, subgroups, zero());
+          const scanned = serialTotals
+            ? serialTotalsScan(k, run as Val<Num>, wg, zero)
+            : workgroupScan(k, run as Val<Num>, wg, subgroups, zero());
           const before = k.let(scanned.exclusive, 'before') as Val<Num>;
           total = k.let(scanned.total, 'total') as Val<Num>;
           localOffset = () => before;
@@ -270,8 +332,13 @@ function lookbackKernel(p: Params) {
             totals.push(d);
           }
           const value = vecs === 1 ? (totals[0] as Val<Num>) : (vec(dtype as 'u32', ...(totals as [Val<'u32'>, Val<'u32'>])) as never);
-          const zeroV = vecs === 1 ? zero() : (k.let(vec(dtype as 'u32', ...(totals.map(() => 0) as [number, number])) as never) as never);
-          const scanned = workgroupScan(k, value as Val<Num>, wg, subgroups, zeroV as Val<Num>);
+          const zeroV = () =>
+            (vecs === 1
+              ? zero()
+              : (k.let(vec(dtype as 'u32', ...(totals.map(() => 0) as [number, number])) as never) as never)) as Val<Num>;
+          const scanned = serialTotals
+            ? serialTotalsScan(k, value as Val<Num>, wg, zeroV)
+            : workgroupScan(k, value as Val<Num>, wg, subgroups, zeroV());
           const before = k.let(scanned.exclusive, 'before');
           const rows = k.let(scanned.total, 'rows');
           // Row q starts after the totals of rows 0 … q-1.
@@ -293,52 +360,65 @@ function lookbackKernel(p: Params) {
           status.store(t.mul(2).add(1), bits.and(0xffff).shl(2).or(flag));
           status.store(t.mul(2).add(2), bits.shr(16).shl(2).or(flag));
         };
-        k.if(lid.lt(L.width).and(live), () => {
-          k.if(L.lane.eq(0), () => publish(tile, total, AGGREGATE));
-          const prefix = k.var(dtype, 0, 'prefix') as Var<Num>;
-          // Tiles [0, look) are still to be summed.
-          const look = k.let(tile, 'look');
-          const stalls = k.var('u32', 0, 'stalls');
-          k.while(
-            () => look.gt(0),
-            () => {
-              // Lane i reads tile look - 1 - i; lanes before tile 0 read an inclusive zero.
-              const inRange = k.let(L.lane.lt(look), 'inRange');
-              const j = k.let(look.sub(1).sub(L.lane), 'j');
-              const w0 = status.load(j.mul(2).add(1));
-              const w1 = status.load(j.mul(2).add(2));
-              const agree = w0.and(3).eq(w1.and(3)).and(forceFallback.eq(0));
-              const flag = k.let(select(inRange, select(agree, w0.and(3), NOT_READY), INCLUSIVE), 'flag');
-              const value = k.let(select(inRange, fromBits(dtype, w0.shr(2).or(w1.shr(2).shl(16))), 0) as Val<Num>, 'value') as Val<Num>;
-              const firstInclusive = k.let(L.min(select(flag.eq(INCLUSIVE), L.lane, NO_LANE)), 'firstInclusive');
-              const firstWaiting = k.let(L.min(select(flag.eq(NOT_READY), L.lane, NO_LANE)), 'firstWaiting');
-              k.if(
-                firstWaiting.lt(firstInclusive),
-                () => {
-                  // Sum the aggregates before the first tile that is not ready, then wait on it.
-                  prefix.set(prefix.add(L.add(select(L.lane.lt(firstWaiting), value, 0)) as never));
-                  look.set(look.sub(firstWaiting));
-                  stalls.set(select(firstWaiting.eq(0), stalls.add(1), u32(0)));
-                  k.if(stalls.gt(spinLimit), () => {
-                    prefix.set(prefix.add(reduceTile(k, dtype, src as never, look.sub(1), tileQuads, width, n, L) as never));
-                    look.set(look.sub(1));
+        k.if(
+          lid
+            .lt(L.width)
+            .and(live)
+            .and(bool(probe !== 'no-lookback')),
+          () => {
+            k.if(L.lane.eq(0), () => publish(tile, total, AGGREGATE));
+            const prefix = k.var(dtype, 0, 'prefix') as Var<Num>;
+            // Tiles [0, look) are still to be summed.
+            const look = k.let(tile, 'look');
+            const stalls = k.var('u32', 0, 'stalls');
+            k.while(
+              () => look.gt(0),
+              () => {
+                // Lane i reads tile look - 1 - i; lanes before tile 0 read an inclusive zero.
+                const inRange = k.let(L.lane.lt(look), 'inRange');
+                const j = k.let(look.sub(1).sub(L.lane), 'j');
+                const w0 = status.load(j.mul(2).add(1));
+                const w1 = status.load(j.mul(2).add(2));
+                const agree = w0.and(3).eq(w1.and(3)).and(forceFallback.eq(0));
+                const flag = k.let(select(inRange, select(agree, w0.and(3), NOT_READY), INCLUSIVE), 'flag');
+                const value = k.let(select(inRange, fromBits(dtype, w0.shr(2).or(w1.shr(2).shl(16))), 0) as Val<Num>, 'value') as Val<Num>;
+                const firstInclusive = k.let(L.min(select(flag.eq(INCLUSIVE), L.lane, NO_LANE)), 'firstInclusive');
+                const firstWaiting = k.let(L.min(select(flag.eq(NOT_READY), L.lane, NO_LANE)), 'firstWaiting');
+                k.if(
+                  firstWaiting.lt(firstInclusive),
+                  () => {
+                    // Sum the aggregates before the first tile that is not ready, then wait on it.
+                    prefix.set(prefix.add(L.add(select(L.lane.lt(firstWaiting), value, 0)) as never));
+                    look.set(look.sub(firstWaiting));
+                    stalls.set(select(firstWaiting.eq(0), stalls.add(1), u32(0)));
+                    k.if(firstWaiting.eq(0).and(backoff.gt(0)), () => {
+                      // Busy work whose result the compiler cannot predict, so it keeps the loop;
+                      // it feeds `stalls` (almost never changing it) so it is not dead code.
+                      const x = k.var('u32', 1, 'busy');
+                      k.for({ from: 0, to: backoff }, () => x.set(x.mul(1664525).add(1013904223)));
+                      stalls.set(stalls.add(select(x.eq(0x2545f491), u32(1), u32(0))));
+                    });
+                    k.if(stalls.gt(spinLimit), () => {
+                      prefix.set(prefix.add(reduceTile(k, dtype, src as never, look.sub(1), tileQuads, width, n, L) as never));
+                      look.set(look.sub(1));
+                      stalls.set(0);
+                    });
+                  },
+                  () => {
+                    // Every tile up to the first inclusive one (or the whole window) is ready.
+                    prefix.set(prefix.add(L.add(select(L.lane.le(firstInclusive), value, 0)) as never));
+                    look.set(select(firstInclusive.eq(NO_LANE), look.sub(L.width), u32(0)));
                     stalls.set(0);
-                  });
-                },
-                () => {
-                  // Every tile up to the first inclusive one (or the whole window) is ready.
-                  prefix.set(prefix.add(L.add(select(L.lane.le(firstInclusive), value, 0)) as never));
-                  look.set(select(firstInclusive.eq(NO_LANE), look.sub(L.width), u32(0)));
-                  stalls.set(0);
-                },
-              );
-            },
-          );
-          k.if(L.lane.eq(0), () => {
-            k.if(tile.gt(0), () => publish(tile, prefix.add(total as never), INCLUSIVE));
-            shared.store(1, bitsOf(prefix));
-          });
-        });
+                  },
+                );
+              },
+            );
+            k.if(L.lane.eq(0), () => {
+              k.if(tile.gt(0), () => publish(tile, prefix.add(total as never), INCLUSIVE));
+              shared.store(1, bitsOf(prefix));
+            });
+          },
+        );
         k.barrier();
         const tilePrefix = k.let(fromBits(dtype, shared.load(1)), 'tilePrefix') as Val<Num>;
 
@@ -352,7 +432,7 @@ function lookbackKernel(p: Params) {
             else if (layout === 'striped' || q === 0) outs.push(offset);
             else outs.push(offset.add(inclusive[q - 1]?.[3] as never));
           }
-          storeQuad(k, dtype, dst as never, quadIndex(q), outs, width, n);
+          if (probe !== 'no-data') storeQuad(k, dtype, dst as never, quadIndex(q), outs, width, n);
         }
       },
     }),
@@ -402,6 +482,7 @@ export function recordLookbackScan(device: Device, src: Buffer, dst: Buffer, n: 
     tiles,
     spinLimit: tuning.spinLimit,
     forceFallback: tuning.forceFallback ? 1 : 0,
+    backoff: tuning.backoff,
   });
 }
 
@@ -416,9 +497,15 @@ export function recordLookbackScan(device: Device, src: Buffer, dst: Buffer, n: 
  */
 export function lookbackSumDepth(device: Device, n: number, t: LookbackTuning): number {
   const tiles = Math.ceil(n / lookbackTile(t));
-  const log2wg = Math.ceil(Math.log2(t.wg));
-  const local = t.layout === 'blocked' ? 4 * t.vecs + log2wg + 1 : 3 + log2wg + t.vecs + 1;
   const lanes = Math.max(1, device.caps.limits.minSubgroupSize);
-  const fallback = Math.ceil((t.wg * t.vecs) / lanes) + 2 + Math.ceil(Math.log2(lanes));
+  const widest = Math.max(1, device.caps.limits.maxSubgroupSize);
+  // Combining invocation totals: a subgroup scan (taken as a tree), then either the
+  // Hillis–Steele tree or the serial sum of up to wg / subgroup totals.
+  const combine =
+    t.totals === 'serial' && device.caps.features.has('subgroup')
+      ? Math.ceil(t.wg / lanes) + Math.ceil(Math.log2(widest))
+      : Math.ceil(Math.log2(t.wg));
+  const local = t.layout === 'blocked' ? 4 * t.vecs + combine + 1 : 3 + combine + t.vecs + 1;
+  const fallback = Math.ceil((t.wg * t.vecs) / lanes) + 2 + Math.ceil(Math.log2(widest));
   return Math.max(local, fallback) + 3 * tiles + local + 2;
 }
