@@ -143,11 +143,7 @@ describeEachBackend('scan', (ctx) => {
     const variants: Array<[string, ScanVariant]> = [
       ['blocked', { formulation: 'single-pass', lookback: { wg: 32, vecs: 2, layout: 'blocked' } }],
       ['striped', { formulation: 'single-pass', lookback: { wg: 32, vecs: 4, layout: 'striped' } }],
-      [
-        'serial totals, backoff',
-        { formulation: 'single-pass', lookback: { wg: 64, vecs: 1, layout: 'blocked', totals: 'serial', backoff: 8 } },
-      ],
-      ['striped serial totals', { formulation: 'single-pass', lookback: { wg: 32, vecs: 2, layout: 'striped', totals: 'serial' } }],
+      ['striped 2 quads', { formulation: 'single-pass', lookback: { wg: 64, vecs: 2, layout: 'striped' } }],
       // Every predecessor is reduced from the input: the fallback path alone must give the same sums.
       ['fallback', { formulation: 'single-pass', lookback: { wg: 16, vecs: 1, layout: 'striped', spinLimit: 0, forceFallback: true } }],
     ];

@@ -10,6 +10,9 @@
  *     "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" \
  *     --alias:trident=./bench/h100/trident-webgpu-only.mjs bench/h100/scan-check.ts --outfile=/work/main/.gpu/scan-check.mjs
  *   (GPU machine) source .gpu/start.sh && node .gpu/scan-check.mjs [--quick] [--log2n=28]
+ *
+ * Rows named PROBE time measurement-only kernels (LookbackTuning.probe) that split
+ * the single pass's time into its tile work and its look-back.
  */
 import { gammaF32, randomU32, type ScanVariant, scanFormulation, scanSumDepth, scanVariant } from '@trident/algorithms';
 import { type Buffer, createDevice, type Device } from 'trident';
@@ -102,27 +105,20 @@ const U32: readonly Mode[] = [['u32', false]];
 const sp = (lookback: ScanVariant['lookback']): ScanVariant => ({ formulation: 'single-pass', lookback });
 // Probes (results wrong, not checked) split the single pass's time: its tile work alone, its look-back alone.
 const variants: Array<[string, ScanVariant, readonly Mode[]]> = [
-  ['reduce-then-scan', { formulation: 'reduce-then-scan' }, U32],
+  ['reduce-then-scan', { formulation: 'reduce-then-scan' }, ALL],
   ['default', {}, ALL],
-  ['striped wg512 x4q', sp({ layout: 'striped', wg: 512, vecs: 4 }), U32],
+  ['striped wg256 x4q (4096)', sp({ layout: 'striped', wg: 256, vecs: 4 }), U32],
+  ['striped wg1024 x2q (8192)', sp({ layout: 'striped', wg: 1024, vecs: 2 }), U32],
+  ['striped wg1024 x4q (16384)', sp({ layout: 'striped', wg: 1024, vecs: 4 }), U32],
+  ['blocked wg256 x4q (4096)', sp({ layout: 'blocked', wg: 256, vecs: 4 }), U32],
+  ['blocked wg256 x8q (8192)', sp({ layout: 'blocked', wg: 256, vecs: 8 }), U32],
+  ['blocked wg512 x4q (8192)', sp({ layout: 'blocked', wg: 512, vecs: 4 }), U32],
+  ['striped wg512 x4q spin 16', sp({ layout: 'striped', wg: 512, vecs: 4, spinLimit: 16 }), U32],
+  ['striped wg512 x4q spin 4096', sp({ layout: 'striped', wg: 512, vecs: 4, spinLimit: 4096 }), U32],
   ['PROBE no-lookback striped wg512 x4q', sp({ layout: 'striped', wg: 512, vecs: 4, probe: 'no-lookback' }), U32],
   ['PROBE no-data striped wg512 x4q', sp({ layout: 'striped', wg: 512, vecs: 4, probe: 'no-data' }), U32],
   ['PROBE static-ids striped wg512 x4q', sp({ layout: 'striped', wg: 512, vecs: 4, probe: 'static-ids' }), U32],
   ['PROBE no-lookback blocked wg512 x4q', sp({ layout: 'blocked', wg: 512, vecs: 4, probe: 'no-lookback' }), U32],
-  ['PROBE no-lookback striped wg1024 x4q', sp({ layout: 'striped', wg: 1024, vecs: 4, probe: 'no-lookback' }), U32],
-  ['PROBE no-lookback striped wg512 x4q serial', sp({ layout: 'striped', wg: 512, vecs: 4, totals: 'serial', probe: 'no-lookback' }), U32],
-  ['striped wg512 x4q serial', sp({ layout: 'striped', wg: 512, vecs: 4, totals: 'serial' }), ALL],
-  ['striped wg512 x4q backoff 64', sp({ layout: 'striped', wg: 512, vecs: 4, backoff: 64 }), U32],
-  ['striped wg512 x4q backoff 512', sp({ layout: 'striped', wg: 512, vecs: 4, backoff: 512 }), U32],
-  ['striped wg512 x4q serial backoff 64', sp({ layout: 'striped', wg: 512, vecs: 4, totals: 'serial', backoff: 64 }), ALL],
-  ['striped wg512 x4q serial backoff 512', sp({ layout: 'striped', wg: 512, vecs: 4, totals: 'serial', backoff: 512 }), U32],
-  ['striped wg1024 x4q serial', sp({ layout: 'striped', wg: 1024, vecs: 4, totals: 'serial' }), ALL],
-  ['striped wg1024 x4q serial backoff 64', sp({ layout: 'striped', wg: 1024, vecs: 4, totals: 'serial', backoff: 64 }), ALL],
-  ['striped wg1024 x2q serial backoff 64', sp({ layout: 'striped', wg: 1024, vecs: 2, totals: 'serial', backoff: 64 }), U32],
-  ['striped wg256 x4q serial backoff 64', sp({ layout: 'striped', wg: 256, vecs: 4, totals: 'serial', backoff: 64 }), U32],
-  ['striped wg512 x2q serial backoff 64', sp({ layout: 'striped', wg: 512, vecs: 2, totals: 'serial', backoff: 64 }), U32],
-  ['blocked wg512 x4q serial backoff 64', sp({ layout: 'blocked', wg: 512, vecs: 4, totals: 'serial', backoff: 64 }), U32],
-  ['blocked wg1024 x4q serial backoff 64', sp({ layout: 'blocked', wg: 1024, vecs: 4, totals: 'serial', backoff: 64 }), U32],
 ];
 
 const rows: Array<Record<string, unknown>> = [];
@@ -142,7 +138,10 @@ for (const [name, variant, modes] of quick ? variants.slice(0, 3) : variants) {
       console.log(JSON.stringify({ name, dtype, exclusive, error: String(e) }));
       continue;
     }
-    const check = variant.lookback?.probe && variant.lookback.probe !== 'static-ids' ? 'probe (not checked)' : await verify(output, dtype, exclusive, variant);
+    const check =
+      variant.lookback?.probe && variant.lookback.probe !== 'static-ids'
+        ? 'probe (not checked)'
+        : await verify(output, dtype, exclusive, variant);
     const row = { name, dtype, exclusive, ms: +ms.toFixed(4), GBps: +((8 * N) / ms / 1e6).toFixed(1), check };
     rows.push(row);
     console.log(JSON.stringify(row));

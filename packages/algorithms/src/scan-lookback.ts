@@ -1,6 +1,6 @@
 /**
  * The single-pass scan: a chained scan with decoupled look-back (Merrill & Garland,
- * 2016) and the look-back fallback (Smith, Levien & Owens, 2025), in one dispatch
+ * 2016) and the look-back fallback (Smith, Levien & Owens, "Decoupled Fallback", SPAA 2025), in one dispatch
  * that reads the input once and writes the output once (2n element moves).
  *
  * Each workgroup takes the next tile id from a counter (one atomicAdd), so a tile
@@ -66,17 +66,6 @@ export interface LookbackTuning {
   /** Never trust a published state: every predecessor is reduced from the input (tests of the fallback). */
   readonly forceFallback: boolean;
   /**
-   * How the workgroup combines its subgroups' totals: 'tree' (the shared Hillis–Steele
-   * workgroup scan, 2 log2(wg / subgroup) barriers) or 'serial' (one barrier, then each
-   * invocation sums the totals before its subgroup: wg / subgroup reads of workgroup memory).
-   */
-  readonly totals: 'tree' | 'serial';
-  /**
-   * Busy-work iterations before reading a predecessor's state again when it was not
-   * ready: fewer re-reads of the few cache lines every look-back polls.
-   */
-  readonly backoff: number;
-  /**
    * Measurement only: skip the look-back or the loads and stores (results are wrong),
    * or take tile ids from the workgroup index instead of the counter.
    */
@@ -84,18 +73,26 @@ export interface LookbackTuning {
 }
 
 /**
- * Defaults, measured on an NVIDIA H100 through Dawn/Vulkan (bench/h100/scan-check.ts):
- * see the commit that set them for the table.
+ * Defaults, measured on an NVIDIA H100 through Dawn/Vulkan at n = 2^28 u32, inclusive,
+ * GPU timestamps, cub::DeviceScan 0.886 ms in the same call (bench/h100/scan-check.ts):
+ *
+ *   layout   wg    quads  tile    ms     (reduce-then-scan: 4.17 ms)
+ *   striped  512   4      8192    3.22   <- default (0.28x CUB)
+ *   striped  1024  4      16384   4.11
+ *   striped  1024  2      8192    4.73
+ *   striped  256   4      4096    5.09
+ *   blocked  512   4      8192    4.53
+ *   blocked  256   4      4096    5.62
+ *   blocked  256   8      8192    5.45
+ *   blocked  1024  2 / 4  8192+   5.48 / 5.72
+ *
+ * Spin limits 16 … 4096 made no difference (the fallback is not what costs). Tried and
+ * dropped: busy-wait backoff before re-polling a predecessor (+6% at 64 iterations,
+ * +116% at 512) and summing subgroup totals serially after one barrier instead of the
+ * Hillis–Steele tree (+13%). Probes of the default: without the look-back 2.45 ms,
+ * without loads and stores 1.28 ms: the tile work itself is far from copy bandwidth.
  */
-const DEFAULT_TUNING: LookbackTuning = {
-  wg: 256,
-  vecs: 4,
-  layout: 'blocked',
-  spinLimit: 256,
-  forceFallback: false,
-  totals: 'tree',
-  backoff: 0,
-};
+const DEFAULT_TUNING: LookbackTuning = { wg: 512, vecs: 4, layout: 'striped', spinLimit: 256, forceFallback: false };
 
 /**
  * The narrowest subgroup the look-back wants. One round trip to memory reads one
@@ -217,34 +214,6 @@ function lanes(k: KernelBuilder, subgroups: boolean): Lanes {
   };
 }
 
-/**
- * Exclusive prefix of `value` over the workgroup and the workgroup total (both in
- * every invocation), one barrier: subgroup scans, then each invocation sums the
- * subgroup totals before its own subgroup serially. Needs subgroups.
- */
-function serialTotalsScan<T extends Num | `vec${2 | 4}<${Num}>`>(
-  k: KernelBuilder,
-  value: Val<T>,
-  wg: number,
-  zero: () => Val<T>,
-): { exclusive: Val<T>; total: Val<T> } {
-  const arr = k.workgroupArray(value.type, wg);
-  const incl = k.subgroupInclusiveAdd(value);
-  const inner = k.subgroupExclusiveAdd(value);
-  const sg = k.let(k.subgroupSize, 'sg');
-  const slot = k.let(k.localIndex.div(sg), 'slot');
-  k.if(k.subgroupInvocation.eq(sg.sub(1)), () => arr.store(slot, incl));
-  k.barrier();
-  const before = k.let(zero(), 'before');
-  const total = k.let(zero(), 'total');
-  k.for({ from: 0, to: u32(wg).div(sg) }, (i) => {
-    const t = k.let(arr.load(i), 'slotTotal');
-    k.if(i.lt(slot), () => before.set(before.add(t)));
-    total.set(total.add(t));
-  });
-  return { exclusive: before.add(inner), total };
-}
-
 interface Params {
   readonly dtype: Num;
   readonly width: 1 | 4;
@@ -256,8 +225,7 @@ interface Params {
 function lookbackKernel(p: Params) {
   const { dtype, width, subgroups, exclusive } = p;
   const { wg, vecs, layout, probe } = p.tuning;
-  const serialTotals = subgroups && p.tuning.totals === 'serial';
-  const key = `scan-lb:${dtype}:${width}:${wg}:${vecs}:${layout}:${subgroups}:${exclusive}:${serialTotals}:${probe ?? ''}`;
+  const key = `scan-lb:${dtype}:${width}:${wg}:${vecs}:${layout}:${subgroups}:${exclusive}:${probe ?? ''}`;
   return cachedKernel(key, () =>
     defineKernel({
       name: `scan_lookback_${dtype}_v${width}_${layout}${exclusive ? '_excl' : ''}`,
@@ -271,9 +239,8 @@ function lookbackKernel(p: Params) {
         tiles: uniform('u32'),
         spinLimit: uniform('u32'),
         forceFallback: uniform('u32'),
-        backoff: uniform('u32'),
       },
-      body: ({ src, dst, status, n, tiles, spinLimit, forceFallback, backoff }, k) => {
+      body: ({ src, dst, status, n, tiles, spinLimit, forceFallback }, k) => {
         const lid = k.localIndex;
         const tileQuads = wg * vecs;
         const zero = () => k.var(dtype, 0) as Val<Num>;
@@ -314,9 +281,7 @@ function lookbackKernel(p: Params) {
             }
             inclusive.push(row);
           }
-          const scanned = serialTotals
-            ? serialTotalsScan(k, run as Val<Num>, wg, zero)
-            : workgroupScan(k, run as Val<Num>, wg, subgroups, zero());
+          const scanned = workgroupScan(k, run as Val<Num>, wg, subgroups, zero());
           const before = k.let(scanned.exclusive, 'before') as Val<Num>;
           total = k.let(scanned.total, 'total') as Val<Num>;
           localOffset = () => before;
@@ -336,9 +301,7 @@ function lookbackKernel(p: Params) {
             (vecs === 1
               ? zero()
               : (k.let(vec(dtype as 'u32', ...(totals.map(() => 0) as [number, number])) as never) as never)) as Val<Num>;
-          const scanned = serialTotals
-            ? serialTotalsScan(k, value as Val<Num>, wg, zeroV)
-            : workgroupScan(k, value as Val<Num>, wg, subgroups, zeroV());
+          const scanned = workgroupScan(k, value as Val<Num>, wg, subgroups, zeroV());
           const before = k.let(scanned.exclusive, 'before');
           const rows = k.let(scanned.total, 'rows');
           // Row q starts after the totals of rows 0 … q-1.
@@ -391,13 +354,6 @@ function lookbackKernel(p: Params) {
                     prefix.set(prefix.add(L.add(select(L.lane.lt(firstWaiting), value, 0)) as never));
                     look.set(look.sub(firstWaiting));
                     stalls.set(select(firstWaiting.eq(0), stalls.add(1), u32(0)));
-                    k.if(firstWaiting.eq(0).and(backoff.gt(0)), () => {
-                      // Busy work whose result the compiler cannot predict, so it keeps the loop;
-                      // it feeds `stalls` (almost never changing it) so it is not dead code.
-                      const x = k.var('u32', 1, 'busy');
-                      k.for({ from: 0, to: backoff }, () => x.set(x.mul(1664525).add(1013904223)));
-                      stalls.set(stalls.add(select(x.eq(0x2545f491), u32(1), u32(0))));
-                    });
                     k.if(stalls.gt(spinLimit), () => {
                       prefix.set(prefix.add(reduceTile(k, dtype, src as never, look.sub(1), tileQuads, width, n, L) as never));
                       look.set(look.sub(1));
@@ -482,7 +438,6 @@ export function recordLookbackScan(device: Device, src: Buffer, dst: Buffer, n: 
     tiles,
     spinLimit: tuning.spinLimit,
     forceFallback: tuning.forceFallback ? 1 : 0,
-    backoff: tuning.backoff,
   });
 }
 
@@ -499,12 +454,8 @@ export function lookbackSumDepth(device: Device, n: number, t: LookbackTuning): 
   const tiles = Math.ceil(n / lookbackTile(t));
   const lanes = Math.max(1, device.caps.limits.minSubgroupSize);
   const widest = Math.max(1, device.caps.limits.maxSubgroupSize);
-  // Combining invocation totals: a subgroup scan (taken as a tree), then either the
-  // Hillis–Steele tree or the serial sum of up to wg / subgroup totals.
-  const combine =
-    t.totals === 'serial' && device.caps.features.has('subgroup')
-      ? Math.ceil(t.wg / lanes) + Math.ceil(Math.log2(widest))
-      : Math.ceil(Math.log2(t.wg));
+  // Combining invocation totals: subgroup scans, then the Hillis–Steele tree (taken as log2(wg) together).
+  const combine = Math.ceil(Math.log2(t.wg));
   const local = t.layout === 'blocked' ? 4 * t.vecs + combine + 1 : 3 + combine + t.vecs + 1;
   const fallback = Math.ceil((t.wg * t.vecs) / lanes) + 2 + Math.ceil(Math.log2(widest));
   return Math.max(local, fallback) + 3 * tiles + local + 2;

@@ -306,13 +306,16 @@ export function scanFormulation(device: Device, variant: ScanVariant = {}): Scan
  *
  * Semantics: u32 / i32 wrap modulo 2^32 and are bit-identical to the sequential
  * reference. f32 adds in f32 in an order set by the formulation: within a tile,
- * serially per invocation, then a (subgroup then Hillis–Steele) workgroup scan of
- * the invocation totals; across tiles, the single pass adds the look-back's terms
- * (predecessors' aggregates and one inclusive prefix, subgroup-wide sums) in an
- * order that depends on timing, so f32 results may differ between runs (within the
- * bound); reduce-then-scan adds a running carry and an exclusive scan of tile sums
- * in a fixed order; gather devices add Hillis–Steele trees. Error bound per
- * element: |out[i] - exact| <= γ(d) · Σ_{j<=i}|x_j|, d = `scanSumDepth(device, n)`.
+ * serially over each invocation's few consecutive elements, then a (subgroup then
+ * Hillis–Steele) workgroup scan of the invocation totals; across tiles, the single
+ * pass adds the look-back's terms (predecessors' aggregates, one inclusive prefix or
+ * tiles the fallback re-reduced, in subgroup-wide sums) in an order that depends on
+ * timing, so f32 results may differ between runs, always within the bound;
+ * reduce-then-scan adds a running carry and an exclusive scan of tile sums in a
+ * fixed order; gather devices add Hillis–Steele trees. Error bound per element:
+ * |out[i] - exact| <= γ(d) · Σ_{j<=i}|x_j|, d = `scanSumDepth(device, n)` (for the
+ * single pass d grows by 3 per tile: a bound on the look-back chain, see
+ * scan-lookback.ts).
  * NaN and infinities propagate to every later element.
  *
  * Edge cases: n = 0 returns an empty buffer; n = 1 gives [x0] (inclusive) or [0].
@@ -353,7 +356,8 @@ export function scanVariant<D extends BufferDType>(
 /**
  * Internal entry for other algorithms: scans the first `n` elements of `src` into
  * `dst` (either may be longer, e.g. pooled temporaries; elements of `dst` past n
- * may be overwritten by the workgroup formulations). No validation.
+ * may be overwritten by reduce-then-scan). `src` and `dst` must be different
+ * buffers: the single pass's fallback re-reads earlier tiles of `src`. No validation.
  */
 export function recordScan(device: Device, src: Buffer, dst: Buffer, n: number, exclusive: boolean, variant: ScanVariant = {}): void {
   if (n === 0) return;
