@@ -1,11 +1,23 @@
 /**
  * Conformance of scan: inclusive / exclusive over u32, i32 (bit-identical, wrapping)
- * and f32 (within the documented bound), every edge size and value pattern.
+ * and f32 (within the documented bound), every edge size and value pattern; the
+ * single-pass (decoupled look-back) formulation forced on every backend that runs
+ * it, with tiles small enough that a few thousand elements span many of them, and
+ * its fallback (predecessors reduced from the input) forced deterministically.
  */
-import { gammaF32, scan, scanReference, scanSumDepth } from '@trident/algorithms';
-import { type Buffer, InvalidArgumentError } from 'trident';
+import { gammaF32, type ScanVariant, scan, scanFormulation, scanReference, scanSumDepth, scanVariant } from '@trident/algorithms';
+import { type Buffer, InvalidArgumentError, UnsupportedFeatureError } from 'trident';
 import { expect, it } from 'vitest';
-import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations, u32Patterns } from './alg-helpers.ts';
+import {
+  BIG_PRIME,
+  EDGE_SIZES,
+  expectBitsEqual,
+  foldedGridView,
+  foldLimit,
+  formulations,
+  gatherOnlyView,
+  u32Patterns,
+} from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 
 type Data = Uint32Array | Int32Array | Float32Array;
@@ -126,6 +138,62 @@ describeEachBackend('scan', (ctx) => {
     expectBitsEqual(await input.read(), data, 'input');
     expectBitsEqual(await output.read(), Uint32Array.from([0, 1, 3]), 'output');
   });
+  /** The single pass needs workgroups, scatter stores, atomic add and atomic load/store. */
+  const runsSinglePass = () => ['workgroup', 'scatter', 'atomic', 'atomic-other'].every((f) => ctx.device.caps.features.has(f as never));
+
+  it('single pass with decoupled look-back: many tiles, both layouts, forced fallback', async () => {
+    const device = ctx.device;
+    if (!runsSinglePass()) {
+      // Devices without those features refuse it by name, before recording anything.
+      const input = device.createBuffer('u32', 8);
+      expect(() => scanVariant(device, input, {}, { formulation: 'single-pass' })).toThrow(UnsupportedFeatureError);
+      return;
+    }
+    const variants: Array<[string, ScanVariant]> = [
+      ['blocked', { formulation: 'single-pass', lookback: { wg: 32, vecs: 2, layout: 'blocked' } }],
+      ['striped', { formulation: 'single-pass', lookback: { wg: 32, vecs: 4, layout: 'striped' } }],
+      ['striped 2 quads', { formulation: 'single-pass', lookback: { wg: 64, vecs: 2, layout: 'striped' } }],
+      // Every predecessor is reduced from the input: the fallback path alone must give the same sums.
+      ['fallback', { formulation: 'single-pass', lookback: { wg: 16, vecs: 1, layout: 'striped', spinLimit: 0, forceFallback: true } }],
+    ];
+    const cases: Array<['u32' | 'i32' | 'f32', string]> = [
+      ['u32', 'random'], // wraps modulo 2^32 many times
+      ['u32', 'extremes'],
+      ['i32', 'extremes'], // negatives, MIN and MAX
+      ['f32', 'random'],
+      ['f32', 'integers'], // every prefix exact in f32
+    ];
+    for (const [name, variant] of variants) {
+      for (const n of [1, 5, 63, 64, 65, 1027, 4096, 20001]) {
+        for (const [dtype, pattern] of cases) {
+          const data = patterns(dtype, n)[pattern] as Data;
+          const input = device.createBuffer(dtype, data as never) as Buffer;
+          for (const exclusive of [false, true]) {
+            const out = scanVariant(device, input, { exclusive }, variant);
+            const what = `single-pass ${name} ${exclusive ? 'exclusive' : 'inclusive'} ${dtype} n=${n} ${pattern}`;
+            check(await out.read(), data, exclusive, scanSumDepth(device, n, variant), what, pattern === 'integers');
+            out.destroy();
+          }
+          input.destroy();
+        }
+      }
+    }
+  });
+
+  it('the default formulation follows the caps', () => {
+    const device = ctx.device;
+    // Single pass needs workgroups, atomics and a look-back window (subgroup) of at least 8.
+    const wide = ['workgroup', 'atomic', 'atomic-other', 'subgroup'].every((f) => device.caps.features.has(f as never));
+    const want = !device.caps.features.has('workgroup')
+      ? 'gather'
+      : wide && device.caps.limits.minSubgroupSize >= 8
+        ? 'single-pass'
+        : 'reduce-then-scan';
+    expect(scanFormulation(device)).toBe(want);
+    expect(scanFormulation(gatherOnlyView(device))).toBe('gather');
+    expect(() => scanFormulation(gatherOnlyView(device), { formulation: 'single-pass' })).toThrow(UnsupportedFeatureError);
+  });
+
   it('ignores the extra workgroups of folded grids', async () => {
     const device = foldedGridView(ctx.device, foldLimit(ctx.device, 4));
     for (const n of [5000, 20001, 100003]) {
@@ -136,5 +204,14 @@ describeEachBackend('scan', (ctx) => {
         `folded n=${n}`,
       );
     }
+    if (!runsSinglePass()) return;
+    // The single pass: one workgroup per tile, so 20001 elements in tiles of 512 need a folded grid.
+    const data = randomU32(20001, 5);
+    const variant: ScanVariant = { formulation: 'single-pass', lookback: { wg: 32, vecs: 4, layout: 'blocked' } };
+    expectBitsEqual(
+      await scanVariant(device, device.createBuffer('u32', data), { exclusive: true }, variant).read(),
+      scanReference(data, true) as Uint32Array,
+      'folded single-pass',
+    );
   });
 });

@@ -41,6 +41,7 @@ export { gammaF32, reduceReference, sumAbs } from './reference/reduce.ts';
 export { scanReference } from './reference/scan.ts';
 export { sortReference } from './reference/sort.ts';
 export { zcopyReference, zfillReference } from './reference/zcopy.ts';
-export { type ScanOptions, scan, scanSumDepth } from './scan.ts';
+export { type ScanFormulation, type ScanOptions, type ScanVariant, scan, scanFormulation, scanSumDepth, scanVariant } from './scan.ts';
+export type { LookbackTuning } from './scan-lookback.ts';
 export { type SortKeyType, type SortOptions, type SortResult, sort } from './sort.ts';
 export { zcopy, zfill } from './zcopy.ts';

@@ -1,19 +1,24 @@
 /**
  * scan (seeds 000, 001, 003): inclusive and exclusive prefix sums over u32, i32
- * and f32, any length.
+ * and f32, any length. Three formulations, chosen from `device.caps`:
  *
- * Workgroup formulation: reduce-then-scan over contiguous tiles, one tile per
- * workgroup (tile count sized from `caps.concurrency`). Pass 1 sums each tile;
- * the tile sums are scanned recursively (exclusive) by the same code; pass 2
- * scans each tile chunk by chunk (16 consecutive elements per invocation, a
- * workgroup scan of the per-invocation totals — subgroup scans first where
- * 'subgroup' exists — and a running carry), starting from the tile's carry-in.
- * A single-pass decoupled look-back is not used: WebGPU promises no forward
- * progress between workgroups, and reduce-then-scan reads the input only twice.
+ * Single pass (scan-lookback.ts): a chained scan with decoupled look-back and the
+ * look-back fallback, one dispatch, 2n element moves. Chosen where the device has
+ * workgroups, atomic add and atomic load/store, and subgroups at least
+ * LOOKBACK_MIN_WINDOW wide (the look-back reads one subgroup-wide window of
+ * predecessors per round trip; narrower windows fall behind the tiles).
  *
- * Gather formulation: Hillis–Steele passes (dst[i] = src[i] + src[i - d] for
- * d = 1, 2, 4, …) ping-ponging between temporaries; an exclusive scan first
- * shifts the input by one.
+ * Reduce-then-scan (the other workgroup devices: the CPU backend, software
+ * adapters): contiguous tiles, one tile per workgroup (tile count sized from
+ * `caps.concurrency`). Pass 1 sums each tile; the tile sums are scanned
+ * recursively (exclusive) by the same code; pass 2 scans each tile chunk by chunk
+ * (16 consecutive elements per invocation, a workgroup scan of the per-invocation
+ * totals — subgroup scans first where 'subgroup' exists — and a running carry),
+ * starting from the tile's carry-in. About 3n element moves.
+ *
+ * Gather (devices without workgroups: WebGL2): Hillis–Steele passes
+ * (dst[i] = src[i] + src[i - d] for d = 1, 2, 4, …) ping-ponging between
+ * temporaries; an exclusive scan first shifts the input by one.
  */
 import {
   type Buffer,
@@ -36,8 +41,17 @@ import {
   gatherSize,
   scratch,
   strideWorkgroups,
+  unsupported,
   workgroupScan,
 } from './common.ts';
+import {
+  type LookbackTuning,
+  lookbackPreferred,
+  lookbackRuns,
+  lookbackSumDepth,
+  lookbackTuning,
+  recordLookbackScan,
+} from './scan-lookback.ts';
 
 const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
 /** Consecutive elements per invocation in the block scan. */
@@ -264,25 +278,62 @@ function recordGatherScan(device: Device, input: Buffer, output: Buffer, n: numb
 
 // ---------- public API ----------
 
+export type ScanFormulation = 'single-pass' | 'reduce-then-scan' | 'gather';
+
+/**
+ * Internal: a formulation and tuning other than the device's default, for the
+ * conformance suite and benchmarks. Not a stable API.
+ */
+export interface ScanVariant {
+  readonly formulation?: ScanFormulation;
+  readonly lookback?: Partial<LookbackTuning>;
+}
+
+/** The formulation `scan` uses on `device` (or the one `variant` asks for, if the device runs it). */
+export function scanFormulation(device: Device, variant: ScanVariant = {}): ScanFormulation {
+  const family = familyOf(device, 'scan');
+  const asked = variant.formulation;
+  if (asked === undefined) return family === 'gather' ? 'gather' : lookbackPreferred(device) ? 'single-pass' : 'reduce-then-scan';
+  if (asked === 'reduce-then-scan' && family !== 'workgroup') throw unsupported(device, 'workgroup', 'scan', 'reduce-then-scan');
+  if (asked === 'single-pass' && !lookbackRuns(device)) throw unsupported(device, 'atomic-other', 'scan', 'single-pass look-back');
+  return asked;
+}
+
 /**
  * Prefix sums of `input`: inclusive (out[i] = x[0] + … + x[i]) or, with
  * `exclusive: true`, exclusive (out[0] = 0). Records the work and returns the
  * output buffer (`options.output`, or a new one of the input's dtype and length).
  *
  * Semantics: u32 / i32 wrap modulo 2^32 and are bit-identical to the sequential
- * reference. f32 adds in f32 in a fixed order per device and length: within
- * groups of 16 elements serially, a (subgroup then Hillis–Steele) workgroup scan of
- * the group totals, a running carry across chunks of a tile, and an exclusive scan
- * of tile sums for the carry-in (gather devices: Hillis–Steele trees). Error
- * bound per element: |out[i] - exact| <= γ(d) · Σ_{j<=i}|x_j|, d = `scanSumDepth(device, n)`.
+ * reference. f32 adds in f32 in an order set by the formulation: within a tile,
+ * serially over each invocation's few consecutive elements, then a (subgroup then
+ * Hillis–Steele) workgroup scan of the invocation totals; across tiles, the single
+ * pass adds the look-back's terms (predecessors' aggregates, one inclusive prefix or
+ * tiles the fallback re-reduced, in subgroup-wide sums) in an order that depends on
+ * timing, so f32 results may differ between runs, always within the bound;
+ * reduce-then-scan adds a running carry and an exclusive scan of tile sums in a
+ * fixed order; gather devices add Hillis–Steele trees. Error bound per element:
+ * |out[i] - exact| <= γ(d) · Σ_{j<=i}|x_j|, d = `scanSumDepth(device, n)` (for the
+ * single pass d grows by 3 per tile: a bound on the look-back chain, see
+ * scan-lookback.ts).
  * NaN and infinities propagate to every later element.
  *
  * Edge cases: n = 0 returns an empty buffer; n = 1 gives [x0] (inclusive) or [0].
- * Complexity: O(n) work and about 3n element moves (workgroup devices),
- * O(n log n) work and log2(n) passes (gather devices). Throws InvalidArgumentError
- * for a bad input or output buffer (dtype, length, aliasing).
+ * Complexity: O(n) work; 2n element moves in one dispatch (single pass), about 3n
+ * (reduce-then-scan), O(n log n) work and log2(n) passes (gather devices). Throws
+ * InvalidArgumentError for a bad input or output buffer (dtype, length, aliasing).
  */
 export function scan<D extends BufferDType>(device: Device, input: Buffer<D>, options: ScanOptions<D> = {}): Buffer<D> {
+  return scanVariant(device, input, options, {});
+}
+
+/** Internal: `scan` with a formulation and tuning other than the default (see ScanVariant). */
+export function scanVariant<D extends BufferDType>(
+  device: Device,
+  input: Buffer<D>,
+  options: ScanOptions<D>,
+  variant: ScanVariant,
+): Buffer<D> {
   checkBuffer(device, input, 'input', DTYPES);
   if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'must be an object');
   if (options.exclusive !== undefined && typeof options.exclusive !== 'boolean') {
@@ -295,27 +346,33 @@ export function scan<D extends BufferDType>(device: Device, input: Buffer<D>, op
       throw new InvalidArgumentError('options.output', `length ${out.length} differs from the input length ${input.length}`);
     if (out === input) throw new InvalidArgumentError('options.output', 'must not be the input buffer');
   }
-  familyOf(device, 'scan'); // throws UnsupportedFeatureError before anything is created
+  scanFormulation(device, variant); // throws UnsupportedFeatureError before anything is created
   const output = out ?? device.createBuffer(input.dtype, input.length);
   if (input.length === 0) return output;
-  recordScan(device, input, output, input.length, options.exclusive === true);
+  recordScan(device, input, output, input.length, options.exclusive === true, variant);
   return output;
 }
 
 /**
  * Internal entry for other algorithms: scans the first `n` elements of `src` into
- * `dst` (either may be longer, e.g. pooled temporaries). No validation.
+ * `dst` (either may be longer, e.g. pooled temporaries; elements of `dst` past n
+ * may be overwritten by reduce-then-scan). `src` and `dst` must be different
+ * buffers: the single pass's fallback re-reads earlier tiles of `src`. No validation.
  */
-export function recordScan(device: Device, src: Buffer, dst: Buffer, n: number, exclusive: boolean): void {
+export function recordScan(device: Device, src: Buffer, dst: Buffer, n: number, exclusive: boolean, variant: ScanVariant = {}): void {
   if (n === 0) return;
-  if (familyOf(device, 'scan') === 'workgroup') recordBlockScan(device, src, dst, n, exclusive, 0);
+  const formulation = scanFormulation(device, variant);
+  if (formulation === 'single-pass') recordLookbackScan(device, src, dst, n, exclusive, lookbackTuning(device, variant.lookback));
+  else if (formulation === 'reduce-then-scan') recordBlockScan(device, src, dst, n, exclusive, 0);
   else recordGatherScan(device, src, dst, n, exclusive);
 }
 
-/** The longest chain of f32 additions behind one output of `scan` for `n` elements on `device`. */
-export function scanSumDepth(device: Device, n: number): number {
+/** The longest chain of f32 additions behind one output of `scan` for `n` elements on `device` (an upper bound). */
+export function scanSumDepth(device: Device, n: number, variant: ScanVariant = {}): number {
   if (n <= 1) return 1;
-  if (familyOf(device, 'scan') === 'gather') return Math.ceil(Math.log2(n)) + 1;
+  const formulation = scanFormulation(device, variant);
+  if (formulation === 'gather') return Math.ceil(Math.log2(n)) + 1;
+  if (formulation === 'single-pass') return lookbackSumDepth(device, n, lookbackTuning(device, variant.lookback));
   let depth = 0;
   let m = n;
   for (;;) {

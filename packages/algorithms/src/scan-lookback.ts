@@ -1,0 +1,462 @@
+/**
+ * The single-pass scan: a chained scan with decoupled look-back (Merrill & Garland,
+ * 2016) and the look-back fallback (Smith, Levien & Owens, "Decoupled Fallback", SPAA 2025), in one dispatch
+ * that reads the input once and writes the output once (2n element moves).
+ *
+ * Each workgroup takes the next tile id from a counter (one atomicAdd), so a tile
+ * only waits on tiles whose workgroups have already started. It loads its tile,
+ * scans it in the workgroup, publishes its aggregate, then one subgroup looks back
+ * over the predecessors' published states, a window of subgroup-size tiles per
+ * round, summing aggregates until it meets an inclusive prefix; it then publishes
+ * its own inclusive prefix and the workgroup writes the tile's outputs.
+ *
+ * Publication without fences: WGSL atomics are relaxed and WebGPU has no fence
+ * between workgroups, so a state and its value must travel in one atomic word. A
+ * tile's state is two u32 words, each holding a 2-bit flag (not ready / aggregate /
+ * inclusive) and one 16-bit half of the value's 32 bits (u32, i32 and f32 alike).
+ * A reader trusts a tile only when both words show the same ready flag: each flag
+ * is written once per tile with one value, so matching flags mean matching halves;
+ * a mismatch is read as "not ready" and read again next round.
+ *
+ * Forward progress: WebGPU promises none between workgroups (a software adapter may
+ * run workgroups as fibers on one thread; the CPU backend runs them in worker
+ * slices). After `spinLimit` rounds without progress on the nearest predecessor,
+ * the subgroup reduces that predecessor's tile from the input itself and goes on
+ * looking back, so the look-back ends on every backend even if no other workgroup
+ * ever runs; the cost is bounded by re-reading the tiles before this one.
+ *
+ * Uniformity: the look-back loop's condition comes from atomic loads, so it holds
+ * no barrier (WGSL's uniformity analysis would refuse one; the CPU backend runs
+ * barrier-holding control flow once per workgroup). It runs in one subgroup, with
+ * subgroup reductions deciding every branch, so the subgroup stays converged; the
+ * result reaches the workgroup through workgroup memory and a barrier at top level.
+ *
+ * Tile layouts: 'blocked' gives each invocation `vecs` consecutive quads (4
+ * elements), scanned serially, then one workgroup scan of invocation totals;
+ * 'striped' gives it quad `q * wg + lid` of each of `vecs` rows (coalesced loads),
+ * scans each quad, and one vector-valued workgroup scan serves every row at once.
+ */
+import {
+  type Buffer,
+  bool,
+  buffer,
+  type Device,
+  defineKernel,
+  type KernelBuilder,
+  select,
+  u32,
+  uniform,
+  type Val,
+  type Var,
+  vec,
+} from '@trident/core';
+import { blockSize, cachedKernel, dispatchGroups, hasAll, scratch, workgroupScan } from './common.ts';
+
+export type Num = 'u32' | 'i32' | 'f32';
+
+/** How the single-pass scan cuts and scans tiles. */
+export interface LookbackTuning {
+  /** Invocations per workgroup (a power of two). */
+  readonly wg: number;
+  /** Quads (4 consecutive elements) per invocation: a tile is 4 * wg * vecs elements. 'striped' takes 1, 2 or 4. */
+  readonly vecs: number;
+  readonly layout: 'blocked' | 'striped';
+  /** Look-back rounds without progress on the nearest predecessor before reducing its tile from the input. */
+  readonly spinLimit: number;
+  /** Never trust a published state: every predecessor is reduced from the input (tests of the fallback). */
+  readonly forceFallback: boolean;
+  /**
+   * Measurement only: skip the look-back or the loads and stores (results are wrong),
+   * or take tile ids from the workgroup index instead of the counter.
+   */
+  readonly probe?: 'no-lookback' | 'no-data' | 'static-ids';
+}
+
+/**
+ * Defaults, measured on an NVIDIA H100 through Dawn/Vulkan at n = 2^28 u32, inclusive,
+ * GPU timestamps, cub::DeviceScan 0.886 ms in the same call (bench/h100/scan-check.ts):
+ *
+ *   layout   wg    quads  tile    ms     (reduce-then-scan: 4.17 ms)
+ *   striped  512   4      8192    3.22   <- default (0.28x CUB)
+ *   striped  1024  4      16384   4.11
+ *   striped  1024  2      8192    4.73
+ *   striped  256   4      4096    5.09
+ *   blocked  512   4      8192    4.53
+ *   blocked  256   4      4096    5.62
+ *   blocked  256   8      8192    5.45
+ *   blocked  1024  2 / 4  8192+   5.48 / 5.72
+ *
+ * Spin limits 16 … 4096 made no difference (the fallback is not what costs). Tried and
+ * dropped: busy-wait backoff before re-polling a predecessor (+6% at 64 iterations,
+ * +116% at 512) and summing subgroup totals serially after one barrier instead of the
+ * Hillis–Steele tree (+13%). Probes of the default: without the look-back 2.45 ms,
+ * without loads and stores 1.28 ms: the tile work itself is far from copy bandwidth.
+ */
+const DEFAULT_TUNING: LookbackTuning = { wg: 512, vecs: 4, layout: 'striped', spinLimit: 256, forceFallback: false };
+
+/**
+ * The narrowest subgroup the look-back wants. One round trip to memory reads one
+ * window of predecessors, and tiles must be published faster than tiles start, so
+ * narrow windows (the CPU backend's width-1 emulation, software adapters' 4) leave
+ * the look-back slower than reduce-then-scan there.
+ */
+export const LOOKBACK_MIN_WINDOW = 8;
+
+/**
+ * True when the device can run the single-pass scan (it may still not be the best
+ * choice): without subgroups the look-back runs in one invocation, a window of one.
+ */
+export function lookbackRuns(device: Device): boolean {
+  return hasAll(device, 'workgroup', 'scatter', 'atomic', 'atomic-other');
+}
+
+/** True when the single-pass scan is the better formulation on `device` (caps only). */
+export function lookbackPreferred(device: Device): boolean {
+  return hasAll(device, 'workgroup', 'atomic', 'atomic-other', 'subgroup') && device.caps.limits.minSubgroupSize >= LOOKBACK_MIN_WINDOW;
+}
+
+/** The tuning for `device`, with `overrides` applied and the workgroup size fitted to its limits. */
+export function lookbackTuning(device: Device, overrides: Partial<LookbackTuning> = {}): LookbackTuning {
+  const t = { ...DEFAULT_TUNING, ...overrides };
+  // The workgroup scan keeps one value (a vector for 'striped') per invocation in workgroup memory.
+  const bytes = 4 * (t.layout === 'striped' ? t.vecs : 1);
+  const wg = blockSize(device.caps, bytes, t.wg);
+  if (t.layout === 'striped' && ![1, 2, 4].includes(t.vecs))
+    throw new RangeError(`striped tiles take 1, 2 or 4 quads per invocation, got ${t.vecs}`);
+  if (!Number.isInteger(t.vecs) || t.vecs < 1) throw new RangeError(`vecs must be a positive integer, got ${t.vecs}`);
+  return { ...t, wg };
+}
+
+/** Elements per tile. */
+export function lookbackTile(t: LookbackTuning): number {
+  return 4 * t.wg * t.vecs;
+}
+
+// Tile states (the 2-bit flag of both state words).
+const NOT_READY = 0;
+const AGGREGATE = 1;
+const INCLUSIVE = 2;
+/** Larger than any lane index: "no such lane" in subgroup minima. */
+const NO_LANE = 0xffffffff;
+
+type Quad = Val<`vec4<${Num}>`>;
+
+function bitsOf(v: Val<Num>): Val<'u32'> {
+  return v.type === 'u32' ? (v as Val<'u32'>) : (v as Val<'i32' | 'f32'>).bitcast('u32');
+}
+
+function fromBits(dtype: Num, bits: Val<'u32'>): Val<Num> {
+  return dtype === 'u32' ? bits : bits.bitcast(dtype);
+}
+
+/** Component `c` of a vector (a scalar is its own component 0). */
+function component(v: Val<Num> | Val<`vec${2 | 4}<${Num}>`>, c: number): Val<Num> {
+  if (v.type === 'u32' || v.type === 'i32' || v.type === 'f32') return v as Val<Num>;
+  const w = v as unknown as Val<'vec4<u32>'>;
+  const picked = c === 0 ? w.x : c === 1 ? w.y : c === 2 ? w.z : w.w;
+  return picked as unknown as Val<Num>;
+}
+
+/**
+ * Loads quad `qi` (elements 4qi … 4qi+3). Vector views give zeros past their end;
+ * scalar views mask by `n`, because pooled temporaries may be longer than n.
+ */
+function loadQuad(dtype: Num, src: { load(i: Val<'u32'>): Val<Num> | Quad }, qi: Val<'u32'>, width: 1 | 4, n: Val<'u32'>): Quad {
+  if (width === 4) return src.load(qi) as Quad;
+  const e = qi.shl(2);
+  const parts = [0, 1, 2, 3].map((c) => {
+    const i = c === 0 ? e : e.add(c);
+    return select(i.lt(n), src.load(i) as Val<Num>, 0);
+  });
+  return vec(dtype as 'u32', ...(parts as [Val<'u32'>, Val<'u32'>, Val<'u32'>, Val<'u32'>])) as unknown as Quad;
+}
+
+function storeQuad(
+  k: KernelBuilder,
+  dtype: Num,
+  dst: { store(i: Val<'u32'>, v: never): void },
+  qi: Val<'u32'>,
+  outs: Array<Val<Num>>,
+  width: 1 | 4,
+  n: Val<'u32'>,
+): void {
+  if (width === 4) {
+    dst.store(qi, vec(dtype as 'u32', ...(outs as [Val<'u32'>, Val<'u32'>, Val<'u32'>, Val<'u32'>])) as never);
+    return;
+  }
+  const e = qi.shl(2);
+  outs.forEach((o, c) => {
+    const i = c === 0 ? e : e.add(c);
+    k.if(i.lt(n), () => dst.store(i, o as never));
+  });
+}
+
+function quadSum(q: Quad): Val<Num> {
+  const c = [0, 1, 2, 3].map((i) => component(q as never, i));
+  return (c[0] as Val<Num>).add(c[1] as never).add((c[2] as Val<Num>).add(c[3] as never) as never);
+}
+
+/** Subgroup helpers that are the identity where the kernel runs without subgroups (one lane). */
+interface Lanes {
+  readonly lane: Val<'u32'>;
+  readonly width: Val<'u32'>;
+  min(v: Val<'u32'>): Val<'u32'>;
+  add(v: Val<Num>): Val<Num>;
+}
+
+function lanes(k: KernelBuilder, subgroups: boolean): Lanes {
+  if (!subgroups) return { lane: u32(0), width: u32(1), min: (v) => v, add: (v) => v };
+  return {
+    lane: k.subgroupInvocation,
+    width: k.subgroupSize,
+    min: (v) => k.subgroupMin(v),
+    add: (v) => k.subgroupAdd(v),
+  };
+}
+
+interface Params {
+  readonly dtype: Num;
+  readonly width: 1 | 4;
+  readonly tuning: LookbackTuning;
+  readonly subgroups: boolean;
+  readonly exclusive: boolean;
+}
+
+function lookbackKernel(p: Params) {
+  const { dtype, width, subgroups, exclusive } = p;
+  const { wg, vecs, layout, probe } = p.tuning;
+  const key = `scan-lb:${dtype}:${width}:${wg}:${vecs}:${layout}:${subgroups}:${exclusive}:${probe ?? ''}`;
+  return cachedKernel(key, () =>
+    defineKernel({
+      name: `scan_lookback_${dtype}_v${width}_${layout}${exclusive ? '_excl' : ''}`,
+      workgroupSize: wg,
+      params: {
+        src: buffer(dtype, 'read', { vector: width }),
+        dst: buffer(dtype, 'write', { vector: width }),
+        // [0]: the tile counter; tile t's state words at 2t + 1 and 2t + 2.
+        status: buffer('u32', 'atomic'),
+        n: uniform('u32'),
+        tiles: uniform('u32'),
+        spinLimit: uniform('u32'),
+        forceFallback: uniform('u32'),
+      },
+      body: ({ src, dst, status, n, tiles, spinLimit, forceFallback }, k) => {
+        const lid = k.localIndex;
+        const tileQuads = wg * vecs;
+        const zero = () => k.var(dtype, 0) as Val<Num>;
+        // [0]: this workgroup's tile id; [1]: the bits of the tile's exclusive prefix.
+        const shared = k.workgroupArray('u32', 2);
+        if (probe === 'static-ids') k.if(lid.eq(0), () => shared.store(0, k.workgroupIndex));
+        else k.if(lid.eq(0), () => shared.store(0, status.atomicAdd(0, 1)));
+        k.barrier();
+        const tile = k.let(shared.load(0), 'tile');
+        // Workgroups a folded grid adds past `tiles` load nothing, store nothing and publish nothing.
+        const live = k.let(tile.lt(tiles), 'live');
+        const firstQuad = k.let(select(live, tile, tiles).mul(tileQuads), 'firstQuad');
+        const quadIndex = (q: number): Val<'u32'> =>
+          layout === 'blocked' ? firstQuad.add(lid.mul(vecs).add(q)) : firstQuad.add(lid.add(q * wg));
+
+        // ---- load and scan the tile in the workgroup ----
+        const xs: Array<Array<Val<Num>>> = [];
+        for (let q = 0; q < vecs; q++) {
+          const loaded =
+            probe === 'no-data'
+              ? (vec(dtype as 'u32', 0, 0, 0, 0) as unknown as Quad)
+              : loadQuad(dtype, src as never, quadIndex(q), width, n);
+          const quad = k.let(loaded, `x${q}`) as unknown as Quad;
+          xs.push([0, 1, 2, 3].map((c) => component(quad as never, c)));
+        }
+        // inclusive[q][c]: the sum of this invocation's elements up to (q, c), in the layout's order.
+        const inclusive: Array<Array<Val<Num>>> = [];
+        let localOffset: (q: number) => Val<Num>;
+        let total: Val<Num>;
+        if (layout === 'blocked') {
+          let run: Val<Num> | undefined;
+          for (let q = 0; q < vecs; q++) {
+            const row: Array<Val<Num>> = [];
+            for (let c = 0; c < 4; c++) {
+              const x = xs[q]?.[c] as Val<Num>;
+              run = run === undefined ? x : (k.let(run.add(x as never), `s${q}_${c}`) as Val<Num>);
+              row.push(run);
+            }
+            inclusive.push(row);
+          }
+          const scanned = workgroupScan(k, run as Val<Num>, wg, subgroups, zero());
+          const before = k.let(scanned.exclusive, 'before') as Val<Num>;
+          total = k.let(scanned.total, 'total') as Val<Num>;
+          localOffset = () => before;
+        } else {
+          const totals: Array<Val<Num>> = [];
+          for (let q = 0; q < vecs; q++) {
+            const x = xs[q] as Array<Val<Num>>;
+            const a = x[0] as Val<Num>;
+            const b = k.let(a.add(x[1] as never), `s${q}_1`) as Val<Num>;
+            const c = k.let(b.add(x[2] as never), `s${q}_2`) as Val<Num>;
+            const d = k.let(c.add(x[3] as never), `s${q}_3`) as Val<Num>;
+            inclusive.push([a, b, c, d]);
+            totals.push(d);
+          }
+          const value = vecs === 1 ? (totals[0] as Val<Num>) : (vec(dtype as 'u32', ...(totals as [Val<'u32'>, Val<'u32'>])) as never);
+          const zeroV = () =>
+            (vecs === 1
+              ? zero()
+              : (k.let(vec(dtype as 'u32', ...(totals.map(() => 0) as [number, number])) as never) as never)) as Val<Num>;
+          const scanned = workgroupScan(k, value as Val<Num>, wg, subgroups, zeroV());
+          const before = k.let(scanned.exclusive, 'before');
+          const rows = k.let(scanned.total, 'rows');
+          // Row q starts after the totals of rows 0 … q-1.
+          const rowStart: Array<Val<Num>> = [];
+          let acc: Val<Num> | undefined;
+          for (let q = 0; q < vecs; q++) {
+            rowStart.push(acc ?? zero());
+            const r = component(rows as never, q);
+            acc = acc === undefined ? r : (k.let(acc.add(r as never), `rows${q}`) as Val<Num>);
+          }
+          total = acc as Val<Num>;
+          localOffset = (q) => (rowStart[q] as Val<Num>).add(component(before as never, q) as never);
+        }
+
+        // ---- look-back, in the first subgroup ----
+        const L = lanes(k, subgroups);
+        const publish = (t: Val<'u32'>, value: Val<Num>, flag: number) => {
+          const bits = bitsOf(value);
+          status.store(t.mul(2).add(1), bits.and(0xffff).shl(2).or(flag));
+          status.store(t.mul(2).add(2), bits.shr(16).shl(2).or(flag));
+        };
+        k.if(
+          lid
+            .lt(L.width)
+            .and(live)
+            .and(bool(probe !== 'no-lookback')),
+          () => {
+            k.if(L.lane.eq(0), () => publish(tile, total, AGGREGATE));
+            const prefix = k.var(dtype, 0, 'prefix') as Var<Num>;
+            // Tiles [0, look) are still to be summed.
+            const look = k.let(tile, 'look');
+            const stalls = k.var('u32', 0, 'stalls');
+            k.while(
+              () => look.gt(0),
+              () => {
+                // Lane i reads tile look - 1 - i; lanes before tile 0 read an inclusive zero.
+                const inRange = k.let(L.lane.lt(look), 'inRange');
+                const j = k.let(look.sub(1).sub(L.lane), 'j');
+                const w0 = status.load(j.mul(2).add(1));
+                const w1 = status.load(j.mul(2).add(2));
+                const agree = w0.and(3).eq(w1.and(3)).and(forceFallback.eq(0));
+                const flag = k.let(select(inRange, select(agree, w0.and(3), NOT_READY), INCLUSIVE), 'flag');
+                const value = k.let(select(inRange, fromBits(dtype, w0.shr(2).or(w1.shr(2).shl(16))), 0) as Val<Num>, 'value') as Val<Num>;
+                const firstInclusive = k.let(L.min(select(flag.eq(INCLUSIVE), L.lane, NO_LANE)), 'firstInclusive');
+                const firstWaiting = k.let(L.min(select(flag.eq(NOT_READY), L.lane, NO_LANE)), 'firstWaiting');
+                k.if(
+                  firstWaiting.lt(firstInclusive),
+                  () => {
+                    // Sum the aggregates before the first tile that is not ready, then wait on it.
+                    prefix.set(prefix.add(L.add(select(L.lane.lt(firstWaiting), value, 0)) as never));
+                    look.set(look.sub(firstWaiting));
+                    stalls.set(select(firstWaiting.eq(0), stalls.add(1), u32(0)));
+                    k.if(stalls.gt(spinLimit), () => {
+                      prefix.set(prefix.add(reduceTile(k, dtype, src as never, look.sub(1), tileQuads, width, n, L) as never));
+                      look.set(look.sub(1));
+                      stalls.set(0);
+                    });
+                  },
+                  () => {
+                    // Every tile up to the first inclusive one (or the whole window) is ready.
+                    prefix.set(prefix.add(L.add(select(L.lane.le(firstInclusive), value, 0)) as never));
+                    look.set(select(firstInclusive.eq(NO_LANE), look.sub(L.width), u32(0)));
+                    stalls.set(0);
+                  },
+                );
+              },
+            );
+            k.if(L.lane.eq(0), () => {
+              k.if(tile.gt(0), () => publish(tile, prefix.add(total as never), INCLUSIVE));
+              shared.store(1, bitsOf(prefix));
+            });
+          },
+        );
+        k.barrier();
+        const tilePrefix = k.let(fromBits(dtype, shared.load(1)), 'tilePrefix') as Val<Num>;
+
+        // ---- outputs ----
+        for (let q = 0; q < vecs; q++) {
+          const offset = k.let(tilePrefix.add(localOffset(q) as never), `offset${q}`) as Val<Num>;
+          const outs: Array<Val<Num>> = [];
+          for (let c = 0; c < 4; c++) {
+            if (!exclusive) outs.push(offset.add(inclusive[q]?.[c] as never));
+            else if (c > 0) outs.push(offset.add(inclusive[q]?.[c - 1] as never));
+            else if (layout === 'striped' || q === 0) outs.push(offset);
+            else outs.push(offset.add(inclusive[q - 1]?.[3] as never));
+          }
+          if (probe !== 'no-data') storeQuad(k, dtype, dst as never, quadIndex(q), outs, width, n);
+        }
+      },
+    }),
+  );
+}
+
+/** The fallback: the sum of tile `t`, read from the input by the look-back's lanes. */
+function reduceTile(
+  k: KernelBuilder,
+  dtype: Num,
+  src: { load(i: Val<'u32'>): Val<Num> | Quad },
+  t: Val<'u32'>,
+  tileQuads: number,
+  width: 1 | 4,
+  n: Val<'u32'>,
+  L: Lanes,
+): Val<Num> {
+  const acc = k.var(dtype, 0, 'fallback') as Var<Num>;
+  const q = k.let(t.mul(tileQuads).add(L.lane), 'fq');
+  const end = k.let(t.add(1).mul(tileQuads), 'fend');
+  k.while(
+    () => q.lt(end),
+    () => {
+      acc.set(acc.add(quadSum(loadQuad(dtype, src, q, width, n)) as never));
+      q.set(q.add(L.width));
+    },
+  );
+  return L.add(acc);
+}
+
+/**
+ * Records the single-pass scan of the first `n` elements of `src` into `dst`.
+ * Clears the tile states, then one dispatch of one workgroup per tile.
+ */
+export function recordLookbackScan(device: Device, src: Buffer, dst: Buffer, n: number, exclusive: boolean, tuning: LookbackTuning): void {
+  const dtype = src.dtype as Num;
+  const width: 1 | 4 = n % 4 === 0 && src.length === n && dst.length === n ? 4 : 1;
+  const tiles = Math.ceil(n / lookbackTile(tuning));
+  const status = scratch(device, 'scan.status', 'u32', 2 * tiles + 1);
+  status.fill(0, { length: 2 * tiles + 1 });
+  const subgroups = device.caps.features.has('subgroup');
+  dispatchGroups(device, lookbackKernel({ dtype, width, tuning, subgroups, exclusive }), tiles, {
+    src,
+    dst,
+    status,
+    n,
+    tiles,
+    spinLimit: tuning.spinLimit,
+    forceFallback: tuning.forceFallback ? 1 : 0,
+  });
+}
+
+/**
+ * The longest chain of f32 additions behind one output of the single-pass scan
+ * (an upper bound). Within a tile: the layout's serial part, the workgroup scan,
+ * the offsets. Across tiles, tile t's prefix sums terms (aggregates, inclusive
+ * prefixes, fallback reductions) of disjoint runs of earlier tiles; a round that
+ * takes k of them adds at most k roundings on any path (adding an exact zero does
+ * not round), and each round takes at least one tile, so by induction tile t's
+ * inclusive prefix lies within 3t roundings of its deepest term.
+ */
+export function lookbackSumDepth(device: Device, n: number, t: LookbackTuning): number {
+  const tiles = Math.ceil(n / lookbackTile(t));
+  const lanes = Math.max(1, device.caps.limits.minSubgroupSize);
+  const widest = Math.max(1, device.caps.limits.maxSubgroupSize);
+  // Combining invocation totals: subgroup scans, then the Hillis–Steele tree (taken as log2(wg) together).
+  const combine = Math.ceil(Math.log2(t.wg));
+  const local = t.layout === 'blocked' ? 4 * t.vecs + combine + 1 : 3 + combine + t.vecs + 1;
+  const fallback = Math.ceil((t.wg * t.vecs) / lanes) + 2 + Math.ceil(Math.log2(widest));
+  return Math.max(local, fallback) + 3 * tiles + local + 2;
+}
