@@ -176,6 +176,25 @@ const subgroups = defineKernel({
   },
 });
 
+/** Predicate of invocation i for the ballot test: a pattern that differs between neighbouring lanes. */
+const ballotPredicate = (i: number) => (i * 7) % 5 < 2;
+
+const ballots = defineKernel({
+  name: 'class_ballot',
+  workgroupSize: WG,
+  params: { size: buffer('u32', 'write'), mask: buffer('u32', 'write') },
+  body: (p, k) => {
+    const i = k.globalIndex;
+    const m = k.subgroupBallot(i.mul(7).rem(5).lt(2)); // ballotPredicate(i)
+    k.if(i.lt(p.size.length), () => {
+      p.size.store(i, k.subgroupSize);
+      [m.x, m.y, m.z, m.w].forEach((w, c) => {
+        p.mask.store(i.mul(4).add(c), w);
+      });
+    });
+  },
+});
+
 describeEachBackend('kernel classes', (ctx) => {
   it('infers the classes of each kernel from its body', () => {
     expect([...gather.info.classes]).toEqual(['gather']);
@@ -185,6 +204,7 @@ describeEachBackend('kernel classes', (ctx) => {
     expect([...treeReduce.info.classes].sort()).toEqual(['scatter', 'workgroup']);
     expect([...claim.info.classes].sort()).toEqual(['atomic-other', 'gather']);
     expect([...subgroups.info.classes].sort()).toEqual(['gather', 'subgroup']);
+    expect([...ballots.info.classes].sort()).toEqual(['gather', 'scatter', 'subgroup']);
     expect([...blockScan.info.classes].sort()).toEqual(['gather', 'workgroup']);
   });
 
@@ -356,6 +376,29 @@ describeEachBackend('kernel classes', (ctx) => {
         // All invocations are active, so each subgroup is full: sum == size, prefix == lane.
         expect((await sum.read()).every((v) => v === sg)).toBe(true);
         expect(await prefix.read()).toEqual(await lane.read());
+      },
+    );
+  });
+
+  it('subgroup: ballot sets bit l exactly for the lanes l whose predicate holds', async () => {
+    const d = ctx.device;
+    const n = 3 * WG;
+    const size = d.createBuffer('u32', n);
+    const mask = d.createBuffer('u32', 4 * n);
+    await withFeature(
+      d,
+      'subgroup',
+      () => d.dispatch(ballots, { workgroups: 3 }, { size, mask }),
+      async () => {
+        const sg = (await size.read())[0] as number;
+        const got = await mask.read();
+        for (let i = 0; i < n; i++) {
+          // Subgroups are consecutive runs of sg invocations (1-D workgroups of a multiple of sg).
+          const first = i - (i % sg);
+          const want = [0, 0, 0, 0];
+          for (let l = 0; l < sg; l++) if (ballotPredicate(first + l)) want[l >> 5] = ((want[l >> 5] as number) | (1 << (l & 31))) >>> 0;
+          expect([...got.subarray(4 * i, 4 * i + 4)], `invocation ${i} (subgroup size ${sg})`).toEqual(want);
+        }
       },
     );
   });

@@ -483,6 +483,8 @@ class WgslGenerator {
         return `subgroupBroadcastFirst(${x})`;
       case 'shuffle':
         return `subgroupShuffle(${x}, ${this.expr(lane as Expr)})`;
+      case 'ballot':
+        return `subgroupBallot(${x})`;
       default:
         throw new KernelBuildError(this.ir.name, `internal: unknown subgroup op ${fn}`);
     }

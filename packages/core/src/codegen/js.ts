@@ -310,6 +310,8 @@ class JsGenerator {
       case 'subgroup':
         // Subgroups of width 1: every reduction is the value itself.
         if (e.fn === 'exclusiveAdd') return `((${this.expr(e.a)}), ${zeroOf(e.type)})`;
+        // The one lane is lane 0: bit 0 of the first word.
+        if (e.fn === 'ballot') return `[(${this.expr(e.a)}) ? 1 : 0, 0, 0, 0]`;
         return this.expr(e.a);
       case 'construct':
         return `[${e.args.map((a) => this.expr(a)).join(', ')}]`;

@@ -325,6 +325,15 @@ export class KernelBuilder {
   subgroupShuffle<T extends ValueType>(v: Val<T>, lane: Val<'u32'>): Val<T> {
     return this.subgroup('shuffle', v, lane);
   }
+  /**
+   * The lanes of this subgroup whose `predicate` is true, as a 128-bit mask (lane l
+   * is bit l % 32 of component l / 32). Inactive lanes and lanes past the subgroup
+   * size contribute 0.
+   */
+  subgroupBallot(predicate: Val<'bool'>): Val<'vec4<u32>'> {
+    if (predicate.type !== 'bool') throw buildError(`subgroupBallot takes a bool, got ${predicate.type}`);
+    return this.materialize({ op: 'subgroup', type: 'vec4<u32>', fn: 'ballot', a: predicate.node }, 'vec4<u32>');
+  }
 
   // ---------- internals used by handles ----------
 

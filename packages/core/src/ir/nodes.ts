@@ -77,7 +77,11 @@ export type MathFn =
 export type AtomicFn = 'add' | 'sub' | 'min' | 'max' | 'and' | 'or' | 'xor' | 'exchange' | 'compareExchange' | 'load' | 'store';
 export const BLENDABLE_ATOMICS: ReadonlySet<AtomicFn> = new Set(['add', 'min', 'max']);
 
-export type SubgroupFn = 'add' | 'min' | 'max' | 'inclusiveAdd' | 'exclusiveAdd' | 'broadcastFirst' | 'shuffle';
+/**
+ * 'ballot' takes a bool and gives a vec4<u32> bit mask: bit l (of word l / 32) is set
+ * when lane l is active and its predicate is true; lanes at or past the subgroup size are 0.
+ */
+export type SubgroupFn = 'add' | 'min' | 'max' | 'inclusiveAdd' | 'exclusiveAdd' | 'broadcastFirst' | 'shuffle' | 'ballot';
 
 export type Expr =
   | { readonly op: 'const'; readonly type: ValueType; readonly value: number | boolean | readonly number[] }
