@@ -237,7 +237,7 @@ function scanRows(
 }
 
 /** Pass step 1: counts[d * tiles + t] = keys of tile t with digit d, from a workgroup-atomic histogram. */
-function countKernel(shape: MultisplitShape) {
+export function countKernel(shape: MultisplitShape) {
   const { wg, items } = shape;
   return cachedKernel(`radix8-count:${wg}:${items}:${shape.words}:${shape.count}`, () =>
     defineKernel({
@@ -284,7 +284,7 @@ function countKernel(shape: MultisplitShape) {
   );
 }
 
-function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
+export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
   const tile = wg * items;
   return cachedKernel(`radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${valueType ?? 'none'}`, () =>
