@@ -55,18 +55,19 @@ console.log(
 const logs = process.argv.slice(2).map(Number);
 const sizes = logs.length > 0 ? logs : [24, 28];
 const variants: Array<[string, MultisplitShape | null, boolean]> = [];
-for (const [items, wg, count] of [
-  [16, 256, 'ballot'],
-  [16, 256, 'atomic'],
-  [8, 256, 'ballot'],
-  [12, 256, 'ballot'],
-  [24, 256, 'ballot'],
-  [16, 128, 'ballot'],
-  [32, 128, 'ballot'],
-  [8, 512, 'ballot'],
+// [keys per invocation, workgroup size, count step, ranking, pairs at 2^28 too]
+for (const [items, wg, count, rank, pairs] of [
+  [12, 256, 'ballot', 'serial', true],
+  [8, 256, 'ballot', 'pairwise', true],
+  [12, 256, 'ballot', 'pairwise', false],
+  [16, 256, 'ballot', 'pairwise', false],
+  [8, 256, 'ballot', 'serial', false],
+  [16, 256, 'ballot', 'serial', false],
+  [12, 256, 'atomic', 'serial', false],
+  [8, 512, 'ballot', 'pairwise', false],
 ] as const) {
-  const shape = multisplitShape(device.caps, items, wg, count);
-  if (shape) variants.push([`multisplit wg=${shape.wg} items=${shape.items} count=${shape.count}`, shape, true]);
+  const shape = multisplitShape(device.caps, items, wg, count, rank);
+  if (shape) variants.push([`multisplit wg=${shape.wg} items=${shape.items} count=${shape.count} rank=${shape.rank}`, shape, pairs]);
 }
 variants.push(['packed 4-bit (fallback)', null, false]);
 
@@ -84,10 +85,10 @@ for (const log of sizes) {
   for (let i = 0; i < n; i++) index[i] = i;
   const values = device.createBuffer('u32', index);
   const valuesOut = device.createBuffer('u32', n);
-  for (const [v, [name, shape, pairsToo]] of variants.entries()) {
+  for (const [name, shape, pairsToo] of variants) {
     if (shape === null && log > 26) continue; // ~1.6 Gkeys/s: too slow to sweep at 2^28
-    // Pairs for every shape at small n; at large n for the default shape only (host checks cost seconds).
-    for (const pairs of pairsToo && (log < 26 || v === 0) ? [false, true] : [false]) {
+    // Pairs for every shape at small n; at large n for the marked shapes only (host checks cost seconds).
+    for (const pairs of shape !== null && (log < 26 || pairsToo) ? [false, true] : [false]) {
       if (overBudget()) break;
       console.log(`… 2^${log} ${name}${pairs ? ' pairs' : ''} (${((performance.now() - began) / 1000).toFixed(1)} s)`);
       const ms = await median(

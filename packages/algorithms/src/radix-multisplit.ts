@@ -69,6 +69,13 @@ export interface MultisplitShape {
    * ballots ('ballot': more arithmetic, no same-address contention on skewed keys).
    */
   readonly count: 'atomic' | 'ballot';
+  /**
+   * How a subgroup ranks its items: 'serial' walks them in order, the lowest lane
+   * of each digit bumping the subgroup's counter, with a workgroup barrier per item;
+   * 'pairwise' matches every key against the ballots of every earlier item (more
+   * arithmetic, one barrier in all), the counters being atomic maxima.
+   */
+  readonly rank: 'serial' | 'pairwise';
 }
 
 /** Default keys per invocation: 16 keeps a 256-wide tile at 16 KiB of workgroup memory. */
@@ -84,6 +91,7 @@ export function multisplitShape(
   items = MULTISPLIT_ITEMS,
   maxWg = 256,
   count: MultisplitShape['count'] = 'ballot',
+  rank: MultisplitShape['rank'] = 'serial',
 ): MultisplitShape | undefined {
   const { minSubgroupSize, maxSubgroupSize, maxComputeWorkgroupStorageSize: storage } = caps.limits;
   if (!caps.features.has('subgroup') || !caps.features.has('workgroup') || !caps.features.has('scatter')) return undefined;
@@ -96,7 +104,7 @@ export function multisplitShape(
     const rowBytes = rows * DIGITS * 4;
     // rows + staged tile + per-digit destinations + the workgroup scan's array.
     const bytes = rowBytes + wg * items * 4 + DIGITS * 4 + wg * 4;
-    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words, count };
+    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words, count, rank };
   }
   return undefined;
 }
@@ -122,6 +130,27 @@ function lowestLane(mask: U[]): U {
     lane = w === mask.length - 1 ? ctz(word).add(32 * w) : select(word.ne(0), ctz(word).add(32 * w), lane);
   }
   return lane;
+}
+
+/** One item's ballots: the lanes with a valid key, then per digit bit the lanes whose digit has it set. */
+function digitBallots(k: KernelBuilder, words: number, valid: Val<'bool'>, d: U): { valid: U[]; bits: U[][] } {
+  const bits: U[][] = [];
+  const v = ballotWords(k, valid, words);
+  for (let b = 0; b < BITS; b++) bits.push(ballotWords(k, d.and(1 << b).ne(0), words));
+  return { valid: v, bits };
+}
+
+/** The lanes whose key in the item of `ballots` has digit `d`, per mask word. */
+function matchBallots(k: KernelBuilder, ballots: { valid: U[]; bits: U[][] }, d: U): Array<Var<'u32'>> {
+  const match = ballots.valid.map((w, c) => k.let(w, `m${c}`));
+  for (let b = 0; b < BITS; b++) {
+    const bit = k.let(d.and(1 << b).ne(0), 'bit');
+    (ballots.bits[b] as U[]).forEach((w, c) => {
+      const m = match[c] as Var<'u32'>;
+      m.set(m.and(select(bit, w, w.bitnot())));
+    });
+  }
+  return match;
 }
 
 /** The lanes of this subgroup whose valid key has digit `d` (this lane's own digit), per mask word. */
@@ -184,11 +213,21 @@ function multisplit(
   const lane = k.let(k.subgroupInvocation, 'lane');
   const below = lanesBelow(k, lane, shape.words);
   const out: Ranked = { index: [], key: [], digit: [], valid: [], rank: [] };
+  // Every key is loaded before the first barrier, so the loads overlap instead of
+  // each waiting behind the previous item's barrier.
   for (let j = 0; j < shape.items; j++) {
     const i = k.let(sgBase.add(S.mul(j)).add(lane), `i${j}`);
-    const valid = k.let(i.lt(n), `ok${j}`);
-    const key = k.let(keys.load(i), `k${j}`);
-    const d = k.let(key.shr(shift).and(DIGITS - 1), `d${j}`);
+    out.index.push(i);
+    out.valid.push(k.let(i.lt(n), `ok${j}`));
+    out.key.push(k.let(keys.load(i), `k${j}`));
+  }
+  if (shape.rank === 'pairwise') {
+    pairwiseRanks(k, shape, rows as AtomicRows, shift, rowBase, below, out);
+    return out;
+  }
+  for (let j = 0; j < shape.items; j++) {
+    const valid = out.valid[j] as Val<'bool'>;
+    const d = k.let((out.key[j] as U).shr(shift).and(DIGITS - 1), `d${j}`);
     const match = matchDigit(k, shape.words, valid, d);
     const before = k.let(popcount(match, below), `lower${j}`);
     const slot = k.let(rowBase.add(d), 'slot');
@@ -200,12 +239,51 @@ function multisplit(
     const leader = k.let(select(valid, lowestLane(match), lane), 'leader');
     out.rank.push(k.let(k.subgroupShuffle(old, leader).add(before), `r${j}`));
     k.barrier();
-    out.index.push(i);
-    out.key.push(key);
     out.digit.push(d);
-    out.valid.push(valid);
   }
   return out;
+}
+
+/** Counter rows in atomic workgroup memory (the pairwise ranking's). */
+interface AtomicRows {
+  load(i: U): U;
+  store(i: U, v: U): void;
+  atomicMax(i: U, v: U): U;
+}
+
+/**
+ * Pairwise ranking: item g' 's ballots are matched against the digit of every item
+ * g >= g' of this lane, so a key's rank is the count of its digit in the earlier
+ * items plus its lower lanes in its own item; no counter is read. The last lane of
+ * each digit in an item raises the subgroup's counter to that key's rank + 1, so the
+ * counters end as the subgroup's digit totals whatever order the maxima land in.
+ * Ends with a barrier.
+ */
+function pairwiseRanks(k: KernelBuilder, shape: MultisplitShape, rows: AtomicRows, shift: U, rowBase: U, below: U[], out: Ranked): void {
+  const prev: Array<Var<'u32'>> = [];
+  for (let j = 0; j < shape.items; j++) {
+    out.digit.push(k.let((out.key[j] as U).shr(shift).and(DIGITS - 1), `d${j}`));
+    prev.push(k.var('u32', 0, `prev${j}`));
+  }
+  for (let g = 0; g < shape.items; g++) {
+    const ballots = digitBallots(k, shape.words, out.valid[g] as Val<'bool'>, out.digit[g] as U);
+    for (let j = g; j < shape.items; j++) {
+      const match = matchBallots(k, ballots, out.digit[j] as U);
+      const p = prev[j] as Var<'u32'>;
+      if (j > g) {
+        p.set(p.add(popcount(match)));
+        continue;
+      }
+      const lower = k.let(popcount(match, below), `lower${j}`);
+      const rank = k.let(p.add(lower), `r${j}`);
+      out.rank.push(rank);
+      // The highest lane of this digit in this item: no matching lane above it.
+      k.if((out.valid[j] as Val<'bool'>).and(popcount(match).eq(lower.add(1))), () => {
+        rows.atomicMax(rowBase.add(out.digit[j] as U), rank.add(1));
+      });
+    }
+  }
+  k.barrier();
 }
 
 /**
@@ -255,17 +333,25 @@ export function countKernel(shape: MultisplitShape) {
         const t = k.let(k.workgroupIndex, 't');
         const tileBase = k.let(t.mul(wg * items), 'tileBase');
         const below = shape.count === 'ballot' ? lanesBelow(k, k.subgroupInvocation, shape.words) : [];
+        // Order does not matter here: coalesced rows of wg keys, all loaded before any atomic.
+        const digits: U[] = [];
+        const valids: Array<Val<'bool'>> = [];
         for (let j = 0; j < items; j++) {
-          // Order does not matter here: coalesced rows of wg keys.
           const i = k.let(tileBase.add(k.localIndex.add(j * wg)), `i${j}`);
-          const valid = k.let(i.lt(n), `ok${j}`);
-          const d = k.let(
-            keys
-              .load(i)
-              .shr(shift)
-              .and(DIGITS - 1),
-            `d${j}`,
+          valids.push(k.let(i.lt(n), `ok${j}`));
+          digits.push(
+            k.let(
+              keys
+                .load(i)
+                .shr(shift)
+                .and(DIGITS - 1),
+              `d${j}`,
+            ),
           );
+        }
+        for (let j = 0; j < items; j++) {
+          const valid = valids[j] as Val<'bool'>;
+          const d = digits[j] as U;
           if (shape.count === 'atomic') {
             k.if(valid, () => void hist.atomicAdd(d, 1));
           } else {
@@ -287,7 +373,7 @@ export function countKernel(shape: MultisplitShape) {
 export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
   const tile = wg * items;
-  return cachedKernel(`radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${valueType ?? 'none'}`, () =>
+  return cachedKernel(`radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.rank}:${valueType ?? 'none'}`, () =>
     defineKernel({
       name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
       workgroupSize: wg,
@@ -302,7 +388,10 @@ export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | u
         tiles: uniform('u32'),
       },
       body: ({ keys, keysOut, vals, valsOut, offsets, n, shift, tiles }, k) => {
-        const rows = k.workgroupArray('u32', shape.rows * DIGITS);
+        const rows =
+          shape.rank === 'pairwise'
+            ? k.workgroupArray('u32', shape.rows * DIGITS, { atomic: true })
+            : k.workgroupArray('u32', shape.rows * DIGITS);
         const staged = k.workgroupArray('u32', tile);
         // Output index of the tile's local slot p with digit d: dest[d] + p.
         const dest = k.workgroupArray('u32', DIGITS);
