@@ -7,7 +7,14 @@
  * and run beside the CUB anchor:  node .gpu/radix-check.mjs [log2 sizes…]
  */
 import { createDevice, type Device } from 'trident';
-import { MULTISPLIT_ITEMS, type MultisplitShape, multisplitShape } from '../../packages/algorithms/src/radix-multisplit.ts';
+import { dispatchGroups } from '../../packages/algorithms/src/common.ts';
+import {
+  countKernel,
+  MULTISPLIT_ITEMS,
+  type MultisplitShape,
+  multisplitShape,
+  scatterKernel,
+} from '../../packages/algorithms/src/radix-multisplit.ts';
 import { recordRadixSort } from '../../packages/algorithms/src/radix-sort.ts';
 import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
 import { recordScan } from '../../packages/algorithms/src/scan.ts';
@@ -123,14 +130,35 @@ for (const log of sizes) {
     rows.push(row);
     console.log(JSON.stringify(row));
   }
-  // The digit-major count scan one pass records, alone (its share of a pass).
+  // One pass's three steps alone, for the default shape: where the time goes.
   const shape = multisplitShape(device.caps);
   if (shape) {
-    const m = 256 * Math.ceil(n / (shape.wg * shape.items));
+    keys.write(data);
+    const tiles = Math.ceil(n / (shape.wg * shape.items));
+    const m = 256 * tiles;
     const counts = device.createBuffer('u32', m);
     const offsets = device.createBuffer('u32', m);
-    const ms = await median(device, 'count scan', () => recordScan(device, counts, offsets, m, true), 7);
-    console.log(JSON.stringify({ n: `2^${log}`, variant: `one pass's count scan (${m} counts)`, ms: +ms.toFixed(3) }));
+    const args = { n, shift: 0, tiles };
+    const steps: Array<[string, () => void]> = [
+      ['count', () => dispatchGroups(device, countKernel(shape), tiles, { keys, counts, ...args })],
+      ['scan', () => recordScan(device, counts, offsets, m, true)],
+      [
+        'rank+scatter',
+        () =>
+          dispatchGroups(device, scatterKernel(shape, undefined), tiles, {
+            keys,
+            keysOut,
+            vals: values,
+            valsOut: valuesOut,
+            offsets,
+            ...args,
+          }),
+      ],
+    ];
+    for (const [step, body] of steps) {
+      const ms = await median(device, step, body, 7);
+      console.log(JSON.stringify({ n: `2^${log}`, variant: `one pass, ${step} (${JSON.stringify(shape)})`, ms: +ms.toFixed(3) }));
+    }
     counts.destroy();
     offsets.destroy();
   }

@@ -78,8 +78,11 @@ export interface MultisplitShape {
   readonly rank: 'serial' | 'pairwise';
 }
 
-/** Default keys per invocation: 16 keeps a 256-wide tile at 16 KiB of workgroup memory. */
-export const MULTISPLIT_ITEMS = 16;
+/** Histogram copies of the 'atomic' count step. */
+const COPIES = 8;
+
+/** Default keys per invocation (a 256-wide tile of 3072 keys stages in 12 KiB of workgroup memory). */
+export const MULTISPLIT_ITEMS = 12;
 
 /**
  * The multisplit shape for `caps`, or undefined when the device has no subgroups or
@@ -329,7 +332,10 @@ export function countKernel(shape: MultisplitShape) {
         tiles: uniform('u32'),
       },
       body: ({ keys, counts, n, shift, tiles }, k) => {
-        const hist = k.workgroupArray('u32', DIGITS, { atomic: true });
+        // 'atomic': COPIES histograms, invocation lid adding into copy lid % COPIES, so that
+        // equal digits of neighbouring invocations mostly hit different addresses.
+        const copies = shape.count === 'atomic' ? COPIES : 1;
+        const hist = k.workgroupArray('u32', DIGITS * copies, { atomic: true });
         const t = k.let(k.workgroupIndex, 't');
         const tileBase = k.let(t.mul(wg * items), 'tileBase');
         const below = shape.count === 'ballot' ? lanesBelow(k, k.subgroupInvocation, shape.words) : [];
@@ -353,7 +359,7 @@ export function countKernel(shape: MultisplitShape) {
           const valid = valids[j] as Val<'bool'>;
           const d = digits[j] as U;
           if (shape.count === 'atomic') {
-            k.if(valid, () => void hist.atomicAdd(d, 1));
+            k.if(valid, () => void hist.atomicAdd(d.mul(COPIES).add(k.localIndex.rem(COPIES)), 1));
           } else {
             const match = matchDigit(k, shape.words, valid, d);
             // The lowest lane of each run adds the run's length.
@@ -363,7 +369,10 @@ export function countKernel(shape: MultisplitShape) {
         k.barrier();
         // Grids past maxComputeWorkgroupsPerDimension are rounded up: extra workgroups must not write.
         k.for({ from: k.localIndex, to: DIGITS, step: wg }, (d) => {
-          k.if(t.lt(tiles), () => counts.store(d.mul(tiles).add(t), hist.load(d)));
+          let total: U = hist.load(d.mul(copies));
+          for (let c = 1; c < copies; c++) total = total.add(hist.load(d.mul(copies).add(c)));
+          const sum = k.let(total, 'sum');
+          k.if(t.lt(tiles), () => counts.store(d.mul(tiles).add(t), sum));
         });
       },
     }),
