@@ -10,7 +10,6 @@ import { createDevice, type Device } from 'trident';
 import { dispatchGroups } from '../../packages/algorithms/src/common.ts';
 import {
   countKernel,
-  MULTISPLIT_ITEMS,
   type MultisplitShape,
   multisplitShape,
   scatterKernel,
@@ -62,19 +61,16 @@ console.log(
 const logs = process.argv.slice(2).map(Number);
 const sizes = logs.length > 0 ? logs : [24, 28];
 const variants: Array<[string, MultisplitShape | null, boolean]> = [];
-// [keys per invocation, workgroup size, count step, ranking, pairs at 2^28 too]
-for (const [items, wg, count, rank, pairs] of [
-  [12, 256, 'ballot', 'serial', true],
-  [8, 256, 'ballot', 'pairwise', true],
-  [12, 256, 'ballot', 'pairwise', false],
-  [16, 256, 'ballot', 'pairwise', false],
-  [8, 256, 'ballot', 'serial', false],
-  [16, 256, 'ballot', 'serial', false],
-  [12, 256, 'atomic', 'serial', false],
-  [8, 512, 'ballot', 'pairwise', false],
+// [keys per invocation, workgroup size, pairs at 2^28 too]
+for (const [items, wg, pairs] of [
+  [12, 256, true],
+  [8, 256, false],
+  [16, 256, true],
+  [24, 256, false],
+  [16, 128, false],
 ] as const) {
-  const shape = multisplitShape(device.caps, items, wg, count, rank);
-  if (shape) variants.push([`multisplit wg=${shape.wg} items=${shape.items} count=${shape.count} rank=${shape.rank}`, shape, pairs]);
+  const shape = multisplitShape(device.caps, items, wg);
+  if (shape) variants.push([`multisplit wg=${shape.wg} items=${shape.items}`, shape, pairs]);
 }
 variants.push(['packed 4-bit (fallback)', null, false]);
 
@@ -110,18 +106,15 @@ for (const log of sizes) {
       console.log(JSON.stringify(row));
     }
   }
-  // Skewed keys (below 2^12: the top two digits are all 0): the count step's contention.
+  // Skewed keys (below 2^12: the top two digits are all 0): equal digits everywhere.
   const skewed = data.map((x) => x >>> 20);
   keys.write(skewed);
-  for (const count of ['ballot', 'atomic'] as const) {
-    if (overBudget()) break;
-    const shape = multisplitShape(device.caps, MULTISPLIT_ITEMS, 256, count);
-    if (!shape) continue;
-    const ms = await median(device, 'skewed', () => recordRadixSort(device, keys, undefined, keysOut, undefined, shape), 5);
+  if (!overBudget()) {
+    const ms = await median(device, 'skewed', () => recordRadixSort(device, keys, undefined, keysOut, undefined), 5);
     const ok = verify(skewed, await keysOut.read());
     const row = {
       n: `2^${log}`,
-      variant: `keys < 2^12, count=${count}`,
+      variant: 'default shape, keys < 2^12',
       pairs: false,
       ms: +ms.toFixed(3),
       Gkeys: +(n / ms / 1e6).toFixed(2),

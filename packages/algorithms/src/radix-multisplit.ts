@@ -1,9 +1,10 @@
 /**
  * The subgroup formulation of radix sort's passes: 8-bit digits, 4 passes, each a
  * reduce-then-scan pass of three dispatches:
- *   1. count: per-tile digit counts in a workgroup-atomic histogram (one add per
- *      key, or one per run of equal digits in a subgroup, see `count`), stored
- *      digit-major (digit d of tile t at d · tiles + t);
+ *   1. count: per-tile digit counts in a workgroup-atomic histogram, one atomic add
+ *      per run of equal digits in a subgroup (found by the same ballots as below, so
+ *      skewed keys do not pile atomics onto one address), stored digit-major (digit
+ *      d of tile t at d · tiles + t);
  *   2. an exclusive scan of those counts, which gives every (digit, tile) its first
  *      output slot in stable order (the global digit offsets are folded in);
  *   3. rank and scatter: the tile is re-read, ranked stably, sorted by digit in
@@ -63,23 +64,7 @@ export interface MultisplitShape {
   readonly rows: number;
   /** 32-bit words of a ballot mask that can be non-zero: ceil(maxSubgroupSize / 32). */
   readonly words: number;
-  /**
-   * How the count step builds a tile's histogram in workgroup atomics: one atomic
-   * add per key ('atomic'), or one per run of equal digits in a subgroup, found by
-   * ballots ('ballot': more arithmetic, no same-address contention on skewed keys).
-   */
-  readonly count: 'atomic' | 'ballot';
-  /**
-   * How a subgroup ranks its items: 'serial' walks them in order, the lowest lane
-   * of each digit bumping the subgroup's counter, with a workgroup barrier per item;
-   * 'pairwise' matches every key against the ballots of every earlier item (more
-   * arithmetic, one barrier in all), the counters being atomic maxima.
-   */
-  readonly rank: 'serial' | 'pairwise';
 }
-
-/** Histogram copies of the 'atomic' count step. */
-const COPIES = 8;
 
 /** Default keys per invocation (a 256-wide tile of 3072 keys stages in 12 KiB of workgroup memory). */
 export const MULTISPLIT_ITEMS = 12;
@@ -89,13 +74,7 @@ export const MULTISPLIT_ITEMS = 12;
  * the counter rows would take more than half its workgroup memory at 64 invocations.
  * `items` and `maxWg` override the defaults (benchmarks sweep them).
  */
-export function multisplitShape(
-  caps: DeviceCaps,
-  items = MULTISPLIT_ITEMS,
-  maxWg = 256,
-  count: MultisplitShape['count'] = 'ballot',
-  rank: MultisplitShape['rank'] = 'serial',
-): MultisplitShape | undefined {
+export function multisplitShape(caps: DeviceCaps, items = MULTISPLIT_ITEMS, maxWg = 256): MultisplitShape | undefined {
   const { minSubgroupSize, maxSubgroupSize, maxComputeWorkgroupStorageSize: storage } = caps.limits;
   if (!caps.features.has('subgroup') || !caps.features.has('workgroup') || !caps.features.has('scatter')) return undefined;
   if (minSubgroupSize < 1 || maxSubgroupSize < minSubgroupSize) return undefined;
@@ -105,9 +84,9 @@ export function multisplitShape(
   for (let wg = top; wg >= Math.max(64, ceilToPow2(maxSubgroupSize)); wg /= 2) {
     const rows = Math.max(1, wg / floorPow2(minSubgroupSize));
     const rowBytes = rows * DIGITS * 4;
-    // rows + staged tile + per-digit destinations + the workgroup scan's array.
-    const bytes = rowBytes + wg * items * 4 + DIGITS * 4 + wg * 4;
-    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words, count, rank };
+    // rows + staged keys and values + per-digit destinations + the workgroup scan's array.
+    const bytes = rowBytes + 2 * wg * items * 4 + DIGITS * 4 + wg * 4;
+    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words };
   }
   return undefined;
 }
@@ -133,27 +112,6 @@ function lowestLane(mask: U[]): U {
     lane = w === mask.length - 1 ? ctz(word).add(32 * w) : select(word.ne(0), ctz(word).add(32 * w), lane);
   }
   return lane;
-}
-
-/** One item's ballots: the lanes with a valid key, then per digit bit the lanes whose digit has it set. */
-function digitBallots(k: KernelBuilder, words: number, valid: Val<'bool'>, d: U): { valid: U[]; bits: U[][] } {
-  const bits: U[][] = [];
-  const v = ballotWords(k, valid, words);
-  for (let b = 0; b < BITS; b++) bits.push(ballotWords(k, d.and(1 << b).ne(0), words));
-  return { valid: v, bits };
-}
-
-/** The lanes whose key in the item of `ballots` has digit `d`, per mask word. */
-function matchBallots(k: KernelBuilder, ballots: { valid: U[]; bits: U[][] }, d: U): Array<Var<'u32'>> {
-  const match = ballots.valid.map((w, c) => k.let(w, `m${c}`));
-  for (let b = 0; b < BITS; b++) {
-    const bit = k.let(d.and(1 << b).ne(0), 'bit');
-    (ballots.bits[b] as U[]).forEach((w, c) => {
-      const m = match[c] as Var<'u32'>;
-      m.set(m.and(select(bit, w, w.bitnot())));
-    });
-  }
-  return match;
 }
 
 /** The lanes of this subgroup whose valid key has digit `d` (this lane's own digit), per mask word. */
@@ -224,10 +182,6 @@ function multisplit(
     out.valid.push(k.let(i.lt(n), `ok${j}`));
     out.key.push(k.let(keys.load(i), `k${j}`));
   }
-  if (shape.rank === 'pairwise') {
-    pairwiseRanks(k, shape, rows as AtomicRows, shift, rowBase, below, out);
-    return out;
-  }
   for (let j = 0; j < shape.items; j++) {
     const valid = out.valid[j] as Val<'bool'>;
     const d = k.let((out.key[j] as U).shr(shift).and(DIGITS - 1), `d${j}`);
@@ -245,48 +199,6 @@ function multisplit(
     out.digit.push(d);
   }
   return out;
-}
-
-/** Counter rows in atomic workgroup memory (the pairwise ranking's). */
-interface AtomicRows {
-  load(i: U): U;
-  store(i: U, v: U): void;
-  atomicMax(i: U, v: U): U;
-}
-
-/**
- * Pairwise ranking: item g' 's ballots are matched against the digit of every item
- * g >= g' of this lane, so a key's rank is the count of its digit in the earlier
- * items plus its lower lanes in its own item; no counter is read. The last lane of
- * each digit in an item raises the subgroup's counter to that key's rank + 1, so the
- * counters end as the subgroup's digit totals whatever order the maxima land in.
- * Ends with a barrier.
- */
-function pairwiseRanks(k: KernelBuilder, shape: MultisplitShape, rows: AtomicRows, shift: U, rowBase: U, below: U[], out: Ranked): void {
-  const prev: Array<Var<'u32'>> = [];
-  for (let j = 0; j < shape.items; j++) {
-    out.digit.push(k.let((out.key[j] as U).shr(shift).and(DIGITS - 1), `d${j}`));
-    prev.push(k.var('u32', 0, `prev${j}`));
-  }
-  for (let g = 0; g < shape.items; g++) {
-    const ballots = digitBallots(k, shape.words, out.valid[g] as Val<'bool'>, out.digit[g] as U);
-    for (let j = g; j < shape.items; j++) {
-      const match = matchBallots(k, ballots, out.digit[j] as U);
-      const p = prev[j] as Var<'u32'>;
-      if (j > g) {
-        p.set(p.add(popcount(match)));
-        continue;
-      }
-      const lower = k.let(popcount(match, below), `lower${j}`);
-      const rank = k.let(p.add(lower), `r${j}`);
-      out.rank.push(rank);
-      // The highest lane of this digit in this item: no matching lane above it.
-      k.if((out.valid[j] as Val<'bool'>).and(popcount(match).eq(lower.add(1))), () => {
-        rows.atomicMax(rowBase.add(out.digit[j] as U), rank.add(1));
-      });
-    }
-  }
-  k.barrier();
 }
 
 /**
@@ -317,10 +229,19 @@ function scanRows(
   }
 }
 
+/**
+ * Folded grids (past maxComputeWorkgroupsPerDimension) are rounded up, by up to a
+ * whole row of workgroups: the extra ones leave at once (a uniform branch, so the
+ * barriers after it stay in uniform control flow) instead of ranking empty tiles.
+ */
+function leaveIfPast(k: KernelBuilder, t: U, tiles: U): void {
+  k.if(t.ge(tiles), () => k.return());
+}
+
 /** Pass step 1: counts[d * tiles + t] = keys of tile t with digit d, from a workgroup-atomic histogram. */
 export function countKernel(shape: MultisplitShape) {
   const { wg, items } = shape;
-  return cachedKernel(`radix8-count:${wg}:${items}:${shape.words}:${shape.count}`, () =>
+  return cachedKernel(`radix8-count:${wg}:${items}:${shape.words}`, () =>
     defineKernel({
       name: 'radix8_count',
       workgroupSize: wg,
@@ -332,13 +253,11 @@ export function countKernel(shape: MultisplitShape) {
         tiles: uniform('u32'),
       },
       body: ({ keys, counts, n, shift, tiles }, k) => {
-        // 'atomic': COPIES histograms, invocation lid adding into copy lid % COPIES, so that
-        // equal digits of neighbouring invocations mostly hit different addresses.
-        const copies = shape.count === 'atomic' ? COPIES : 1;
-        const hist = k.workgroupArray('u32', DIGITS * copies, { atomic: true });
+        const hist = k.workgroupArray('u32', DIGITS, { atomic: true });
         const t = k.let(k.workgroupIndex, 't');
+        leaveIfPast(k, t, tiles);
         const tileBase = k.let(t.mul(wg * items), 'tileBase');
-        const below = shape.count === 'ballot' ? lanesBelow(k, k.subgroupInvocation, shape.words) : [];
+        const below = lanesBelow(k, k.let(k.subgroupInvocation, 'lane'), shape.words);
         // Order does not matter here: coalesced rows of wg keys, all loaded before any atomic.
         const digits: U[] = [];
         const valids: Array<Val<'bool'>> = [];
@@ -358,31 +277,22 @@ export function countKernel(shape: MultisplitShape) {
         for (let j = 0; j < items; j++) {
           const valid = valids[j] as Val<'bool'>;
           const d = digits[j] as U;
-          if (shape.count === 'atomic') {
-            k.if(valid, () => void hist.atomicAdd(d.mul(COPIES).add(k.localIndex.rem(COPIES)), 1));
-          } else {
-            const match = matchDigit(k, shape.words, valid, d);
-            // The lowest lane of each run adds the run's length.
-            k.if(valid.and(popcount(match, below).eq(0)), () => void hist.atomicAdd(d, popcount(match)));
-          }
+          const match = matchDigit(k, shape.words, valid, d);
+          // The lowest lane of each run of equal digits adds the run's length.
+          k.if(valid.and(popcount(match, below).eq(0)), () => void hist.atomicAdd(d, popcount(match)));
         }
         k.barrier();
-        // Grids past maxComputeWorkgroupsPerDimension are rounded up: extra workgroups must not write.
-        k.for({ from: k.localIndex, to: DIGITS, step: wg }, (d) => {
-          let total: U = hist.load(d.mul(copies));
-          for (let c = 1; c < copies; c++) total = total.add(hist.load(d.mul(copies).add(c)));
-          const sum = k.let(total, 'sum');
-          k.if(t.lt(tiles), () => counts.store(d.mul(tiles).add(t), sum));
-        });
+        k.for({ from: k.localIndex, to: DIGITS, step: wg }, (d) => counts.store(d.mul(tiles).add(t), hist.load(d)));
       },
     }),
   );
 }
 
+/** Pass step 3: rank the tile, sort it by digit in workgroup memory, write runs of equal digits. */
 export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
   const tile = wg * items;
-  return cachedKernel(`radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.rank}:${valueType ?? 'none'}`, () =>
+  return cachedKernel(`radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${valueType ?? 'none'}`, () =>
     defineKernel({
       name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
       workgroupSize: wg,
@@ -397,15 +307,15 @@ export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | u
         tiles: uniform('u32'),
       },
       body: ({ keys, keysOut, vals, valsOut, offsets, n, shift, tiles }, k) => {
-        const rows =
-          shape.rank === 'pairwise'
-            ? k.workgroupArray('u32', shape.rows * DIGITS, { atomic: true })
-            : k.workgroupArray('u32', shape.rows * DIGITS);
-        const staged = k.workgroupArray('u32', tile);
+        const rows = k.workgroupArray('u32', shape.rows * DIGITS);
+        const stagedKeys = k.workgroupArray('u32', tile);
+        // Values travel as bits beside their keys.
+        const stagedVals = valueType ? k.workgroupArray('u32', tile) : undefined;
         // Output index of the tile's local slot p with digit d: dest[d] + p.
         const dest = k.workgroupArray('u32', DIGITS);
         const lid = k.localIndex;
         const t = k.let(k.workgroupIndex, 't');
+        leaveIfPast(k, t, tiles);
         const S = k.let(k.subgroupSize, 'S');
         const sg = k.let(lid.div(S), 'sg');
         const tileBase = k.let(t.mul(tile), 'tileBase');
@@ -437,39 +347,29 @@ export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | u
           start.set(start.add(totals[q] as U));
         }
         k.barrier();
-        const slots: U[] = [];
         for (let j = 0; j < items; j++) {
           const slot = k.let(rows.load(rowBase.add(r.digit[j] as U)).add(r.rank[j] as U), `slot${j}`);
-          slots.push(slot);
-          k.if(r.valid[j] as Val<'bool'>, () => staged.store(slot, r.key[j] as U));
+          k.if(r.valid[j] as Val<'bool'>, () => {
+            stagedKeys.store(slot, r.key[j] as U);
+            if (stagedVals) {
+              const v = vals.load(r.index[j] as U);
+              stagedVals.store(slot, valueType === 'u32' ? (v as U) : v.bitcast('u32'));
+            }
+          });
         }
         k.barrier();
         const inTile = k.let(select(tileBase.lt(n), min(n.sub(tileBase), tile), 0), 'inTile');
-        const outAt: U[] = [];
         for (let q = 0; q < items; q++) {
           const p = k.let(lid.add(q * wg), `p${q}`);
-          const key = k.let(staged.load(p), 'key');
-          const at = k.let(dest.load(key.shr(shift).and(DIGITS - 1)).add(p), `at${q}`);
-          outAt.push(at);
-          k.if(p.lt(inTile), () => keysOut.store(at, key));
-        }
-        if (valueType) {
-          // The same permutation for the values, staged through the same array as bits.
-          k.barrier();
-          for (let j = 0; j < items; j++) {
-            k.if(r.valid[j] as Val<'bool'>, () => {
-              const v = vals.load(r.index[j] as U);
-              staged.store(slots[j] as U, valueType === 'u32' ? (v as U) : v.bitcast('u32'));
-            });
-          }
-          k.barrier();
-          for (let q = 0; q < items; q++) {
-            const p = lid.add(q * wg);
-            k.if(p.lt(inTile), () => {
-              const bits = staged.load(p);
-              valsOut.store(outAt[q] as U, (valueType === 'u32' ? bits : bits.bitcast(valueType as 'i32' | 'f32')) as never);
-            });
-          }
+          k.if(p.lt(inTile), () => {
+            const key = k.let(stagedKeys.load(p), 'key');
+            const at = k.let(dest.load(key.shr(shift).and(DIGITS - 1)).add(p), 'at');
+            keysOut.store(at, key);
+            if (stagedVals) {
+              const bits = stagedVals.load(p);
+              valsOut.store(at, (valueType === 'u32' ? bits : bits.bitcast(valueType as 'i32' | 'f32')) as never);
+            }
+          });
         }
       },
     }),
