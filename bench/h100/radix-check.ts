@@ -8,12 +8,7 @@
  */
 import { createDevice, type Device } from 'trident';
 import { dispatchGroups } from '../../packages/algorithms/src/common.ts';
-import {
-  countKernel,
-  type MultisplitShape,
-  multisplitShape,
-  scatterKernel,
-} from '../../packages/algorithms/src/radix-multisplit.ts';
+import { countKernel, type MultisplitShape, multisplitShape, scatterKernel } from '../../packages/algorithms/src/radix-multisplit.ts';
 import { recordRadixSort } from '../../packages/algorithms/src/radix-sort.ts';
 import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
 import { recordScan } from '../../packages/algorithms/src/scan.ts';
