@@ -25,6 +25,10 @@
  * the digits turn the counters into each (subgroup, digit)'s first slot in the
  * locally sorted tile.
  *
+ * Pairs: values are loaded once the keys are ranked and staged beside them, so one
+ * pass over the sorted tile writes both. Workgroups that a folded grid adds past the
+ * last tile leave at once.
+ *
  * Correct for any subgroup size the device reports (masks span 32 · ceil(max / 32)
  * lanes), provided subgroups are consecutive runs of local indices, as the rest of
  * the suite assumes. Workgroup memory: one 256-counter row per possible subgroup
@@ -66,7 +70,15 @@ export interface MultisplitShape {
   readonly words: number;
 }
 
-/** Default keys per invocation (a 256-wide tile of 3072 keys stages in 12 KiB of workgroup memory). */
+/**
+ * Default keys per invocation. H100 (Dawn/Vulkan, 2^28 random u32 keys, 256-wide
+ * workgroups, bench/h100/radix-check.ts, before folded-grid workgroups left early):
+ * 12 items 19.8 ms, 8 items 23.4 ms, 16 items 62.8 ms (65536 tiles: the folded grid
+ * doubled the workgroups), 24 items 29.2 ms (an earlier build). Also measured and
+ * dropped: ranking every key against all earlier items' ballots instead of a
+ * barrier per item (23.3 ms at 8 items, 34.3 at 12) and one atomic add per key into
+ * 8 histogram copies in the count step (45.3 ms at 12 items).
+ */
 export const MULTISPLIT_ITEMS = 12;
 
 /**
