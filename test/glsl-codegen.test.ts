@@ -49,6 +49,28 @@ describe('webgl2 planner', () => {
     expect(() => planKernel(mixed as unknown as Kernel, false)).toThrow(/EXT_float_blend/);
   });
 
+  it('refuses kernels with atomics on workgroup memory as workgroup kernels', () => {
+    const k = defineKernel({
+      name: 'plan_wg_atomic',
+      workgroupSize: 8,
+      params: { out: buffer('u32', 'write') },
+      body: ({ out }, k) => {
+        const h = k.workgroupArray('u32', 4, { atomic: true });
+        out.store(k.globalIndex, h.atomicAdd(0, 1));
+      },
+    });
+    expect(k.info.classes.has('atomic')).toBe(false);
+    let err: unknown;
+    try {
+      planKernel(k as unknown as Kernel, true);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(UnsupportedFeatureError);
+    expect((err as UnsupportedFeatureError).feature).toBe('workgroup');
+    expect((err as UnsupportedFeatureError).message).toContain('plan_wg_atomic');
+  });
+
   it('refuses two blend equations on one buffer and atomics mixed with stores', () => {
     const twoOps = defineKernel({
       name: 'plan_two_ops',

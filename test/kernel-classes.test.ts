@@ -176,6 +176,143 @@ const subgroups = defineKernel({
   },
 });
 
+/** Predicate of invocation i for the ballot test: a pattern that differs between neighbouring lanes. */
+const ballotPredicate = (i: number) => (i * 7) % 5 < 2;
+
+const ballots = defineKernel({
+  name: 'class_ballot',
+  workgroupSize: WG,
+  params: { size: buffer('u32', 'write'), mask: buffer('u32', 'write') },
+  body: (p, k) => {
+    const i = k.globalIndex;
+    const m = k.subgroupBallot(i.mul(7).rem(5).lt(2)); // ballotPredicate(i)
+    k.if(i.lt(p.size.length), () => {
+      p.size.store(i, k.subgroupSize);
+      [m.x, m.y, m.z, m.w].forEach((w, c) => {
+        p.mask.store(i.mul(4).add(c), w);
+      });
+    });
+  },
+});
+
+/** Per-workgroup histogram with per-bin signed extremes, all in atomic workgroup arrays. */
+const WG_BINS = 13;
+const WG_ITEMS = 4;
+const wgHistogram = defineKernel({
+  name: 'class_workgroup_atomic_histogram',
+  workgroupSize: WG,
+  params: { x: buffer('u32', 'read'), counts: buffer('u32', 'write'), lo: buffer('i32', 'write'), hi: buffer('i32', 'write') },
+  body: ({ x, counts, lo, hi }, k) => {
+    const count = k.workgroupArray('u32', WG_BINS, { atomic: true });
+    const least = k.workgroupArray('i32', WG_BINS, { atomic: true });
+    const most = k.workgroupArray('i32', WG_BINS, { atomic: true });
+    const lid = k.localIndex;
+    k.if(lid.lt(WG_BINS), () => {
+      least.store(lid, 2147483647);
+      most.store(lid, -2147483648);
+    });
+    k.barrier();
+    const base = k.let(k.workgroupIndex.mul(WG * WG_ITEMS), 'base');
+    k.for({ from: 0, to: WG_ITEMS, type: 'u32' }, (j) => {
+      const i = k.let(base.add(j.mul(WG)).add(lid), 'i');
+      k.if(i.lt(x.length), () => {
+        const v = x.load(i);
+        const bin = v.rem(WG_BINS);
+        count.atomicAdd(bin, 1);
+        least.atomicMin(bin, v.bitcast('i32'));
+        most.atomicMax(bin, v.bitcast('i32'));
+      });
+    });
+    k.barrier();
+    k.if(lid.lt(WG_BINS), () => {
+      const o = k.let(k.workgroupIndex.mul(WG_BINS).add(lid), 'o');
+      counts.store(o, count.load(lid));
+      lo.store(o, least.load(lid));
+      hi.store(o, most.load(lid));
+    });
+  },
+});
+
+/** Compare-exchange, exchange, and/or/xor/sub on workgroup memory; words: the 5 accumulators then the table. */
+const WG_SLOTS = 40;
+const WG_WORDS = 5 + WG_SLOTS;
+const wgOther = defineKernel({
+  name: 'class_workgroup_atomic_other',
+  workgroupSize: WG,
+  params: { slot: buffer('u32', 'write'), swapped: buffer('u32', 'write'), words: buffer('u32', 'write') },
+  body: ({ slot, swapped, words }, k) => {
+    const table = k.workgroupArray('u32', WG_SLOTS, { atomic: true });
+    const acc = k.workgroupArray('u32', 5, { atomic: true });
+    const lid = k.localIndex;
+    const gid = k.globalIndex;
+    k.if(lid.eq(0), () => {
+      acc.store(2, 0xffffffff);
+      acc.store(3, 1000000);
+    });
+    k.barrier();
+    const s = k.var('u32', 0, 's');
+    const won = k.var('bool', false, 'won');
+    k.while(
+      () => won.not().and(s.lt(WG_SLOTS)),
+      () => {
+        const old = table.atomicCompareExchange(s, 0, lid.add(1));
+        k.if(
+          old.eq(0),
+          () => won.set(true),
+          () => s.set(s.add(1)),
+        );
+      },
+    );
+    slot.store(gid, select(won, s, 0xffffffff));
+    swapped.store(gid, acc.atomicExchange(4, lid.add(1)));
+    const bit = k.let(k.var('u32', 1).shl(lid.and(31)), 'bit');
+    acc.atomicOr(0, bit);
+    acc.atomicXor(1, lid.mul(2654435761));
+    acc.atomicAnd(2, bit.xor(0xffffffff));
+    acc.atomicSub(3, lid);
+    k.barrier();
+    const base = k.let(k.workgroupIndex.mul(WG_WORDS), 'base');
+    k.if(lid.lt(5), () => words.store(base.add(lid), acc.load(lid)));
+    k.if(lid.lt(WG_SLOTS), () => words.store(base.add(5).add(lid), table.load(lid)));
+  },
+});
+
+/** Atomics, loads and stores past either end of atomic workgroup arrays: dropped, returning 0. */
+const wgBounds = defineKernel({
+  name: 'class_workgroup_atomic_bounds',
+  workgroupSize: WG,
+  params: { got: buffer('u32', 'write'), gotSigned: buffer('i32', 'write') },
+  body: ({ got, gotSigned }, k) => {
+    const a = k.workgroupArray('u32', 8, { atomic: true });
+    const b = k.workgroupArray('i32', 8, { atomic: true });
+    const lid = k.localIndex;
+    const gid = k.globalIndex;
+    k.if(lid.lt(8), () => {
+      a.store(lid, lid.add(100));
+      b.store(lid, 7);
+    });
+    k.barrier();
+    const past = k.let(lid.add(8), 'past');
+    const before = k.let(lid.bitcast('i32').neg().sub(1), 'before'); // -1 - lid
+    const r1 = a.atomicAdd(past, 5);
+    const r2 = a.atomicCompareExchange(past, 0, 9);
+    const r3 = a.load(past);
+    a.store(past, 77);
+    const r4 = b.atomicMax(before, 50);
+    const r5 = b.atomicExchange(before, 3);
+    b.store(before, 99);
+    k.barrier();
+    const o = k.let(gid.mul(4), 'o');
+    got.store(o, r1);
+    got.store(o.add(1), r2);
+    got.store(o.add(2), r3);
+    got.store(o.add(3), a.load(lid.and(7)));
+    gotSigned.store(gid.mul(3), r4);
+    gotSigned.store(gid.mul(3).add(1), r5);
+    gotSigned.store(gid.mul(3).add(2), b.load(lid.and(7)));
+  },
+});
+
 describeEachBackend('kernel classes', (ctx) => {
   it('infers the classes of each kernel from its body', () => {
     expect([...gather.info.classes]).toEqual(['gather']);
@@ -185,7 +322,17 @@ describeEachBackend('kernel classes', (ctx) => {
     expect([...treeReduce.info.classes].sort()).toEqual(['scatter', 'workgroup']);
     expect([...claim.info.classes].sort()).toEqual(['atomic-other', 'gather']);
     expect([...subgroups.info.classes].sort()).toEqual(['gather', 'subgroup']);
+    expect([...ballots.info.classes].sort()).toEqual(['gather', 'scatter', 'subgroup']);
     expect([...blockScan.info.classes].sort()).toEqual(['gather', 'workgroup']);
+    // Atomics on workgroup memory are 'workgroup', not 'atomic' / 'atomic-other'.
+    expect([...wgHistogram.info.classes].sort()).toEqual(['scatter', 'workgroup']);
+    expect([...wgOther.info.classes].sort()).toEqual(['gather', 'scatter', 'workgroup']);
+    expect(wgHistogram.ir.workgroupArrays.map((a) => [a.type, a.length, a.atomic])).toEqual([
+      ['u32', WG_BINS, true],
+      ['i32', WG_BINS, true],
+      ['i32', WG_BINS, true],
+    ]);
+    expect(treeReduce.ir.workgroupArrays[0]?.atomic).toBeUndefined();
   });
 
   for (const n of SIZES) {
@@ -314,6 +461,97 @@ describeEachBackend('kernel classes', (ctx) => {
     });
   }
 
+  for (const [label, n, allEqual] of [
+    ['n = 1', 1, false],
+    ['n = 1000', 1000, false],
+    ['n = 4099', 4099, false],
+    ['all equal (one bin takes every add), n = 1025', 1025, true],
+  ] as const) {
+    it(`workgroup atomics: per-workgroup histogram with i32 min/max, ${label}`, async () => {
+      const d = ctx.device;
+      const data = allEqual ? new Uint32Array(n).fill(0x9abcdef1) : randomU32(n, 17 * n);
+      const groups = Math.ceil(n / (WG * WG_ITEMS));
+      const x = d.createBuffer('u32', data);
+      const counts = d.createBuffer('u32', groups * WG_BINS);
+      const lo = d.createBuffer('i32', groups * WG_BINS);
+      const hi = d.createBuffer('i32', groups * WG_BINS);
+      await withFeature(
+        d,
+        'workgroup',
+        () => d.dispatch(wgHistogram, { workgroups: groups }, { x, counts, lo, hi }),
+        async () => {
+          const count = new Uint32Array(groups * WG_BINS);
+          const min = new Int32Array(groups * WG_BINS).fill(2147483647);
+          const max = new Int32Array(groups * WG_BINS).fill(-2147483648);
+          data.forEach((v, i) => {
+            const o = Math.floor(i / (WG * WG_ITEMS)) * WG_BINS + (v % WG_BINS);
+            count[o] = (count[o] as number) + 1;
+            min[o] = Math.min(min[o] as number, v | 0);
+            max[o] = Math.max(max[o] as number, v | 0);
+          });
+          expect(await counts.read()).toEqual(count);
+          expect(await lo.read()).toEqual(min);
+          expect(await hi.read()).toEqual(max);
+        },
+      );
+    });
+  }
+
+  it('workgroup atomics: compare-exchange, exchange, and/or/xor/sub inside each workgroup', async () => {
+    const d = ctx.device;
+    const groups = 3;
+    const n = groups * WG;
+    const slot = d.createBuffer('u32', n);
+    const swapped = d.createBuffer('u32', n);
+    const words = d.createBuffer('u32', groups * WG_WORDS);
+    await withFeature(
+      d,
+      'workgroup',
+      () => d.dispatch(wgOther, { workgroups: groups }, { slot, swapped, words }),
+      async () => {
+        const s = await slot.read();
+        const sw = await swapped.read();
+        const w = await words.read();
+        let xor = 0;
+        for (let l = 0; l < WG; l++) xor = (xor ^ Number(BigInt.asUintN(32, BigInt(l) * 2654435761n))) >>> 0;
+        for (let g = 0; g < groups; g++) {
+          const acc = Array.from(w.subarray(g * WG_WORDS, g * WG_WORDS + 5));
+          const table = w.subarray(g * WG_WORDS + 5, (g + 1) * WG_WORDS);
+          expect(acc.slice(0, 4), `group ${g} or/xor/and/sub`).toEqual([0xffffffff, xor, 0, 1000000 - (WG * (WG - 1)) / 2]);
+          // Exchange: the old values seen and the last value form 0..WG, each once.
+          const seen = [...Array.from(sw.subarray(g * WG, (g + 1) * WG)), acc[4] as number].sort((a, b) => a - b);
+          expect(seen, `group ${g} exchange`).toEqual(Array.from({ length: WG + 1 }, (_, i) => i));
+          // Compare-exchange: every slot has one owner, who knows it; the others got none.
+          for (let l = 0; l < WG; l++) {
+            const mine = s[g * WG + l] as number;
+            if (mine !== 0xffffffff) expect(table[mine], `group ${g} lane ${l}`).toBe(l + 1);
+          }
+          expect(new Set(table).size).toBe(WG_SLOTS);
+          expect(Array.from(s.subarray(g * WG, (g + 1) * WG)).filter((v) => v === 0xffffffff).length).toBe(WG - WG_SLOTS);
+        }
+      },
+    );
+  });
+
+  it('workgroup atomics: out-of-range indices (past the end, negative) are dropped and return 0', async () => {
+    const d = ctx.device;
+    const groups = 2;
+    const n = groups * WG;
+    const got = d.createBuffer('u32', 4 * n);
+    const gotSigned = d.createBuffer('i32', 3 * n);
+    await withFeature(
+      d,
+      'workgroup',
+      () => d.dispatch(wgBounds, { workgroups: groups }, { got, gotSigned }),
+      async () => {
+        const u = Array.from({ length: n }, (_, i) => [0, 0, 0, 100 + ((i % WG) & 7)]).flat();
+        const i = Array.from({ length: n }, () => [0, 0, 7]).flat();
+        expect(Array.from(await got.read())).toEqual(u);
+        expect(Array.from(await gotSigned.read())).toEqual(i);
+      },
+    );
+  });
+
   it('atomic-other: compare-exchange gives every slot exactly one owner', async () => {
     const d = ctx.device;
     const n = 300;
@@ -356,6 +594,29 @@ describeEachBackend('kernel classes', (ctx) => {
         // All invocations are active, so each subgroup is full: sum == size, prefix == lane.
         expect((await sum.read()).every((v) => v === sg)).toBe(true);
         expect(await prefix.read()).toEqual(await lane.read());
+      },
+    );
+  });
+
+  it('subgroup: ballot sets bit l exactly for the lanes l whose predicate holds', async () => {
+    const d = ctx.device;
+    const n = 3 * WG;
+    const size = d.createBuffer('u32', n);
+    const mask = d.createBuffer('u32', 4 * n);
+    await withFeature(
+      d,
+      'subgroup',
+      () => d.dispatch(ballots, { workgroups: 3 }, { size, mask }),
+      async () => {
+        const sg = (await size.read())[0] as number;
+        const got = await mask.read();
+        for (let i = 0; i < n; i++) {
+          // Subgroups are consecutive runs of sg invocations (1-D workgroups of a multiple of sg).
+          const first = i - (i % sg);
+          const want = [0, 0, 0, 0];
+          for (let l = 0; l < sg; l++) if (ballotPredicate(first + l)) want[l >> 5] = ((want[l >> 5] as number) | (1 << (l & 31))) >>> 0;
+          expect([...got.subarray(4 * i, 4 * i + 4)], `invocation ${i} (subgroup size ${sg})`).toEqual(want);
+        }
       },
     );
   });

@@ -153,6 +153,34 @@ describe('WGSL generation', () => {
     expect(src).toContain('  atomic_store_c(1u, ');
   });
 
+  it('declares atomic workgroup arrays as array<atomic<T>, N>, every access an atomic built-in with a bounds check', () => {
+    const k = defineKernel({
+      name: 'wg_atomics',
+      workgroupSize: 64,
+      params: { out: buffer('u32', 'write') },
+      body: ({ out }, k) => {
+        const h = k.workgroupArray('u32', 256, { atomic: true });
+        const s = k.workgroupArray('i32', 4, { atomic: true });
+        h.atomicAdd(k.localIndex, 1);
+        s.store(1, -2);
+        const old = s.atomicCompareExchange(0, 0, 5);
+        k.barrier();
+        out.store(k.globalIndex, h.load(k.localIndex).add(old.bitcast('u32')));
+      },
+    });
+    const w = generateWgsl(k, withSubgroups);
+    expect(w.source).toContain('var<workgroup> wg_0: array<atomic<u32>, 256>;');
+    expect(w.source).toContain('var<workgroup> wg_1: array<atomic<i32>, 4>;');
+    expect(w.workgroupStorageBytes).toBe(4 * 260);
+    expect(w.source).toContain('fn wgatomic_add_0(i: u32, v: u32) -> u32 {\n  if (i < 256u) { return atomicAdd(&wg_0[i], v); }');
+    expect(w.source).toContain('if (i < 4u) { atomicStore(&wg_1[i], v); }');
+    expect(w.source).toContain('atomicCompareExchangeWeak(&wg_1[i], expected, v)');
+    expect(w.source).toContain('if (i < 256u) { return atomicLoad(&wg_0[i]); }');
+    expect(w.source).toMatch(/tmp_\d+ = wgatomic_add_0\(lid, 1u\);/);
+    expect(w.source).toContain('  wgatomic_store_1(1u, (-2i));');
+    expect(w.source).not.toMatch(/wg_\d\[i\] =|return wg_\d\[i\]/);
+  });
+
   it('views vec2/vec4 buffers as vector arrays and vec3 as packed scalars', () => {
     const k = defineKernel({
       name: 'vecs',

@@ -1,6 +1,10 @@
 /**
  * Radix sort (seed 003, extended): stable LSD sort of u32 / i32 / f32 keys, with
- * optional values carried along. 4-bit digits, 8 passes; each pass:
+ * optional values carried along. Two formulations, chosen from caps:
+ * - devices with subgroups whose counter rows fit workgroup memory: 8-bit digits,
+ *   4 passes, ballot multisplit and a locally sorted tile (radix-multisplit.ts);
+ * - the rest (no subgroups, or subgroups of width 1 as on the CPU backend): the
+ *   packed-count formulation below, 4-bit digits, 8 passes; each pass:
  *   1. per-tile digit counts (one workgroup per tile of wg × 4 keys),
  *   2. an exclusive scan of the counts laid out digit-major (digit d of tile t at
  *      d · tiles + t), which gives every (digit, tile) its first output slot in
@@ -40,6 +44,7 @@ import {
   workgroupReduce,
   workgroupScan,
 } from './common.ts';
+import { type MultisplitShape, multisplitShape, recordMultisplitPasses } from './radix-multisplit.ts';
 import { recordScan } from './scan.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
 
@@ -207,9 +212,11 @@ export { transformKernel };
  * Stable LSD radix sort (see radix-sort.ts) of `keys` (u32 / i32 / f32), with
  * optional `values` reordered alongside. Records the work and returns new buffers.
  *
- * Complexity: O(n) work per pass, 8 passes of 4-bit digits (count, scan of
- * 16 · n / (4 · wg) counts, scatter): about 3 reads and 1 write of each key per
- * pass, plus 1 read + 1 write of each value. Edge cases: n = 0 returns empty
+ * Complexity: O(n) work. With subgroups, 4 passes of 8-bit digits (count, scan of
+ * 256 · n / tile counts, rank + scatter): 2 reads and 1 write of each key per pass,
+ * plus 1 read + 1 write of each value. Otherwise 8 passes of 4-bit digits (scan of
+ * 16 · n / (4 · wg) counts), about 3 reads and 1 write of each key per pass. i32 /
+ * f32 keys add one transform before and one after. Edge cases: n = 0 returns empty
  * buffers. Needs 'workgroup' and 'scatter' (UnsupportedFeatureError otherwise; use
  * `sort` to fall back to bitonic sort). Throws InvalidArgumentError for bad
  * buffers, a key dtype other than u32 / i32 / f32, or a values length mismatch.
@@ -235,7 +242,9 @@ export function radixSort<K extends SortKeyType, V extends BufferDType = BufferD
 
 /**
  * Records the radix sort of `keys` (and `values`) into `keysOut` (and `valuesOut`).
- * Arguments are validated by the caller (sort.ts); n >= 2.
+ * Arguments are validated by the caller (sort.ts); n >= 1. `shape` picks the
+ * formulation: the multisplit shape for the device by default, null for the
+ * packed-count one (benchmarks and tests pass their own).
  */
 export function recordRadixSort(
   device: Device,
@@ -243,13 +252,26 @@ export function recordRadixSort(
   values: Buffer | undefined,
   keysOut: Buffer,
   valuesOut: Buffer | undefined,
+  shape: MultisplitShape | null = multisplitShape(device.caps) ?? null,
 ): void {
   const n = keys.length;
+  const keyType = keys.dtype as 'u32' | 'i32' | 'f32';
+  if (shape) {
+    const gw = gatherSize(device.caps);
+    let src: Buffer = keys;
+    if (keyType !== 'u32') {
+      src = scratch(device, 'radix.in', 'u32', n);
+      device.dispatch(transformKernel(keyType, true, gw), { invocations: n }, { src: keys, dst: src, n });
+    }
+    const sorted = keyType === 'u32' ? keysOut : scratch(device, 'radix.out', 'u32', n);
+    recordMultisplitPasses(device, shape, src, values, sorted, valuesOut, n);
+    if (keyType !== 'u32') device.dispatch(transformKernel(keyType, false, gw), { invocations: n }, { src: sorted, dst: keysOut, n });
+    return;
+  }
   const wg = blockSize(device.caps, 40);
   const subgroups = device.caps.features.has('subgroup');
   const tiles = Math.ceil(n / (wg * ITEMS));
   const gw = gatherSize(device.caps);
-  const keyType = keys.dtype as 'u32' | 'i32' | 'f32';
   let src: Buffer = keys;
   if (keyType !== 'u32') {
     src = scratch(device, 'radix.in', 'u32', n);

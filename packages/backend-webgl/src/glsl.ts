@@ -397,6 +397,7 @@ class GlslGenerator {
         return `(${this.expr(e.a)}).${'xyzw'[e.component]}`;
       case 'atomic':
       case 'wgLoad':
+      case 'wgAtomic':
       case 'subgroup':
         throw new KernelBuildError(this.ir.name, `internal: '${e.op}' reached the GLSL generator outside a statement`);
     }

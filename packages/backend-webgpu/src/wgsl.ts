@@ -26,6 +26,8 @@ import {
  *   in view elements): bounds come from there, not from `arrayLength`, because a
  *   pooled or padded allocation may be longer than the buffer it holds. `main`
  *   reads them once into `let`s of the same names;
+ * - workgroup arrays are `var<workgroup> wg_<id>: array<T, N>`, atomic ones
+ *   `array<atomic<u32|i32>, N>` reached only through atomic built-ins;
  * - every IR variable is declared at the top of `main` (WGSL scoping never gets
  *   in the way) and assigned where the IR's `let` stands.
  *
@@ -97,7 +99,7 @@ class WgslGenerator {
   private readonly subgroups: boolean;
   private readonly varName = new Map<number, string>();
   private readonly bufferDecl = new Map<string, { dtype: string; access: string; vector: number }>();
-  private readonly arrayDecl = new Map<number, { type: ValueType; length: number }>();
+  private readonly arrayDecl = new Map<number, { type: ValueType; length: number; atomic: boolean }>();
   /** Helper functions, by name, emitted once each before `main`. */
   private readonly helpers = new Map<string, string>();
   /** Barriers and `return` together: lower `return` to the `done` flag. */
@@ -113,7 +115,7 @@ class WgslGenerator {
     for (const [name, decl] of this.ir.params) {
       if (decl.kind === 'buffer') this.bufferDecl.set(name, { dtype: decl.dtype, access: decl.access, vector: decl.vector });
     }
-    for (const a of this.ir.workgroupArrays) this.arrayDecl.set(a.id, { type: a.type, length: a.length });
+    for (const a of this.ir.workgroupArrays) this.arrayDecl.set(a.id, { type: a.type, length: a.length, atomic: a.atomic === true });
     let hasReturn = false;
     walkStmts(this.ir.body, (s) => {
       if (s.op === 'return') hasReturn = true;
@@ -154,7 +156,7 @@ class WgslGenerator {
     const wgDecls: string[] = [];
     for (const a of ir.workgroupArrays) {
       workgroupStorageBytes += workgroupElementBytes(a.type) * a.length;
-      wgDecls.push(`var<workgroup> wg_${a.id}: array<${a.type}, ${a.length}>;`);
+      wgDecls.push(`var<workgroup> wg_${a.id}: array<${a.atomic ? `atomic<${a.type}>` : a.type}, ${a.length}>;`);
     }
 
     const usesSubgroups = this.kernel.info.classes.has('subgroup');
@@ -258,7 +260,7 @@ class WgslGenerator {
         return `${ind}${this.wgStoreHelper(s.array)}(${this.index(s.index)}, ${this.expr(s.value)});`;
       case 'eval':
         // Helper calls (atomics) may stand as statements; anything else is evaluated for nothing.
-        return s.expr.op === 'atomic' ? `${ind}${this.expr(s.expr)};` : `${ind}_ = ${this.expr(s.expr)};`;
+        return s.expr.op === 'atomic' || s.expr.op === 'wgAtomic' ? `${ind}${this.expr(s.expr)};` : `${ind}_ = ${this.expr(s.expr)};`;
       case 'if': {
         const parts = [`${ind}if (${this.expr(s.cond)}) {`, this.block(s.thenBlock, `${ind}  `, ctx)];
         if (s.elseBlock.length) parts.push(`${ind}} else {`, this.block(s.elseBlock, `${ind}  `, ctx));
@@ -365,6 +367,8 @@ class WgslGenerator {
         return `len_${e.buffer}`;
       case 'atomic':
         return this.atomic(e);
+      case 'wgAtomic':
+        return this.wgAtomic(e);
       case 'wgLoad':
         return `${this.wgLoadHelper(e.array)}(${this.index(e.index)})`;
       case 'subgroup':
@@ -483,34 +487,53 @@ class WgslGenerator {
         return `subgroupBroadcastFirst(${x})`;
       case 'shuffle':
         return `subgroupShuffle(${x}, ${this.expr(lane as Expr)})`;
+      case 'ballot':
+        return `subgroupBallot(${x})`;
       default:
         throw new KernelBuildError(this.ir.name, `internal: unknown subgroup op ${fn}`);
     }
   }
 
   private atomic(e: Extract<Expr, { op: 'atomic' }>): string {
-    const d = this.decl(e.buffer);
-    const t = d.dtype;
+    const t = this.decl(e.buffer).dtype;
     const name = `atomic_${e.fn}_${e.buffer}`;
-    const guard = 'i < len';
-    const len = `len_${e.buffer}`;
-    const ref = `&b_${e.buffer}[i]`;
+    // The logical length travels as an argument (see the header).
+    this.atomicHelper(name, e.fn, t, `&b_${e.buffer}[i]`, 'i < len', ', len: u32');
+    return this.atomicCall(name, e, `, len_${e.buffer}`);
+  }
+
+  /** Atomics on an atomic workgroup array: bounds from its declared length. */
+  private wgAtomic(e: Extract<Expr, { op: 'wgAtomic' }>): string {
+    const a = this.array(e.array);
+    if (!a.atomic) throw new KernelBuildError(this.ir.name, `internal: workgroup array ${e.array} is not atomic`);
+    const name = `wgatomic_${e.fn}_${e.array}`;
+    this.atomicHelper(name, e.fn, a.type, `&wg_${e.array}[i]`, `i < ${a.length}u`, '');
+    return this.atomicCall(name, e, '');
+  }
+
+  private atomicCall(name: string, e: Extract<Expr, { op: 'atomic' | 'wgAtomic' }>, tail: string): string {
     const i = this.index(e.index);
-    const v = this.expr(e.value);
-    switch (e.fn) {
+    if (e.fn === 'load') return `${name}(${i}${tail})`;
+    if (e.fn === 'compareExchange') return `${name}(${i}, ${this.expr(e.compare as Expr)}, ${this.expr(e.value)}${tail})`;
+    return `${name}(${i}, ${this.expr(e.value)}${tail})`;
+  }
+
+  /** A bounds-checked helper `name` doing atomic `fn` on `ref` (an element pointer using `i`) when `guard` holds. */
+  private atomicHelper(name: string, fn: string, t: string, ref: string, guard: string, lenParam: string): void {
+    switch (fn) {
       case 'load':
-        this.helper(name, `fn ${name}(i: u32, len: u32) -> ${t} {\n  if (${guard}) { return atomicLoad(${ref}); }\n  return ${t}();\n}`);
-        return `${name}(${i}, ${len})`;
+        this.helper(name, `fn ${name}(i: u32${lenParam}) -> ${t} {\n  if (${guard}) { return atomicLoad(${ref}); }\n  return ${t}();\n}`);
+        return;
       case 'store':
-        this.helper(name, `fn ${name}(i: u32, v: ${t}, len: u32) {\n  if (${guard}) { atomicStore(${ref}, v); }\n}`);
-        return `${name}(${i}, ${v}, ${len})`;
+        this.helper(name, `fn ${name}(i: u32, v: ${t}${lenParam}) {\n  if (${guard}) { atomicStore(${ref}, v); }\n}`);
+        return;
       case 'compareExchange':
         // WGSL only has the weak form, which may fail spuriously: retry until the
         // element differs from `expected` or the exchange happened (a strong CAS).
         this.helper(
           name,
           [
-            `fn ${name}(i: u32, expected: ${t}, v: ${t}, len: u32) -> ${t} {`,
+            `fn ${name}(i: u32, expected: ${t}, v: ${t}${lenParam}) -> ${t} {`,
             `  if (!(${guard})) { return ${t}(); }`,
             '  loop {',
             `    let r = atomicCompareExchangeWeak(${ref}, expected, v);`,
@@ -519,14 +542,13 @@ class WgslGenerator {
             '}',
           ].join('\n'),
         );
-        return `${name}(${i}, ${this.expr(e.compare as Expr)}, ${v}, ${len})`;
+        return;
       default: {
-        const builtin = `atomic${e.fn[0]?.toUpperCase()}${e.fn.slice(1)}`;
+        const builtin = `atomic${fn[0]?.toUpperCase()}${fn.slice(1)}`;
         this.helper(
           name,
-          `fn ${name}(i: u32, v: ${t}, len: u32) -> ${t} {\n  if (${guard}) { return ${builtin}(${ref}, v); }\n  return ${t}();\n}`,
+          `fn ${name}(i: u32, v: ${t}${lenParam}) -> ${t} {\n  if (${guard}) { return ${builtin}(${ref}, v); }\n  return ${t}();\n}`,
         );
-        return `${name}(${i}, ${v}, ${len})`;
       }
     }
   }
@@ -575,7 +597,7 @@ class WgslGenerator {
     return name;
   }
 
-  private array(id: number): { type: ValueType; length: number } {
+  private array(id: number): { type: ValueType; length: number; atomic: boolean } {
     const a = this.arrayDecl.get(id);
     if (!a) throw new KernelBuildError(this.ir.name, `internal: unknown workgroup array ${id}`);
     return a;

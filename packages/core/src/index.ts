@@ -50,6 +50,7 @@ export {
   walkStmts,
 } from './ir/analyze.ts';
 export {
+  type AtomicWorkgroupArray,
   type BufferHandle,
   type BufferParam,
   buffer,

@@ -21,6 +21,12 @@ import { JS_RUNTIME } from './js-runtime.ts';
  * local ids; control flow that contains a barrier runs once per workgroup with its
  * condition taken from invocation 0 (such conditions must be uniform, as on a GPU);
  * variables used in more than one phase become per-invocation arrays.
+ *
+ * Workgroup arrays are typed arrays private to the workgroup being run (one
+ * worker runs the whole workgroup, its invocations one after another), so atomics
+ * on atomic workgroup arrays go through the same `Atomics` helpers as buffer
+ * atomics, only for the bounds check and the old-value result: no other thread
+ * can see the array.
  */
 export interface JsKernelSource {
   readonly source: string;
@@ -304,12 +310,16 @@ class JsGenerator {
       case 'length':
         return `len_${e.buffer}`;
       case 'atomic':
-        return this.atomic(e);
+        return this.atomic(e, `b_${e.buffer}`);
+      case 'wgAtomic':
+        return this.atomic(e, `wg_${e.array}`);
       case 'wgLoad':
         return `(wg_${e.array}[${this.expr(e.index)}] ?? ${zeroOf(e.type)})`;
       case 'subgroup':
         // Subgroups of width 1: every reduction is the value itself.
         if (e.fn === 'exclusiveAdd') return `((${this.expr(e.a)}), ${zeroOf(e.type)})`;
+        // The one lane is lane 0: bit 0 of the first word.
+        if (e.fn === 'ballot') return `[(${this.expr(e.a)}) ? 1 : 0, 0, 0, 0]`;
         return this.expr(e.a);
       case 'construct':
         return `[${e.args.map((a) => this.expr(a)).join(', ')}]`;
@@ -319,8 +329,8 @@ class JsGenerator {
     throw new KernelBuildError(this.ir.name, `internal: unknown expression ${(e as Expr).op}`);
   }
 
-  private atomic(e: Extract<Expr, { op: 'atomic' }>): string {
-    const b = `b_${e.buffer}`;
+  /** An atomic on typed array `b` (a buffer's or a workgroup array's). */
+  private atomic(e: Extract<Expr, { op: 'atomic' | 'wgAtomic' }>, b: string): string {
     const i = this.expr(e.index);
     const v = this.expr(e.value);
     switch (e.fn) {

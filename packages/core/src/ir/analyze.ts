@@ -5,10 +5,16 @@ import { BLENDABLE_ATOMICS, type Expr, type KernelIR, type Stmt } from './nodes.
  * runs in `caps.features`; a kernel needing any other is refused at compile time.
  * - gather: invocation i writes only element i (globalIndex) of each output
  * - scatter: writes at computed indices
- * - atomic: atomic add/min/max
- * - atomic-other: other atomics (sub, and/or/xor, exchange, compare-exchange, atomic load/store)
- * - workgroup: workgroup memory and/or barriers
+ * - atomic: atomic add/min/max on a buffer
+ * - atomic-other: other atomics on a buffer (sub, and/or/xor, exchange, compare-exchange, atomic load/store)
+ * - workgroup: workgroup memory (atomic workgroup arrays included) and/or barriers
  * - subgroup: subgroup operations or subgroup built-ins
+ *
+ * Atomics on workgroup arrays count as 'workgroup' only, not 'atomic' or
+ * 'atomic-other': those two classes say whether a backend can combine into
+ * buffer elements (WebGL2 does add/min/max by blending), while every API with
+ * workgroup memory (WGSL, GLSL compute, CUDA) has atomics on it, and a backend
+ * without workgroup memory refuses the kernel for 'workgroup' anyway.
  */
 export type KernelClass = 'gather' | 'scatter' | 'atomic' | 'atomic-other' | 'workgroup' | 'subgroup';
 export const KERNEL_CLASSES: readonly KernelClass[] = ['gather', 'scatter', 'atomic', 'atomic-other', 'workgroup', 'subgroup'];
@@ -47,7 +53,7 @@ export function analyzeKernel(ir: KernelIR): KernelInfo {
         if (x.fn !== 'load') writes.add(x.buffer);
         classes.add(BLENDABLE_ATOMICS.has(x.fn) ? 'atomic' : 'atomic-other');
       }
-      if (x.op === 'wgLoad') classes.add('workgroup');
+      if (x.op === 'wgLoad' || x.op === 'wgAtomic') classes.add('workgroup');
       if (x.op === 'subgroup') classes.add('subgroup');
       if (x.op === 'builtin' && (x.name === 'subgroupSize' || x.name === 'subgroupInvocation')) classes.add('subgroup');
     });
@@ -136,6 +142,7 @@ export function childExprs(e: Expr): readonly Expr[] {
     case 'wgLoad':
       return [e.index];
     case 'atomic':
+    case 'wgAtomic':
       return e.compare ? [e.index, e.value, e.compare] : [e.index, e.value];
     case 'subgroup':
       return e.lane ? [e.a, e.lane] : [e.a];

@@ -61,13 +61,54 @@ export type DispatchArgs<P extends Record<string, ParamDecl>, B> = {
 
 type Index = Val<'u32'> | Val<'i32'> | number;
 
+/**
+ * The atomic operations shared by atomic buffers and atomic workgroup arrays.
+ * Read-modify-write operations return the old value (0 for an out-of-range index,
+ * where the operation is dropped).
+ */
+abstract class AtomicOps<T extends ValueType> {
+  abstract readonly type: T;
+  protected abstract atomic(fn: AtomicFn, index: Index, value: Operand<T>, useResult?: boolean, compare?: Val<T>): Val<T>;
+
+  atomicAdd(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('add', index, value);
+  }
+  atomicSub(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('sub', index, value);
+  }
+  atomicMin(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('min', index, value);
+  }
+  atomicMax(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('max', index, value);
+  }
+  atomicAnd(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('and', index, value);
+  }
+  atomicOr(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('or', index, value);
+  }
+  atomicXor(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('xor', index, value);
+  }
+  atomicExchange(index: Index, value: Operand<T>): Val<T> {
+    return this.atomic('exchange', index, value);
+  }
+  /** Stores `value` if the element equals `expected`; returns the old element either way. */
+  atomicCompareExchange(index: Index, expected: Operand<T>, value: Operand<T>): Val<T> {
+    const cmp = typeof expected === 'number' ? constant(this.type, expected) : expected;
+    return this.atomic('compareExchange', index, value, true, cmp);
+  }
+}
+
 /** A buffer parameter inside a kernel body. */
-export class BufferHandle<T extends ValueType, A extends BufferAccess> {
+export class BufferHandle<T extends ValueType, A extends BufferAccess> extends AtomicOps<T> {
   readonly name: string;
   readonly type: T;
   readonly access: A;
   private readonly k: KernelBuilder;
   constructor(k: KernelBuilder, name: string, type: T, access: A) {
+    super();
     this.k = k;
     this.name = name;
     this.type = type;
@@ -98,38 +139,7 @@ export class BufferHandle<T extends ValueType, A extends BufferAccess> {
     this.k.emit({ op: 'store', buffer: this.name, index: this.k.index(index), value: v.node });
   }
 
-  /** Atomic read-modify-write operations return the old value. */
-  atomicAdd(index: Index, value: Operand<T>): Val<T> {
-    return this.atomic('add', index, value);
-  }
-  atomicSub(index: Index, value: Operand<T>): Val<T> {
-    return this.atomic('sub', index, value);
-  }
-  atomicMin(index: Index, value: Operand<T>): Val<T> {
-    return this.atomic('min', index, value);
-  }
-  atomicMax(index: Index, value: Operand<T>): Val<T> {
-    return this.atomic('max', index, value);
-  }
-  atomicAnd(index: Index, value: Operand<T>): Val<T> {
-    return this.atomic('and', index, value);
-  }
-  atomicOr(index: Index, value: Operand<T>): Val<T> {
-    return this.atomic('or', index, value);
-  }
-  atomicXor(index: Index, value: Operand<T>): Val<T> {
-    return this.atomic('xor', index, value);
-  }
-  atomicExchange(index: Index, value: Operand<T>): Val<T> {
-    return this.atomic('exchange', index, value);
-  }
-  /** Stores `value` if the element equals `expected`; returns the old element either way. */
-  atomicCompareExchange(index: Index, expected: Operand<T>, value: Operand<T>): Val<T> {
-    const cmp = typeof expected === 'number' ? constant(this.type, expected) : expected;
-    return this.atomic('compareExchange', index, value, true, cmp);
-  }
-
-  private atomic(fn: AtomicFn, index: Index, value: Operand<T>, useResult = true, compare?: Val<T>): Val<T> {
+  protected atomic(fn: AtomicFn, index: Index, value: Operand<T>, useResult = true, compare?: Val<T>): Val<T> {
     if (this.access !== 'atomic') throw buildError(`atomic ${fn} on '${this.name}' needs access 'atomic'`);
     if (this.type !== 'u32' && this.type !== 'i32') throw buildError(`atomics need a u32 or i32 buffer, '${this.name}' is ${this.type}`);
     const v = typeof value === 'number' ? constant(this.type, value) : value;
@@ -170,6 +180,50 @@ export class WorkgroupArray<T extends ValueType> {
     const v = typeof value === 'number' ? constant(this.type, value) : value;
     if (v.type !== this.type) throw buildError(`workgroup store: value is ${v.type}, array holds ${this.type}`);
     this.k.emit({ op: 'wgStore', array: this.id, index: this.k.index(index), value: v.node });
+  }
+}
+
+/**
+ * An array of u32 or i32 atomics in workgroup memory, zeroed at the workgroup's
+ * start. Every access is atomic: `load` and `store` are atomic loads and stores.
+ * An out-of-range index drops the operation, which then returns 0.
+ */
+export class AtomicWorkgroupArray<T extends 'u32' | 'i32'> extends AtomicOps<T> {
+  readonly id: number;
+  readonly type: T;
+  readonly length: number;
+  private readonly k: KernelBuilder;
+  constructor(k: KernelBuilder, id: number, type: T, length: number) {
+    super();
+    this.k = k;
+    this.id = id;
+    this.type = type;
+    this.length = length;
+  }
+  load(index: Index): Val<T> {
+    return this.atomic('load', index, 0);
+  }
+  store(index: Index, value: Operand<T>): void {
+    this.atomic('store', index, value, false);
+  }
+
+  protected atomic(fn: AtomicFn, index: Index, value: Operand<T>, useResult = true, compare?: Val<T>): Val<T> {
+    const v = typeof value === 'number' ? constant(this.type, value) : value;
+    if (v.type !== this.type) throw buildError(`workgroup atomic ${fn}: value is ${v.type}, array holds ${this.type}`);
+    const node: Expr = {
+      op: 'wgAtomic',
+      type: this.type,
+      fn,
+      array: this.id,
+      index: this.k.index(index),
+      value: v.node,
+      ...(compare ? { compare: compare.node } : {}),
+    };
+    if (!useResult) {
+      this.k.emit({ op: 'eval', expr: node });
+      return constant(this.type, 0);
+    }
+    return this.k.materialize(node, this.type);
   }
 }
 
@@ -296,9 +350,25 @@ export class KernelBuilder {
     this.emit({ op: 'barrier' });
   }
 
-  workgroupArray<T extends ValueType>(type: T, length: number): WorkgroupArray<T> {
+  /**
+   * Declares an array in workgroup memory, zeroed at the workgroup's start. With
+   * `{ atomic: true }` (u32 or i32) its elements are atomics: it has the atomic
+   * methods of an atomic buffer, and its loads and stores are atomic.
+   */
+  workgroupArray<T extends 'u32' | 'i32'>(type: T, length: number, options: { atomic: true }): AtomicWorkgroupArray<T>;
+  workgroupArray<T extends ValueType>(type: T, length: number, options?: { atomic?: false }): WorkgroupArray<T>;
+  workgroupArray(
+    type: ValueType,
+    length: number,
+    options?: { atomic?: boolean },
+  ): WorkgroupArray<ValueType> | AtomicWorkgroupArray<'u32' | 'i32'> {
     if (!Number.isInteger(length) || length <= 0) throw buildError(`workgroup array length must be a positive integer, got ${length}`);
     const id = this.nextId++;
+    if (options?.atomic) {
+      if (type !== 'u32' && type !== 'i32') throw buildError(`atomic workgroup arrays hold u32 or i32, got ${type}`);
+      this.arrays.push({ id, type, length, atomic: true });
+      return new AtomicWorkgroupArray(this, id, type, length);
+    }
     this.arrays.push({ id, type, length });
     return new WorkgroupArray(this, id, type, length);
   }
@@ -324,6 +394,15 @@ export class KernelBuilder {
   }
   subgroupShuffle<T extends ValueType>(v: Val<T>, lane: Val<'u32'>): Val<T> {
     return this.subgroup('shuffle', v, lane);
+  }
+  /**
+   * The lanes of this subgroup whose `predicate` is true, as a 128-bit mask (lane l
+   * is bit l % 32 of component l / 32). Inactive lanes and lanes past the subgroup
+   * size contribute 0.
+   */
+  subgroupBallot(predicate: Val<'bool'>): Val<'vec4<u32>'> {
+    if (predicate.type !== 'bool') throw buildError(`subgroupBallot takes a bool, got ${predicate.type}`);
+    return this.materialize({ op: 'subgroup', type: 'vec4<u32>', fn: 'ballot', a: predicate.node }, 'vec4<u32>');
   }
 
   // ---------- internals used by handles ----------

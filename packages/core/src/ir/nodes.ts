@@ -18,7 +18,13 @@ import type { ValueType, VecWidth } from './types.ts';
  *   range; NaN converts to 0. u32 <-> i32 conversions reinterpret the bits.
  *   Integer -> f32 rounds to nearest.
  * - Loads outside [0, length) return 0; stores and atomics there do nothing
- *   (atomics then return 0). Negative i32 indices are out of range.
+ *   (atomics then return 0). Negative i32 indices are out of range. This holds
+ *   for buffers and workgroup arrays alike, atomic workgroup arrays included.
+ * - Workgroup arrays are zeroed when their workgroup starts. An atomic workgroup
+ *   array (u32 or i32) is accessed only through `wgAtomic` (its plain loads and
+ *   stores are atomic loads and stores), so its operations are indivisible among
+ *   the invocations of the workgroup, as buffer atomics are among all invocations.
+ *   Atomics order nothing else: results meant for other invocations need a barrier.
  * - `and`/`or` on bools evaluate both operands (no short-circuit).
  */
 
@@ -73,11 +79,19 @@ export type MathFn =
   | 'fma'
   | 'countOneBits';
 
-/** Atomics on u32/i32 buffers. add/min/max form the 'atomic' class; the rest 'atomic-other'. */
+/**
+ * Atomics on u32/i32 buffers and atomic workgroup arrays. On buffers add/min/max
+ * form the 'atomic' class and the rest 'atomic-other'; on workgroup arrays every
+ * operation belongs to the 'workgroup' class (see analyze.ts).
+ */
 export type AtomicFn = 'add' | 'sub' | 'min' | 'max' | 'and' | 'or' | 'xor' | 'exchange' | 'compareExchange' | 'load' | 'store';
 export const BLENDABLE_ATOMICS: ReadonlySet<AtomicFn> = new Set(['add', 'min', 'max']);
 
-export type SubgroupFn = 'add' | 'min' | 'max' | 'inclusiveAdd' | 'exclusiveAdd' | 'broadcastFirst' | 'shuffle';
+/**
+ * 'ballot' takes a bool and gives a vec4<u32> bit mask: bit l (of word l / 32) is set
+ * when lane l is active and its predicate is true; lanes at or past the subgroup size are 0.
+ */
+export type SubgroupFn = 'add' | 'min' | 'max' | 'inclusiveAdd' | 'exclusiveAdd' | 'broadcastFirst' | 'shuffle' | 'ballot';
 
 export type Expr =
   | { readonly op: 'const'; readonly type: ValueType; readonly value: number | boolean | readonly number[] }
@@ -103,6 +117,16 @@ export type Expr =
       readonly compare?: Expr;
     }
   | { readonly op: 'wgLoad'; readonly type: ValueType; readonly array: number; readonly index: Expr }
+  /** An atomic on element `index` of an atomic workgroup array; fields as for 'atomic'. */
+  | {
+      readonly op: 'wgAtomic';
+      readonly type: 'u32' | 'i32';
+      readonly fn: AtomicFn;
+      readonly array: number;
+      readonly index: Expr;
+      readonly value: Expr;
+      readonly compare?: Expr;
+    }
   | { readonly op: 'subgroup'; readonly type: ValueType; readonly fn: SubgroupFn; readonly a: Expr; readonly lane?: Expr }
   | { readonly op: 'construct'; readonly type: ValueType; readonly args: readonly Expr[] }
   | { readonly op: 'extract'; readonly type: ValueType; readonly a: Expr; readonly component: 0 | 1 | 2 | 3 };
@@ -112,7 +136,7 @@ export type Stmt =
   | { readonly op: 'assign'; readonly id: number; readonly value: Expr }
   | { readonly op: 'store'; readonly buffer: string; readonly index: Expr; readonly value: Expr }
   | { readonly op: 'wgStore'; readonly array: number; readonly index: Expr; readonly value: Expr }
-  /** Evaluates an expression for its effect (an atomic whose result is unused). */
+  /** Evaluates an expression for its effect (an atomic or wgAtomic whose result is unused). */
   | { readonly op: 'eval'; readonly expr: Expr }
   | { readonly op: 'if'; readonly cond: Expr; readonly thenBlock: readonly Stmt[]; readonly elseBlock: readonly Stmt[] }
   /**
@@ -154,6 +178,8 @@ export interface WorkgroupArrayDecl {
   readonly id: number;
   readonly type: ValueType;
   readonly length: number;
+  /** Elements are atomics (type u32 or i32), reached only through 'wgAtomic'. Absent: a plain array. */
+  readonly atomic?: true;
 }
 
 export interface VarDecl {

@@ -1,0 +1,432 @@
+/**
+ * The subgroup formulation of radix sort's passes: 8-bit digits, 4 passes, each a
+ * reduce-then-scan pass of three dispatches:
+ *   1. count: per-tile digit counts in a workgroup-atomic histogram, one atomic add
+ *      per run of equal digits in a subgroup (found by the same ballots as below, so
+ *      skewed keys do not pile atomics onto one address), stored digit-major (digit
+ *      d of tile t at d · tiles + t);
+ *   2. an exclusive scan of those counts, which gives every (digit, tile) its first
+ *      output slot in stable order (the global digit offsets are folded in);
+ *   3. rank and scatter: the tile is re-read, ranked stably, sorted by digit in
+ *      workgroup memory and written out as runs of equal digits, so that the global
+ *      writes are coalesced.
+ *
+ * Ranking is a warp-level multisplit built from subgroup ballots. Subgroup s owns
+ * ITEMS · S consecutive keys of the tile (S = subgroup size); item j of lane l is
+ * key s · S · ITEMS + j · S + l, so the keys are visited in input order item by item.
+ * For each item, 8 ballots (one per digit bit, ANDed or AND-NOTed by the lane's own
+ * bit) give the mask of lanes holding the same digit; a key's rank among them is the
+ * popcount of the lower lanes. The lowest lane of each digit adds the digit's count
+ * to its subgroup's row of 256 counters in workgroup memory (only that subgroup
+ * writes its row, so no atomics) and shuffles the old value to the others. A
+ * workgroup barrier after each item makes the row visible to the next item's
+ * leader, which may be another lane (WGSL has no subgroup-scope memory barrier).
+ * Afterwards one scan per digit over the subgroups' rows and one workgroup scan over
+ * the digits turn the counters into each (subgroup, digit)'s first slot in the
+ * locally sorted tile.
+ *
+ * Pairs: values are loaded once the keys are ranked and staged beside them, so one
+ * pass over the sorted tile writes both. Workgroups that a folded grid adds past the
+ * last tile leave at once.
+ *
+ * Correct for any subgroup size the device reports (masks span 32 · ceil(max / 32)
+ * lanes), provided subgroups are consecutive runs of local indices, as the rest of
+ * the suite assumes. Workgroup memory: one 256-counter row per possible subgroup
+ * (wg / minSubgroupSize) plus the tile, so devices with tiny subgroups (the CPU
+ * backend's width 1) keep the 4-bit formulation in radix-sort.ts.
+ */
+import {
+  type Buffer,
+  type BufferDType,
+  buffer,
+  countOneBits,
+  type Device,
+  type DeviceCaps,
+  defineKernel,
+  type KernelBuilder,
+  min,
+  select,
+  u32,
+  uniform,
+  type Val,
+  type Var,
+} from '@trident/core';
+import { cachedKernel, dispatchGroups, floorPow2, scratch, workgroupScan } from './common.ts';
+import { recordScan } from './scan.ts';
+
+const BITS = 8;
+const DIGITS = 1 << BITS;
+export const MULTISPLIT_PASSES = 32 / BITS;
+
+/** The shape of the multisplit kernels on one device. */
+export interface MultisplitShape {
+  /** Invocations per workgroup: a power of two, a multiple of the largest subgroup. */
+  readonly wg: number;
+  /** Keys per invocation; a tile is wg · items keys. */
+  readonly items: number;
+  /** Counter rows: the most subgroups a workgroup can hold (wg / minSubgroupSize). */
+  readonly rows: number;
+  /** 32-bit words of a ballot mask that can be non-zero: ceil(maxSubgroupSize / 32). */
+  readonly words: number;
+}
+
+/**
+ * Default keys per invocation. H100 (Dawn/Vulkan, 2^28 random u32 keys, 256-wide
+ * workgroups, bench/h100/radix-check.ts, before folded-grid workgroups left early):
+ * 12 items 19.8 ms, 8 items 23.4 ms, 16 items 62.8 ms (65536 tiles: the folded grid
+ * doubled the workgroups), 24 items 29.2 ms (an earlier build). Also measured and
+ * dropped: ranking every key against all earlier items' ballots instead of a
+ * barrier per item (23.3 ms at 8 items, 34.3 at 12) and one atomic add per key into
+ * 8 histogram copies in the count step (45.3 ms at 12 items).
+ */
+export const MULTISPLIT_ITEMS = 12;
+
+/**
+ * The multisplit shape for `caps`, or undefined when the device has no subgroups or
+ * the counter rows would take more than half its workgroup memory at 64 invocations.
+ * `items` and `maxWg` override the defaults (benchmarks sweep them).
+ */
+export function multisplitShape(caps: DeviceCaps, items = MULTISPLIT_ITEMS, maxWg = 256): MultisplitShape | undefined {
+  const { minSubgroupSize, maxSubgroupSize, maxComputeWorkgroupStorageSize: storage } = caps.limits;
+  if (!caps.features.has('subgroup') || !caps.features.has('workgroup') || !caps.features.has('scatter')) return undefined;
+  if (minSubgroupSize < 1 || maxSubgroupSize < minSubgroupSize) return undefined;
+  const words = Math.min(4, Math.ceil(maxSubgroupSize / 32));
+  if (maxSubgroupSize > 128) return undefined;
+  const top = floorPow2(Math.min(maxWg, caps.limits.maxComputeInvocationsPerWorkgroup));
+  for (let wg = top; wg >= Math.max(64, ceilToPow2(maxSubgroupSize)); wg /= 2) {
+    const rows = Math.max(1, wg / floorPow2(minSubgroupSize));
+    const rowBytes = rows * DIGITS * 4;
+    // rows + staged keys and values + per-digit destinations + the workgroup scan's array.
+    const bytes = rowBytes + 2 * wg * items * 4 + DIGITS * 4 + wg * 4;
+    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words };
+  }
+  return undefined;
+}
+
+function ceilToPow2(x: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(1, x)));
+}
+
+type U = Val<'u32'>;
+
+/** Words of a ballot that can be non-zero. */
+function ballotWords(k: KernelBuilder, predicate: Val<'bool'>, words: number): U[] {
+  const b = k.subgroupBallot(predicate);
+  return [b.x, b.y, b.z, b.w].slice(0, words);
+}
+
+/** Index of the lowest set bit of a non-zero multi-word mask. */
+function lowestLane(mask: U[]): U {
+  const ctz = (x: U) => countOneBits(x.bitnot().and(x.sub(1)));
+  let lane: U = u32(0);
+  for (let w = mask.length - 1; w >= 0; w--) {
+    const word = mask[w] as U;
+    lane = w === mask.length - 1 ? ctz(word).add(32 * w) : select(word.ne(0), ctz(word).add(32 * w), lane);
+  }
+  return lane;
+}
+
+/** The lanes of this subgroup whose valid key has digit `d` (this lane's own digit), per mask word. */
+function matchDigit(k: KernelBuilder, words: number, valid: Val<'bool'>, d: U): Array<Var<'u32'>> {
+  const match = ballotWords(k, valid, words).map((w, c) => k.let(w, `m${c}`));
+  for (let b = 0; b < BITS; b++) {
+    const bit = k.let(d.and(1 << b).ne(0), 'bit');
+    ballotWords(k, bit, words).forEach((w, c) => {
+      const m = match[c] as Var<'u32'>;
+      m.set(m.and(select(bit, w, w.bitnot())));
+    });
+  }
+  return match;
+}
+
+/** The mask of the lanes below `lane`, per mask word. */
+function lanesBelow(k: KernelBuilder, lane: U, words: number): U[] {
+  const below: U[] = [];
+  for (let w = 0; w < words; w++) {
+    const inWord = lane.sub(32 * w);
+    below.push(k.let(select(lane.ge(32 * (w + 1)), 0xffffffff, select(lane.lt(32 * w), 0, u32(1).shl(inWord).sub(1))), `below${w}`));
+  }
+  return below;
+}
+
+/** The number of set bits of a multi-word mask, optionally only below this lane (`below`). */
+function popcount(mask: U[], below?: U[]): U {
+  let sum: U = u32(0);
+  mask.forEach((m, c) => {
+    sum = sum.add(countOneBits(below ? m.and(below[c] as U) : m));
+  });
+  return sum;
+}
+
+/** Per item: the key, its digit, its index, and its rank in its subgroup's row. */
+interface Ranked {
+  readonly index: U[];
+  readonly key: U[];
+  readonly digit: U[];
+  readonly valid: Array<Val<'bool'>>;
+  readonly rank: U[];
+}
+
+/**
+ * Loads the subgroup's keys item by item, counts them into the subgroup's row of
+ * `rows` and returns each key's rank among the equal digits of its subgroup before
+ * it (stable). Uniform control flow; ends with a barrier.
+ */
+function multisplit(
+  k: KernelBuilder,
+  shape: MultisplitShape,
+  keys: { load(i: U): U },
+  rows: { load(i: U): U; store(i: U, v: U): void },
+  n: U,
+  shift: U,
+  sgBase: U,
+  rowBase: U,
+): Ranked {
+  const S = k.subgroupSize;
+  const lane = k.let(k.subgroupInvocation, 'lane');
+  const below = lanesBelow(k, lane, shape.words);
+  const out: Ranked = { index: [], key: [], digit: [], valid: [], rank: [] };
+  // Every key is loaded before the first barrier, so the loads overlap instead of
+  // each waiting behind the previous item's barrier.
+  for (let j = 0; j < shape.items; j++) {
+    const i = k.let(sgBase.add(S.mul(j)).add(lane), `i${j}`);
+    out.index.push(i);
+    out.valid.push(k.let(i.lt(n), `ok${j}`));
+    out.key.push(k.let(keys.load(i), `k${j}`));
+  }
+  for (let j = 0; j < shape.items; j++) {
+    const valid = out.valid[j] as Val<'bool'>;
+    const d = k.let((out.key[j] as U).shr(shift).and(DIGITS - 1), `d${j}`);
+    const match = matchDigit(k, shape.words, valid, d);
+    const before = k.let(popcount(match, below), `lower${j}`);
+    const slot = k.let(rowBase.add(d), 'slot');
+    const old = k.var('u32', 0, 'old');
+    k.if(valid.and(before.eq(0)), () => {
+      old.set(rows.load(slot));
+      rows.store(slot, old.add(popcount(match)));
+    });
+    const leader = k.let(select(valid, lowestLane(match), lane), 'leader');
+    out.rank.push(k.let(k.subgroupShuffle(old, leader).add(before), `r${j}`));
+    k.barrier();
+    out.digit.push(d);
+  }
+  return out;
+}
+
+/**
+ * Replaces each digit's per-subgroup counts in `rows` by their exclusive prefix over
+ * the subgroups (plus `start(d)` when given) and returns, per digit this invocation
+ * owns, the digit's tile total. Invocation lid owns digits lid · P … lid · P + P - 1.
+ */
+function scanRows(
+  k: KernelBuilder,
+  shape: MultisplitShape,
+  rows: { load(i: U): U; store(i: U, v: U): void },
+  subgroupsInGroup: U,
+  visit: (d: U, total: U) => void,
+): void {
+  const per = Math.max(1, DIGITS / shape.wg);
+  for (let q = 0; q < per; q++) {
+    const d = k.let(k.localIndex.mul(per).add(q), 'dig');
+    const run = k.var('u32', 0, 'run');
+    k.if(d.lt(DIGITS), () => {
+      k.for({ from: 0, to: subgroupsInGroup }, (s) => {
+        const at = k.let(s.mul(DIGITS).add(d), 'at');
+        const c = k.let(rows.load(at), 'c');
+        rows.store(at, run);
+        run.set(run.add(c));
+      });
+    });
+    visit(d, run);
+  }
+}
+
+/**
+ * Folded grids (past maxComputeWorkgroupsPerDimension) are rounded up, by up to a
+ * whole row of workgroups: the extra ones leave at once (a uniform branch, so the
+ * barriers after it stay in uniform control flow) instead of ranking empty tiles.
+ */
+function leaveIfPast(k: KernelBuilder, t: U, tiles: U): void {
+  k.if(t.ge(tiles), () => k.return());
+}
+
+/** Pass step 1: counts[d * tiles + t] = keys of tile t with digit d, from a workgroup-atomic histogram. */
+export function countKernel(shape: MultisplitShape) {
+  const { wg, items } = shape;
+  return cachedKernel(`radix8-count:${wg}:${items}:${shape.words}`, () =>
+    defineKernel({
+      name: 'radix8_count',
+      workgroupSize: wg,
+      params: {
+        keys: buffer('u32', 'read'),
+        counts: buffer('u32', 'write'),
+        n: uniform('u32'),
+        shift: uniform('u32'),
+        tiles: uniform('u32'),
+      },
+      body: ({ keys, counts, n, shift, tiles }, k) => {
+        const hist = k.workgroupArray('u32', DIGITS, { atomic: true });
+        const t = k.let(k.workgroupIndex, 't');
+        leaveIfPast(k, t, tiles);
+        const tileBase = k.let(t.mul(wg * items), 'tileBase');
+        const below = lanesBelow(k, k.let(k.subgroupInvocation, 'lane'), shape.words);
+        // Order does not matter here: coalesced rows of wg keys, all loaded before any atomic.
+        const digits: U[] = [];
+        const valids: Array<Val<'bool'>> = [];
+        for (let j = 0; j < items; j++) {
+          const i = k.let(tileBase.add(k.localIndex.add(j * wg)), `i${j}`);
+          valids.push(k.let(i.lt(n), `ok${j}`));
+          digits.push(
+            k.let(
+              keys
+                .load(i)
+                .shr(shift)
+                .and(DIGITS - 1),
+              `d${j}`,
+            ),
+          );
+        }
+        for (let j = 0; j < items; j++) {
+          const valid = valids[j] as Val<'bool'>;
+          const d = digits[j] as U;
+          const match = matchDigit(k, shape.words, valid, d);
+          // The lowest lane of each run of equal digits adds the run's length.
+          k.if(valid.and(popcount(match, below).eq(0)), () => void hist.atomicAdd(d, popcount(match)));
+        }
+        k.barrier();
+        k.for({ from: k.localIndex, to: DIGITS, step: wg }, (d) => counts.store(d.mul(tiles).add(t), hist.load(d)));
+      },
+    }),
+  );
+}
+
+/** Pass step 3: rank the tile, sort it by digit in workgroup memory, write runs of equal digits. */
+export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
+  const { wg, items } = shape;
+  const tile = wg * items;
+  return cachedKernel(`radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${valueType ?? 'none'}`, () =>
+    defineKernel({
+      name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
+      workgroupSize: wg,
+      params: {
+        keys: buffer('u32', 'read'),
+        keysOut: buffer('u32', 'write'),
+        vals: buffer(valueType ?? 'u32', 'read'),
+        valsOut: buffer(valueType ?? 'u32', 'write'),
+        offsets: buffer('u32', 'read'),
+        n: uniform('u32'),
+        shift: uniform('u32'),
+        tiles: uniform('u32'),
+      },
+      body: ({ keys, keysOut, vals, valsOut, offsets, n, shift, tiles }, k) => {
+        const rows = k.workgroupArray('u32', shape.rows * DIGITS);
+        const stagedKeys = k.workgroupArray('u32', tile);
+        // Values travel as bits beside their keys.
+        const stagedVals = valueType ? k.workgroupArray('u32', tile) : undefined;
+        // Output index of the tile's local slot p with digit d: dest[d] + p.
+        const dest = k.workgroupArray('u32', DIGITS);
+        const lid = k.localIndex;
+        const t = k.let(k.workgroupIndex, 't');
+        leaveIfPast(k, t, tiles);
+        const S = k.let(k.subgroupSize, 'S');
+        const sg = k.let(lid.div(S), 'sg');
+        const tileBase = k.let(t.mul(tile), 'tileBase');
+        const sgBase = k.let(tileBase.add(sg.mul(S).mul(items)), 'sgBase');
+        const rowBase = k.let(sg.mul(DIGITS), 'rowBase');
+        const r = multisplit(k, shape, keys, rows, n, shift, sgBase, rowBase);
+        const groups = k.let(u32(wg).add(S).sub(1).div(S), 'groups');
+        // Digit totals of this invocation's digits, then their exclusive scan over the tile.
+        const totals: U[] = [];
+        let sum: U = u32(0);
+        scanRows(k, shape, rows, groups, (_d, total) => {
+          const v = k.let(total, 'tot');
+          totals.push(v);
+          sum = sum.add(v);
+        });
+        const mine = k.let(sum, 'mine');
+        const scan = workgroupScan(k, mine, wg, true, u32(0));
+        const start = k.let(scan.exclusive, 'start');
+        const per = Math.max(1, DIGITS / wg);
+        for (let q = 0; q < per; q++) {
+          const d = k.let(lid.mul(per).add(q), 'dig');
+          k.if(d.lt(DIGITS), () => {
+            dest.store(d, offsets.load(d.mul(tiles).add(t)).sub(start));
+            k.for({ from: 0, to: groups }, (s) => {
+              const at = k.let(s.mul(DIGITS).add(d), 'at');
+              rows.store(at, rows.load(at).add(start));
+            });
+          });
+          start.set(start.add(totals[q] as U));
+        }
+        k.barrier();
+        for (let j = 0; j < items; j++) {
+          const slot = k.let(rows.load(rowBase.add(r.digit[j] as U)).add(r.rank[j] as U), `slot${j}`);
+          k.if(r.valid[j] as Val<'bool'>, () => {
+            stagedKeys.store(slot, r.key[j] as U);
+            if (stagedVals) {
+              const v = vals.load(r.index[j] as U);
+              stagedVals.store(slot, valueType === 'u32' ? (v as U) : v.bitcast('u32'));
+            }
+          });
+        }
+        k.barrier();
+        const inTile = k.let(select(tileBase.lt(n), min(n.sub(tileBase), tile), 0), 'inTile');
+        for (let q = 0; q < items; q++) {
+          const p = k.let(lid.add(q * wg), `p${q}`);
+          k.if(p.lt(inTile), () => {
+            const key = k.let(stagedKeys.load(p), 'key');
+            const at = k.let(dest.load(key.shr(shift).and(DIGITS - 1)).add(p), 'at');
+            keysOut.store(at, key);
+            if (stagedVals) {
+              const bits = stagedVals.load(p);
+              valsOut.store(at, (valueType === 'u32' ? bits : bits.bitcast(valueType as 'i32' | 'f32')) as never);
+            }
+          });
+        }
+      },
+    }),
+  );
+}
+
+/**
+ * Records the 4 passes of the 8-bit multisplit sort of u32 keys `src` (and values
+ * `vsrc`) into `keysOut` (and `valuesOut`). The intermediate passes ping-pong
+ * through scratch buffers; n >= 1.
+ */
+export function recordMultisplitPasses(
+  device: Device,
+  shape: MultisplitShape,
+  src: Buffer,
+  vsrc: Buffer | undefined,
+  keysOut: Buffer,
+  valuesOut: Buffer | undefined,
+  n: number,
+): void {
+  const tiles = Math.ceil(n / (shape.wg * shape.items));
+  const counts = scratch(device, 'radix8.counts', 'u32', DIGITS * tiles);
+  const offsets = scratch(device, 'radix8.offsets', 'u32', DIGITS * tiles);
+  const dummy = scratch(device, 'radix8.dummy', 'u32', 1);
+  const dummyOut = scratch(device, 'radix8.dummyOut', 'u32', 1);
+  let keysIn = src;
+  let valsIn = vsrc;
+  for (let p = 0; p < MULTISPLIT_PASSES; p++) {
+    const last = p === MULTISPLIT_PASSES - 1;
+    const dst = last ? keysOut : scratch(device, `radix8.k${p % 2}`, 'u32', n);
+    const vdst = vsrc ? (last ? (valuesOut as Buffer) : scratch(device, `radix8.v${p % 2}`, vsrc.dtype, n)) : undefined;
+    const shift = p * BITS;
+    dispatchGroups(device, countKernel(shape), tiles, { keys: keysIn, counts, n, shift, tiles });
+    recordScan(device, counts, offsets, DIGITS * tiles, true);
+    dispatchGroups(device, scatterKernel(shape, vsrc?.dtype), tiles, {
+      keys: keysIn,
+      keysOut: dst,
+      vals: valsIn ?? dummy,
+      valsOut: vdst ?? dummyOut,
+      offsets,
+      n,
+      shift,
+      tiles,
+    });
+    keysIn = dst;
+    valsIn = vdst;
+  }
+}

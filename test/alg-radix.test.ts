@@ -1,0 +1,126 @@
+/**
+ * Radix sort's two formulations, each forced where the device can run it: the 8-bit
+ * ballot multisplit (devices with subgroups whose counter rows fit) and the 4-bit
+ * packed-count one (every workgroup device). Inputs span many tiles and stress what
+ * each pass must keep: stability across tiles and subgroups, runs of equal digits,
+ * one digit everywhere, and the i32 / f32 order-preserving transforms at extremes.
+ * Plus the formulation choice from caps, on made-up caps.
+ */
+import { sortReference } from '@trident/algorithms';
+import type { Buffer, Device, DeviceCaps, Feature } from 'trident';
+import { expect, it } from 'vitest';
+import { type MultisplitShape, multisplitShape } from '../packages/algorithms/src/radix-multisplit.ts';
+import { recordRadixSort } from '../packages/algorithms/src/radix-sort.ts';
+import { expectBitsEqual, isSlow } from './alg-helpers.ts';
+import { describeEachBackend, randomU32 } from './harness.ts';
+
+type Keys = Uint32Array | Int32Array | Float32Array;
+
+/** The formulations `device` can run: the multisplit where its caps give a shape, packed always. */
+function formulationsOf(device: Device): Array<[string, MultisplitShape | null]> {
+  const shape = multisplitShape(device.caps);
+  const out: Array<[string, MultisplitShape | null]> = [['packed', null]];
+  if (shape) out.unshift([`multisplit wg=${shape.wg}`, shape]);
+  // A small tile (more tiles and subgroups per input) where the device allows one.
+  const small = multisplitShape(device.caps, 3, 64);
+  if (small) out.push([`multisplit wg=${small.wg} items=3`, small]);
+  return out;
+}
+
+/** Sorts keysData (with values 0..n-1 when `pairs`) by one formulation and checks against the reference. */
+async function check(device: Device, shape: MultisplitShape | null, keysData: Keys, what: string, pairs: boolean): Promise<void> {
+  const n = keysData.length;
+  const dtype = keysData instanceof Float32Array ? 'f32' : keysData instanceof Int32Array ? 'i32' : 'u32';
+  const keys = device.createBuffer(dtype, keysData as never) as Buffer;
+  const keysOut = device.createBuffer(dtype, n) as Buffer;
+  const valuesData = Uint32Array.from({ length: n }, (_, i) => i);
+  const values = pairs ? device.createBuffer('u32', valuesData) : undefined;
+  const valuesOut = pairs ? device.createBuffer('u32', n) : undefined;
+  recordRadixSort(device, keys, values, keysOut, valuesOut, shape);
+  const want = sortReference(keysData, pairs ? valuesData : undefined);
+  expectBitsEqual(await keysOut.read(), want.keys, `${what} keys`);
+  if (valuesOut) expectBitsEqual(await valuesOut.read(), want.values as Uint32Array, `${what} values (stable)`);
+  for (const b of [keys, keysOut, values, valuesOut]) b?.destroy();
+}
+
+describeEachBackend('radix sort formulations', (ctx) => {
+  it('many tiles: random, few distinct keys (stability), one digit per pass, all equal', async () => {
+    const device = ctx.device;
+    if (!device.caps.features.has('workgroup')) return;
+    const n = isSlow(device) ? 6151 : 40_009;
+    const raw = randomU32(n, 17);
+    const patterns: Record<string, Uint32Array> = {
+      random: raw,
+      // Few distinct keys spread over all four bytes: long runs of equal digits in every pass.
+      fewDistinct: raw.map((x) => [0x01020304, 0xff00ff00, 0x00000000, 0xffffffff, 0x80808080][x % 5] as number),
+      // Only the third byte varies: three passes see one digit, one sees 256.
+      oneByte: raw.map((x) => (x & 0xff) << 16),
+      equal: new Uint32Array(n).fill(0xdeadbeef),
+    };
+    for (const [label, shape] of formulationsOf(device)) {
+      for (const [name, data] of Object.entries(patterns)) await check(device, shape, data, `${ctx.kind} ${label} ${name} n=${n}`, true);
+    }
+  });
+
+  it('i32 and f32 extremes over many tiles keep the total order (-0 before +0, NaN last) and stability', async () => {
+    const device = ctx.device;
+    if (!device.caps.features.has('workgroup')) return;
+    const n = isSlow(device) ? 3001 : 20_011;
+    const ints = [0, -0x80000000, 0x7fffffff, -1, 1, -2, 2];
+    const i32 = Int32Array.from({ length: n }, (_, i) => ints[(i * 7919) % ints.length] as number);
+    const bitsList = [0x80000000, 0, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001, 1, 0x80000001, 0x3f800000, 0xbf800000];
+    const fbits = Uint32Array.from({ length: n }, (_, i) => bitsList[(i * 104729) % bitsList.length] as number);
+    const f32 = new Float32Array(fbits.buffer);
+    for (const [label, shape] of formulationsOf(device)) {
+      await check(device, shape, i32, `${ctx.kind} ${label} i32 extremes n=${n}`, true);
+      await check(device, shape, f32, `${ctx.kind} ${label} f32 extremes n=${n}`, true);
+    }
+  });
+
+  it('partial last tiles: sizes just around a tile', async () => {
+    const device = ctx.device;
+    const shape = multisplitShape(device.caps);
+    if (!shape) return;
+    const tile = shape.wg * shape.items;
+    for (const n of [tile - 1, tile, tile + 1, 2 * tile + shape.wg + 3]) {
+      await check(device, shape, randomU32(n, n), `${ctx.kind} multisplit n=${n} (tile ${tile})`, true);
+    }
+  });
+});
+
+/** Caps of a made-up device: the features given, workgroup memory and subgroup sizes as stated. */
+function caps(features: Feature[], storage: number, minSubgroup: number, maxSubgroup: number, maxInvocations = 1024): DeviceCaps {
+  return {
+    features: new Set(features),
+    timerSource: 'wall',
+    preferredWorkgroupSize: 256,
+    concurrency: 1,
+    limits: {
+      maxBufferElements: 2 ** 28,
+      maxStorageBufferBindingSize: 2 ** 30,
+      maxBuffersPerKernel: 8,
+      maxComputeInvocationsPerWorkgroup: maxInvocations,
+      maxComputeWorkgroupStorageSize: storage,
+      maxComputeWorkgroupsPerDimension: 65535,
+      minSubgroupSize: minSubgroup,
+      maxSubgroupSize: maxSubgroup,
+      maxExactAtomicCount: 2 ** 32 - 1,
+    },
+  };
+}
+
+it('radix sort picks the multisplit from caps: subgroups, and counter rows that fit', () => {
+  const all: Feature[] = ['gather', 'scatter', 'workgroup', 'subgroup'];
+  // A GPU with 32-wide subgroups and 48 KiB: 256-wide workgroups, 8 counter rows, 1 mask word.
+  expect(multisplitShape(caps(all, 49152, 32, 32))).toEqual({ wg: 256, items: 12, rows: 8, words: 1 });
+  // Subgroups of 4 and 32 KiB (SwiftShader): the rows (wg / 4 of them) bound the workgroup.
+  expect(multisplitShape(caps(all, 32768, 4, 4))).toEqual({ wg: 64, items: 12, rows: 16, words: 1 });
+  // Subgroups of 16 to 64: rows for the smallest, masks for the largest.
+  expect(multisplitShape(caps(all, 65536, 16, 64))).toEqual({ wg: 256, items: 12, rows: 16, words: 2 });
+  // Width-1 subgroups (the CPU backend's emulation): rows would fill the memory, so no multisplit.
+  expect(multisplitShape(caps(all, 65536, 1, 1))).toBeUndefined();
+  // No subgroups: no multisplit.
+  expect(multisplitShape(caps(['gather', 'scatter', 'workgroup'], 49152, 0, 0))).toBeUndefined();
+  // Workgroups narrower than the largest subgroup could leave subgroups partial: refused.
+  expect(multisplitShape(caps(all, 49152, 32, 32, 16))).toBeUndefined();
+});
