@@ -285,12 +285,15 @@ export class Device {
       throw new InvalidArgumentError('grid', 'must be { workgroups } or { invocations }');
     }
     if (total <= maxPerDim) return [total, 1, 1];
-    const y = Math.ceil(total / maxPerDim);
-    if (y <= maxPerDim) return [maxPerDim, y, 1];
-    const z = Math.ceil(y / maxPerDim);
+    // Fold into as few rows (and slices) as the limit allows, each as short as it can
+    // be: the surplus workgroups past `total` (which kernels must guard) stay below one
+    // row's worth per slice instead of up to a whole dimension's.
+    const z = Math.ceil(total / maxPerDim ** 2);
     if (z > maxPerDim)
       throw new LimitExceededError(this.backend, 'maxComputeWorkgroupsPerDimension', total, maxPerDim ** 3, 'total workgroups');
-    return [maxPerDim, maxPerDim, z];
+    const perSlice = Math.ceil(total / z);
+    const y = Math.ceil(perSlice / maxPerDim);
+    return [Math.ceil(perSlice / y), y, z];
   }
 
   private bindArgs(kernel: Kernel, args: Record<string, Buffer | number>): Map<string, BackendBuffer | number> {
