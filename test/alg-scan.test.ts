@@ -150,6 +150,8 @@ describeEachBackend('scan', (ctx) => {
       return;
     }
     const variants: Array<[string, ScanVariant]> = [
+      // The default tuning, forced where the caps would choose reduce-then-scan.
+      ['default tuning', { formulation: 'single-pass' }],
       ['blocked', { formulation: 'single-pass', lookback: { wg: 32, vecs: 2, layout: 'blocked' } }],
       ['striped', { formulation: 'single-pass', lookback: { wg: 32, vecs: 4, layout: 'striped' } }],
       ['striped 2 quads', { formulation: 'single-pass', lookback: { wg: 64, vecs: 2, layout: 'striped' } }],
@@ -161,9 +163,6 @@ describeEachBackend('scan', (ctx) => {
       ],
       ['subgroup 1 quad', { formulation: 'single-pass', lookback: { wg: 16, vecs: 1, layout: 'subgroup' } }],
       ['subgroup-blocked 3 quads', { formulation: 'single-pass', lookback: { wg: 32, vecs: 3, layout: 'subgroup-blocked' } }],
-      // Persistent workgroups: a handful of workgroups (waves well below 1) each take many tiles.
-      ['persistent subgroup', { formulation: 'single-pass', lookback: { wg: 32, vecs: 2, layout: 'subgroup', waves: 0.01 } }],
-      ['persistent striped', { formulation: 'single-pass', lookback: { wg: 32, vecs: 4, layout: 'striped', waves: 0.01 } }],
       // Every predecessor is reduced from the input: the fallback path alone must give the same sums.
       ['fallback', { formulation: 'single-pass', lookback: { wg: 16, vecs: 1, layout: 'striped', spinLimit: 0, forceFallback: true } }],
       [
@@ -172,10 +171,6 @@ describeEachBackend('scan', (ctx) => {
           formulation: 'single-pass',
           lookback: { wg: 16, vecs: 2, layout: 'subgroup', ids: 'workgroup', spinLimit: 0, forceFallback: true },
         },
-      ],
-      [
-        'fallback, persistent',
-        { formulation: 'single-pass', lookback: { wg: 16, vecs: 2, layout: 'subgroup', waves: 0.01, spinLimit: 0, forceFallback: true } },
       ],
     ];
     const cases: Array<['u32' | 'i32' | 'f32', string]> = [

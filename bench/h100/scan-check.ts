@@ -180,13 +180,7 @@ async function rawRow(name: string, variant: ScanVariant): Promise<void> {
  * scans the run totals and looks back over a subgroup-wide window (two-word states as
  * in scan-lookback.ts, spinning without a fallback).
  */
-function handScan(
-  wg: number,
-  quads: number,
-  ids: 'counter' | 'workgroup',
-  mode: 'full' | 'no-lookback' | 'copy',
-  persistent = false,
-): string {
+function handScan(wg: number, quads: number, ids: 'counter' | 'workgroup', mode: 'full' | 'no-lookback' | 'copy'): string {
   const qs = Array.from({ length: quads }, (_, q) => q);
   const groups = Array.from({ length: Math.ceil(quads / 4) }, (_, g) => g);
   const tileId =
@@ -204,14 +198,13 @@ struct P { tiles: u32 }
 @compute @workgroup_size(${wg})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>, @builtin(local_invocation_index) lid: u32,
         @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sg: u32) {
-  let first = wid.x + wid.y * nw.x;
-  if (first == 0xffffffffu) { atomicStore(&status[0], 0u); } // keeps the binding in the layout
-  for (var tile = first; tile < p.tiles; tile += ${persistent ? 'nw.x * nw.y' : 'p.tiles'}) {
+  let tile = wid.x + wid.y * nw.x;
+  if (tile >= p.tiles) { return; }
+  if (tile == 0xffffffffu) { atomicStore(&status[0], 0u); } // keeps the binding in the layout
   let base = tile * ${wg * quads}u + (lid - lane) * ${quads}u + lane;
   let end = arrayLength(&dst);
 ${qs.map((q) => `  let x${q} = src[min(base + ${q}u * sg, end - 1u)];`).join('\n')}
 ${qs.map((q) => `  if (base + ${q}u * sg < end) { dst[base + ${q}u * sg] = x${q}; }`).join('\n')}
-  }
 }`;
   return `
 enable subgroups;
@@ -336,25 +329,18 @@ const sub = (
   probe?: 'no-lookback' | 'no-data',
   layout: 'subgroup' | 'subgroup-blocked' = 'subgroup',
 ): ScanVariant => sp({ layout, wg, vecs, ids, ...(probe ? { probe } : {}) });
-const per = (wg: number, vecs: number, waves: number, probe?: 'no-lookback'): ScanVariant =>
-  sp({ layout: 'subgroup', wg, vecs, waves, ...(probe ? { probe } : {}) });
+const blk = (wg: number, vecs: number) => sub(wg, vecs, 'workgroup', undefined, 'subgroup-blocked');
 const variants: Array<[string, ScanVariant, readonly Mode[]]> = [
+  ['reduce-then-scan', { formulation: 'reduce-then-scan' }, U32],
   ['default', {}, ALL],
-  ['subgroup wg256 x12q workgroup ids', sub(256, 12, 'workgroup'), ALL],
-  ['subgroup wg128 x16q workgroup ids', sub(128, 16, 'workgroup'), U32],
-  ['persistent subgroup wg256 x8q waves 1', per(256, 8, 1), U32],
-  ['persistent subgroup wg256 x8q waves 2', per(256, 8, 2), ALL],
-  ['persistent subgroup wg256 x8q waves 4', per(256, 8, 4), U32],
-  ['persistent subgroup wg256 x12q waves 1', per(256, 12, 1), U32],
-  ['persistent subgroup wg256 x12q waves 2', per(256, 12, 2), ALL],
-  ['persistent subgroup wg256 x12q waves 4', per(256, 12, 4), U32],
-  ['persistent subgroup wg128 x16q waves 2', per(128, 16, 2), U32],
-  ['persistent subgroup wg128 x8q waves 2', per(128, 8, 2), U32],
-  ['persistent subgroup wg512 x8q waves 2', per(512, 8, 2), ALL],
-  ['persistent subgroup wg256 x4q waves 2', per(256, 4, 2), U32],
-  ['persistent subgroup wg1024 x4q waves 1', per(1024, 4, 1), U32],
-  ['persistent striped wg512 x4q waves 2', sp({ layout: 'striped', wg: 512, vecs: 4, waves: 2 }), U32],
-  ['PROBE no-lookback persistent subgroup wg256 x12q waves 2', per(256, 12, 2, 'no-lookback'), U32],
+  ['striped wg512 x4q (round-1 default)', sp({ layout: 'striped', wg: 512, vecs: 4 }), U32],
+  ['subgroup wg256 x8q workgroup ids', sub(256, 8, 'workgroup'), U32],
+  ['subgroup wg256 x12q counter ids', sub(256, 12), U32],
+  ['subgroup wg128 x16q workgroup ids', sub(128, 16, 'workgroup'), ALL],
+  ['subgroup wg512 x8q workgroup ids', sub(512, 8, 'workgroup'), U32],
+  ['subgroup-blocked wg256 x4q workgroup ids', blk(256, 4), U32],
+  ['PROBE no-lookback subgroup wg256 x12q workgroup ids', sub(256, 12, 'workgroup', 'no-lookback'), U32],
+  ['PROBE no-data subgroup wg256 x12q workgroup ids', sub(256, 12, 'workgroup', 'no-data'), U32],
 ];
 
 const rows: Array<Record<string, unknown>> = [];
@@ -387,22 +373,22 @@ for (const [name, variant, modes] of quick ? variants.slice(0, 3) : variants) {
 // raw device with and without its bounds-check helpers (rawRow): no difference (2.230 / 2.239 ms).
 if (process.argv.includes('--raw')) await rawRow('subgroup wg256 x8q workgroup ids', sub(256, 8, 'workgroup'));
 if (!quick) {
-  for (const [wg, quads, ids, mode, grid] of [
-    [256, 12, 'workgroup', 'full', 0],
-    [256, 8, 'workgroup', 'copy', 0],
-    [256, 8, 'workgroup', 'copy', 1024],
-    [256, 8, 'workgroup', 'copy', 2048],
-    [256, 12, 'workgroup', 'copy', 1024],
+  for (const [wg, quads, ids, mode] of [
+    [256, 8, 'workgroup', 'full'],
+    [256, 12, 'workgroup', 'full'],
+    [256, 8, 'workgroup', 'no-lookback'],
+    [256, 8, 'workgroup', 'copy'],
+    [512, 4, 'workgroup', 'copy'],
   ] as const) {
     const tiles = Math.ceil(N / (4 * wg * quads));
-    const name = `hand ${mode} wg${wg} x${quads}q ${ids} ids${grid ? ` persistent grid ${grid}` : ''}`;
+    const name = `hand ${mode} wg${wg} x${quads}q ${ids} ids`;
     const status = device.createBuffer('u32', 2 * tiles + 1);
     try {
       const ms = await rawTimed(
-        handScan(wg, quads, ids, mode, grid > 0),
+        handScan(wg, quads, ids, mode),
         [gpuOf(u32In), gpuOf(u32Out), gpuOf(status)],
         [tiles],
-        grid || tiles,
+        tiles,
         gpuOf(status),
       );
       const check =
