@@ -141,7 +141,7 @@ describeEachBackend('scan', (ctx) => {
   /** The single pass needs workgroups, scatter stores, atomic add and atomic load/store. */
   const runsSinglePass = () => ['workgroup', 'scatter', 'atomic', 'atomic-other'].every((f) => ctx.device.caps.features.has(f as never));
 
-  it('single pass with decoupled look-back: many tiles, both layouts, forced fallback', async () => {
+  it('single pass with decoupled look-back: many tiles, every layout and tile-id source, forced fallback', async () => {
     const device = ctx.device;
     if (!runsSinglePass()) {
       // Devices without those features refuse it by name, before recording anything.
@@ -150,11 +150,28 @@ describeEachBackend('scan', (ctx) => {
       return;
     }
     const variants: Array<[string, ScanVariant]> = [
+      // The default tuning, forced where the caps would choose reduce-then-scan.
+      ['default tuning', { formulation: 'single-pass' }],
       ['blocked', { formulation: 'single-pass', lookback: { wg: 32, vecs: 2, layout: 'blocked' } }],
       ['striped', { formulation: 'single-pass', lookback: { wg: 32, vecs: 4, layout: 'striped' } }],
       ['striped 2 quads', { formulation: 'single-pass', lookback: { wg: 64, vecs: 2, layout: 'striped' } }],
+      // Runs per subgroup: more subgroups than lanes on narrow subgroups (the runs' scan takes several chunks).
+      ['subgroup', { formulation: 'single-pass', lookback: { wg: 32, vecs: 4, layout: 'subgroup' } }],
+      [
+        'subgroup 8 quads, workgroup ids',
+        { formulation: 'single-pass', lookback: { wg: 64, vecs: 8, layout: 'subgroup', ids: 'workgroup' } },
+      ],
+      ['subgroup 1 quad', { formulation: 'single-pass', lookback: { wg: 16, vecs: 1, layout: 'subgroup' } }],
+      ['subgroup-blocked 3 quads', { formulation: 'single-pass', lookback: { wg: 32, vecs: 3, layout: 'subgroup-blocked' } }],
       // Every predecessor is reduced from the input: the fallback path alone must give the same sums.
       ['fallback', { formulation: 'single-pass', lookback: { wg: 16, vecs: 1, layout: 'striped', spinLimit: 0, forceFallback: true } }],
+      [
+        'fallback, subgroup, workgroup ids',
+        {
+          formulation: 'single-pass',
+          lookback: { wg: 16, vecs: 2, layout: 'subgroup', ids: 'workgroup', spinLimit: 0, forceFallback: true },
+        },
+      ],
     ];
     const cases: Array<['u32' | 'i32' | 'f32', string]> = [
       ['u32', 'random'], // wraps modulo 2^32 many times

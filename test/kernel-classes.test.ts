@@ -4,7 +4,7 @@
  * workgroup size. A backend without a class must refuse it with
  * UnsupportedFeatureError naming the feature, never run it wrongly.
  */
-import { buffer, type Device, defineKernel, type KernelClass, select, UnsupportedFeatureError, uniform } from 'trident';
+import { buffer, type Device, defineKernel, type KernelClass, select, UnsupportedFeatureError, u32, uniform } from 'trident';
 import { expect, it } from 'vitest';
 import { describeEachBackend, randomU32 } from './harness.ts';
 
@@ -95,6 +95,24 @@ const treeReduce = defineKernel({
       },
     );
     k.if(lid.eq(0), () => partial.store(k.workgroupIndex, shared.load(0)));
+  },
+});
+
+/**
+ * Reverses each workgroup's slice through workgroup memory across a workgroup-only
+ * barrier, in a kernel that also has a read_write buffer (where WGSL's plain barrier
+ * adds a storage barrier): the workgroup-only one must still order workgroup memory.
+ */
+const reverseInWorkgroup = defineKernel({
+  name: 'class_workgroup_reverse',
+  workgroupSize: WG,
+  params: { x: buffer('u32', 'read'), y: buffer('u32', 'read_write') },
+  body: ({ x, y }, k) => {
+    const shared = k.workgroupArray('u32', WG);
+    const lid = k.localIndex;
+    shared.store(lid, x.load(k.globalIndex));
+    k.workgroupBarrier();
+    y.store(k.globalIndex, shared.load(u32(WG - 1).sub(lid)).add(y.load(k.globalIndex)));
   },
 });
 
@@ -435,6 +453,27 @@ describeEachBackend('kernel classes', (ctx) => {
             expected[g] = ((expected[g] as number) + v) >>> 0;
           });
           expect(await partial.read()).toEqual(expected);
+        },
+      );
+    });
+
+    it(`workgroup: a workgroup-only barrier orders workgroup memory, n = ${n}`, async () => {
+      const d = ctx.device;
+      const groups = Math.ceil(n / WG);
+      const data = randomU32(groups * WG, 17 * n);
+      const x = d.createBuffer('u32', data);
+      const y = d.createBuffer('u32', groups * WG);
+      y.fill(1);
+      await withFeature(
+        d,
+        'workgroup',
+        () => d.dispatch(reverseInWorkgroup, { workgroups: groups }, { x, y }),
+        async () => {
+          const expected = data.map((_, i) => {
+            const base = i - (i % WG);
+            return ((data[base + WG - 1 - (i % WG)] as number) + 1) >>> 0;
+          });
+          expect(await y.read()).toEqual(expected);
         },
       );
     });

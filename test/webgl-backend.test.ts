@@ -435,6 +435,19 @@ describe('webgl2 refuses what it cannot run, at compile time, with the typed err
       }) as Kernel,
     ],
     [
+      'a workgroup-only barrier',
+      'workgroup',
+      defineKernel({
+        name: 'webgl_refuse_wg_barrier',
+        workgroupSize: 8,
+        params: { y: buffer('u32', 'write') },
+        body: ({ y }, k) => {
+          k.workgroupBarrier();
+          y.store(k.globalIndex, 1);
+        },
+      }) as Kernel,
+    ],
+    [
       'subgroups',
       'subgroup',
       defineKernel({

@@ -230,6 +230,27 @@ describe('WGSL generation', () => {
     expect(generateWgsl(k, withSubgroups).workgroupStorageBytes).toBe(256);
   });
 
+  it('adds a storage barrier to barrier() where a buffer is written and read, never to workgroupBarrier()', () => {
+    const k = defineKernel({
+      name: 'barrier_kinds',
+      workgroupSize: 64,
+      params: { x: buffer('u32', 'read_write') },
+      body: ({ x }, k) => {
+        const sh = k.workgroupArray('u32', 64);
+        sh.store(k.localIndex, x.load(k.globalIndex));
+        k.barrier();
+        x.store(k.globalIndex, sh.load(0));
+        k.workgroupBarrier();
+        sh.store(k.localIndex, 2);
+      },
+    });
+    const src = generateWgsl(k, withSubgroups).source;
+    expect(src.match(/storageBarrier\(\);/g)).toHaveLength(1);
+    expect(src.match(/workgroupBarrier\(\);/g)).toHaveLength(2);
+    expect(src).toMatch(/storageBarrier\(\);\n\s+workgroupBarrier\(\);\n\s+tmp_\d+ = wgld_/);
+    expect(src).toMatch(/st_x\([^;]*;\n\s+workgroupBarrier\(\);\n\s+wgst_/);
+  });
+
   it('lowers return in a kernel with barriers to a done flag, so every invocation still reaches each barrier', () => {
     const k = defineKernel({
       name: 'early',

@@ -9,13 +9,15 @@
  *   node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 \
  *     "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" \
  *     --alias:trident=./bench/h100/trident-webgpu-only.mjs bench/h100/scan-check.ts --outfile=/work/main/.gpu/scan-check.mjs
- *   (GPU machine) source .gpu/start.sh && node .gpu/scan-check.mjs [--quick] [--log2n=28]
+ *   (GPU machine) source .gpu/start.sh && node .gpu/scan-check.mjs [--quick] [--raw] [--log2n=28]
  *
  * Rows named PROBE time measurement-only kernels (LookbackTuning.probe) that split
  * the single pass's time into its tile work and its look-back.
  */
 import { gammaF32, randomU32, type ScanVariant, scanFormulation, scanSumDepth, scanVariant } from '@trident/algorithms';
-import { type Buffer, createDevice, type Device } from 'trident';
+/// <reference types="@webgpu/types" />
+import type { UniformSlot } from '@trident/backend-webgpu';
+import { type Buffer, createDevice, type Device, type Kernel } from 'trident';
 
 const quick = process.argv.includes('--quick');
 const log2n = Number(process.argv.find((a) => a.startsWith('--log2n='))?.slice(8) ?? 28);
@@ -76,6 +78,222 @@ const absRef = new Map<number, number>();
   }
 }
 
+interface RawDevice {
+  readonly gpu: GPUDevice;
+  compile(kernel: Kernel): { readonly source: string; readonly wgsl: { readonly uniforms: readonly UniformSlot[] } };
+}
+const raw_ = device.impl as unknown as RawDevice;
+const gpuOf = (b: Buffer): GPUBuffer => (b.impl as unknown as { gpu: GPUBuffer }).gpu;
+
+/** Median GPU time of one compute pass of `code` (status cleared before each, outside the timed pass). */
+async function rawTimed(code: string, bind: GPUBuffer[], uniformWords: number[], groups: number, clear: GPUBuffer): Promise<number> {
+  const gpu = raw_.gpu;
+  gpu.pushErrorScope('validation');
+  const module = gpu.createShaderModule({ code });
+  const pipeline = gpu.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+  const error = await gpu.popErrorScope();
+  if (error) throw new Error(error.message);
+  const ubuf = gpu.createBuffer({ size: Math.max(256, uniformWords.length * 4), usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+  gpu.queue.writeBuffer(ubuf, 0, new Uint32Array(uniformWords));
+  const group = gpu.createBindGroup({
+    layout: pipeline.getBindGroupLayout(0),
+    entries: [...bind.map((b, i) => ({ binding: i, resource: { buffer: b } })), { binding: bind.length, resource: { buffer: ubuf } }],
+  });
+  const x = Math.min(groups, 65535);
+  const y = Math.ceil(groups / x);
+  const qs = gpu.createQuerySet({ type: 'timestamp', count: 2 });
+  const resolve = gpu.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+  const times: number[] = [];
+  for (let r = 0; r < 9; r++) {
+    const readback = gpu.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const enc = gpu.createCommandEncoder();
+    enc.clearBuffer(clear);
+    const pass = enc.beginComputePass({ timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } });
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, group);
+    pass.dispatchWorkgroups(x, y);
+    pass.end();
+    enc.resolveQuerySet(qs, 0, 2, resolve, 0);
+    enc.copyBufferToBuffer(resolve, 0, readback, 0, 16);
+    gpu.queue.submit([enc.finish()]);
+    await readback.mapAsync(GPUMapMode.READ);
+    const t = new BigUint64Array(readback.getMappedRange());
+    if (r >= 2) times.push(Number((t[1] as bigint) - (t[0] as bigint)) / 1e6);
+    readback.unmap();
+    readback.destroy();
+  }
+  ubuf.destroy();
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)] as number;
+}
+
+/** Strips the generated storage bounds-check helpers: `ld_x(i, len_x)` -> `b_x[i]`, `st_x(i, v, len_x)` -> `b_x[i] = v`. */
+function noChecks(source: string): string {
+  return source
+    .replace(/\bld_(\w+)\(([^;]*?), len_\w+\)/g, 'b_$1[$2]')
+    .replace(/\bst_(\w+)\((.*), (vec4<u32>\(.*\)), len_\w+\);/g, 'b_$1[$2] = $3;');
+}
+
+/** The generated kernel of `variant` (captured from its dispatch) on the raw device, as generated and without checks. */
+async function rawRow(name: string, variant: ScanVariant): Promise<void> {
+  let captured: { kernel: Kernel; groups: number; args: Record<string, Buffer | number> } | undefined;
+  const dispatch = device.dispatch.bind(device);
+  (device as { dispatch: Device['dispatch'] }).dispatch = ((kernel: Kernel, grid: { invocations: number }, args: never) => {
+    if (kernel.name.startsWith('scan_lookback'))
+      captured = { kernel, groups: grid.invocations / kernel.ir.workgroupSize, args: args as Record<string, Buffer | number> };
+    return dispatch(kernel, grid as never, args);
+  }) as Device['dispatch'];
+  scanVariant(device, u32In, { output: u32Out }, variant);
+  (device as { dispatch: Device['dispatch'] }).dispatch = dispatch;
+  await device.flush();
+  if (!captured) throw new Error('no look-back dispatch seen');
+  const { kernel, groups, args } = captured;
+  const compiled = raw_.compile(kernel);
+  const words = compiled.wgsl.uniforms.map((u) =>
+    u.kind === 'uniform' ? (args[u.param] as number) : (args[u.param] as Buffer).length / u.vector,
+  );
+  const status = args.status as Buffer;
+  for (const [label, code] of [
+    ['raw-gen', compiled.source],
+    ['raw-nocheck', noChecks(compiled.source)],
+  ] as const) {
+    const row: Record<string, unknown> = { name: `${label} ${name}`, dtype: 'u32', exclusive: false };
+    try {
+      const ms = await rawTimed(code, [gpuOf(u32In), gpuOf(u32Out), gpuOf(status)], words, groups, gpuOf(status));
+      Object.assign(row, {
+        ms: +ms.toFixed(4),
+        GBps: +((8 * N) / ms / 1e6).toFixed(1),
+        check: await verify(u32Out, 'u32', false, variant),
+      });
+    } catch (e) {
+      row.error = String(e).slice(0, 600);
+    }
+    if (label === 'raw-nocheck' && !String(code).includes('b_src[')) row.note = 'helpers not stripped';
+    rows.push(row);
+    console.log(JSON.stringify(row));
+  }
+}
+
+/**
+ * Hand-written single pass, u32 inclusive, the 'subgroup' layout: subgroup-contiguous
+ * runs of `quads` vec4 rows, one vector subgroup scan per four rows, the first subgroup
+ * scans the run totals and looks back over a subgroup-wide window (two-word states as
+ * in scan-lookback.ts, spinning without a fallback).
+ */
+function handScan(wg: number, quads: number, ids: 'counter' | 'workgroup', mode: 'full' | 'no-lookback' | 'copy'): string {
+  const qs = Array.from({ length: quads }, (_, q) => q);
+  const groups = Array.from({ length: Math.ceil(quads / 4) }, (_, g) => g);
+  const tileId =
+    ids === 'counter'
+      ? `if (lid == 0u) { tileId = atomicAdd(&status[0], 1u); }\n  let tile = workgroupUniformLoad(&tileId);`
+      : 'let tile = wid.x + wid.y * nw.x;';
+  if (mode === 'copy')
+    return `
+enable subgroups;
+struct P { tiles: u32 }
+@group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> status: array<atomic<u32>>;
+@group(0) @binding(3) var<uniform> p: P;
+@compute @workgroup_size(${wg})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>, @builtin(local_invocation_index) lid: u32,
+        @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sg: u32) {
+  let tile = wid.x + wid.y * nw.x;
+  if (tile >= p.tiles) { return; }
+  if (tile == 0xffffffffu) { atomicStore(&status[0], 0u); } // keeps the binding in the layout
+  let base = tile * ${wg * quads}u + (lid - lane) * ${quads}u + lane;
+  let end = arrayLength(&dst);
+${qs.map((q) => `  let x${q} = src[min(base + ${q}u * sg, end - 1u)];`).join('\n')}
+${qs.map((q) => `  if (base + ${q}u * sg < end) { dst[base + ${q}u * sg] = x${q}; }`).join('\n')}
+}`;
+  return `
+enable subgroups;
+diagnostic(off, subgroup_uniformity);
+struct P { tiles: u32 }
+@group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> status: array<atomic<u32>>;
+@group(0) @binding(3) var<uniform> p: P;
+var<workgroup> runs: array<u32, ${wg}>;
+var<workgroup> tilePrefix: u32;
+var<workgroup> tileId: u32;
+@compute @workgroup_size(${wg})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>, @builtin(local_invocation_index) lid: u32,
+        @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sg: u32) {
+  ${tileId}
+  let live = tile < p.tiles;
+  let base = min(tile, p.tiles) * ${wg * quads}u + (lid - lane) * ${quads}u + lane;
+${qs.map((q) => `  let x${q} = src[min(base + ${q}u * sg, arrayLength(&src) - 1u)];\n  let t${q} = x${q}.x + x${q}.y + x${q}.z + x${q}.w;`).join('\n')}
+  var run = 0u;
+${groups
+  .map((g) => {
+    const rs = qs.slice(4 * g, 4 * g + 4);
+    const v = rs.length === 1 ? `t${rs[0]}` : `vec${rs.length}<u32>(${rs.map((q) => `t${q}`).join(', ')})`;
+    const c = (i: number) => (rs.length === 1 ? '' : `.${'xyzw'[i]}`);
+    return [
+      `  let incl${g} = subgroupInclusiveAdd(${v});`,
+      `  let tot${g} = subgroupShuffle(incl${g}, sg - 1u);`,
+      ...rs.map((q, i) => `  let b${q} = run + incl${g}${c(i)} - t${q};\n  run += tot${g}${c(i)};`),
+    ].join('\n');
+  })
+  .join('\n')}
+  if (lane == 0u) { runs[lid / sg] = run; }
+  workgroupBarrier();
+  if (lid < sg && live) {
+    let count = ${wg}u / sg;
+    let v = select(0u, runs[lid], lid < count);
+    let incl = subgroupInclusiveAdd(v);
+    if (lid < count) { runs[lid] = incl - v; }
+    let total = subgroupShuffle(incl, count - 1u);
+    if (lane == 0u) {
+      atomicStore(&status[2u * tile + 1u], ((total & 0xffffu) << 2u) | 1u);
+      atomicStore(&status[2u * tile + 2u], ((total >> 16u) << 2u) | 1u);
+    }
+    var prefix = 0u;
+    var look = tile;
+    loop {
+      if (look == 0u${mode === 'no-lookback' ? ' || true' : ''}) { break; }
+      let inRange = lane < look;
+      let j = min(look - 1u - lane, look - 1u);
+      let w0 = atomicLoad(&status[2u * j + 1u]);
+      let w1 = atomicLoad(&status[2u * j + 2u]);
+      let flag = select(2u, select(0u, w0 & 3u, (w0 & 3u) == (w1 & 3u)), inRange);
+      let value = select(0u, (w0 >> 2u) | ((w1 >> 2u) << 16u), inRange);
+      let firstInclusive = subgroupMin(select(0xffffffffu, lane, flag == 2u));
+      let firstWaiting = subgroupMin(select(0xffffffffu, lane, flag == 0u));
+      if (firstWaiting < firstInclusive) {
+        prefix += subgroupAdd(select(0u, value, lane < firstWaiting));
+        look -= firstWaiting;
+      } else {
+        prefix += subgroupAdd(select(0u, value, lane <= firstInclusive));
+        look = select(0u, look - sg, firstInclusive == 0xffffffffu);
+      }
+    }
+    if (lane == 0u) {
+      let inclusive = prefix + total;
+      atomicStore(&status[2u * tile + 1u], ((inclusive & 0xffffu) << 2u) | 2u);
+      atomicStore(&status[2u * tile + 2u], ((inclusive >> 16u) << 2u) | 2u);
+      tilePrefix = prefix;
+    }
+  }
+  workgroupBarrier();
+  if (!live) { return; }
+  let offset = tilePrefix + runs[lid / sg];
+${qs
+  .map((q) => {
+    const o = `o${q}`;
+    return `  let ${o} = offset + b${q};\n  if (base + ${q}u * sg < arrayLength(&dst)) { dst[base + ${q}u * sg] = vec4<u32>(${o} + x${q}.x, ${o} + x${q}.x + x${q}.y, ${o} + x${q}.x + x${q}.y + x${q}.z, ${o} + t${q}); }`;
+  })
+  .join('\n')}
+}`;
+}
+
+async function verifyCopy(out: Buffer): Promise<string> {
+  const got = await out.read();
+  for (const i of positions) if (got[i] !== raw[i]) return `WRONG copy at ${i}`;
+  return 'copy ok';
+}
+
 async function verify(out: Buffer, dtype: 'u32' | 'f32', exclusive: boolean, variant: ScanVariant): Promise<string> {
   const got = await out.read();
   const g = gammaF32(scanSumDepth(device, N, variant));
@@ -104,21 +322,25 @@ const ALL: readonly Mode[] = [
 const U32: readonly Mode[] = [['u32', false]];
 const sp = (lookback: ScanVariant['lookback']): ScanVariant => ({ formulation: 'single-pass', lookback });
 // Probes (results wrong, not checked) split the single pass's time: its tile work alone, its look-back alone.
+const sub = (
+  wg: number,
+  vecs: number,
+  ids: 'counter' | 'workgroup' = 'counter',
+  probe?: 'no-lookback' | 'no-data',
+  layout: 'subgroup' | 'subgroup-blocked' = 'subgroup',
+): ScanVariant => sp({ layout, wg, vecs, ids, ...(probe ? { probe } : {}) });
+const blk = (wg: number, vecs: number) => sub(wg, vecs, 'workgroup', undefined, 'subgroup-blocked');
 const variants: Array<[string, ScanVariant, readonly Mode[]]> = [
-  ['reduce-then-scan', { formulation: 'reduce-then-scan' }, ALL],
+  ['reduce-then-scan', { formulation: 'reduce-then-scan' }, U32],
   ['default', {}, ALL],
-  ['striped wg256 x4q (4096)', sp({ layout: 'striped', wg: 256, vecs: 4 }), U32],
-  ['striped wg1024 x2q (8192)', sp({ layout: 'striped', wg: 1024, vecs: 2 }), U32],
-  ['striped wg1024 x4q (16384)', sp({ layout: 'striped', wg: 1024, vecs: 4 }), U32],
-  ['blocked wg256 x4q (4096)', sp({ layout: 'blocked', wg: 256, vecs: 4 }), U32],
-  ['blocked wg256 x8q (8192)', sp({ layout: 'blocked', wg: 256, vecs: 8 }), U32],
-  ['blocked wg512 x4q (8192)', sp({ layout: 'blocked', wg: 512, vecs: 4 }), U32],
-  ['striped wg512 x4q spin 16', sp({ layout: 'striped', wg: 512, vecs: 4, spinLimit: 16 }), U32],
-  ['striped wg512 x4q spin 4096', sp({ layout: 'striped', wg: 512, vecs: 4, spinLimit: 4096 }), U32],
-  ['PROBE no-lookback striped wg512 x4q', sp({ layout: 'striped', wg: 512, vecs: 4, probe: 'no-lookback' }), U32],
-  ['PROBE no-data striped wg512 x4q', sp({ layout: 'striped', wg: 512, vecs: 4, probe: 'no-data' }), U32],
-  ['PROBE static-ids striped wg512 x4q', sp({ layout: 'striped', wg: 512, vecs: 4, probe: 'static-ids' }), U32],
-  ['PROBE no-lookback blocked wg512 x4q', sp({ layout: 'blocked', wg: 512, vecs: 4, probe: 'no-lookback' }), U32],
+  ['striped wg512 x4q (round-1 default)', sp({ layout: 'striped', wg: 512, vecs: 4 }), U32],
+  ['subgroup wg256 x8q workgroup ids', sub(256, 8, 'workgroup'), U32],
+  ['subgroup wg256 x12q counter ids', sub(256, 12), U32],
+  ['subgroup wg128 x16q workgroup ids', sub(128, 16, 'workgroup'), ALL],
+  ['subgroup wg512 x8q workgroup ids', sub(512, 8, 'workgroup'), U32],
+  ['subgroup-blocked wg256 x4q workgroup ids', blk(256, 4), U32],
+  ['PROBE no-lookback subgroup wg256 x12q workgroup ids', sub(256, 12, 'workgroup', 'no-lookback'), U32],
+  ['PROBE no-data subgroup wg256 x12q workgroup ids', sub(256, 12, 'workgroup', 'no-data'), U32],
 ];
 
 const rows: Array<Record<string, unknown>> = [];
@@ -138,15 +360,53 @@ for (const [name, variant, modes] of quick ? variants.slice(0, 3) : variants) {
       console.log(JSON.stringify({ name, dtype, exclusive, error: String(e) }));
       continue;
     }
-    const check =
-      variant.lookback?.probe && variant.lookback.probe !== 'static-ids'
-        ? 'probe (not checked)'
-        : await verify(output, dtype, exclusive, variant);
+    const check = variant.lookback?.probe ? 'probe (not checked)' : await verify(output, dtype, exclusive, variant);
     const row = { name, dtype, exclusive, ms: +ms.toFixed(4), GBps: +((8 * N) / ms / 1e6).toFixed(1), check };
     rows.push(row);
     console.log(JSON.stringify(row));
   }
 }
+// ---- the platform's ceiling: WGSL on the raw GPUDevice (u32 inclusive) ----
+// Hand-written WGSL of the 'subgroup' layout (no helpers, no fallback: it assumes forward
+// progress, as CUB does): 'full', without the look-back, and a tile copy (loads and stores
+// of the same addresses, nothing else). Call 1 also ran the generated kernel's WGSL on the
+// raw device with and without its bounds-check helpers (rawRow): no difference (2.230 / 2.239 ms).
+if (process.argv.includes('--raw')) await rawRow('subgroup wg256 x8q workgroup ids', sub(256, 8, 'workgroup'));
+if (!quick) {
+  for (const [wg, quads, ids, mode] of [
+    [256, 8, 'workgroup', 'full'],
+    [256, 12, 'workgroup', 'full'],
+    [256, 8, 'workgroup', 'no-lookback'],
+    [256, 8, 'workgroup', 'copy'],
+    [512, 4, 'workgroup', 'copy'],
+  ] as const) {
+    const tiles = Math.ceil(N / (4 * wg * quads));
+    const name = `hand ${mode} wg${wg} x${quads}q ${ids} ids`;
+    const status = device.createBuffer('u32', 2 * tiles + 1);
+    try {
+      const ms = await rawTimed(
+        handScan(wg, quads, ids, mode),
+        [gpuOf(u32In), gpuOf(u32Out), gpuOf(status)],
+        [tiles],
+        tiles,
+        gpuOf(status),
+      );
+      const check =
+        mode === 'full'
+          ? await verify(u32Out, 'u32', false, sub(wg, quads))
+          : mode === 'copy'
+            ? await verifyCopy(u32Out)
+            : 'probe (not checked)';
+      const row = { name, dtype: 'u32', exclusive: false, ms: +ms.toFixed(4), GBps: +((8 * N) / ms / 1e6).toFixed(1), check };
+      rows.push(row);
+      console.log(JSON.stringify(row));
+    } catch (e) {
+      console.log(JSON.stringify({ name, error: String(e).slice(0, 600) }));
+    }
+    status.destroy();
+  }
+}
+
 console.log(`RESULTS ${JSON.stringify(rows)}`);
 await device.destroy();
 process.exit(0);

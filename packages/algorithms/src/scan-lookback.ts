@@ -3,8 +3,9 @@
  * 2016) and the look-back fallback (Smith, Levien & Owens, "Decoupled Fallback", SPAA 2025), in one dispatch
  * that reads the input once and writes the output once (2n element moves).
  *
- * Each workgroup takes the next tile id from a counter (one atomicAdd), so a tile
- * only waits on tiles whose workgroups have already started. It loads its tile,
+ * Each workgroup takes a tile id: its workgroup index (the default: no atomic and no
+ * barrier before the loads) or the next value of a counter (one atomicAdd, so a tile
+ * only waits on tiles whose workgroups have already started). It loads its tile,
  * scans it in the workgroup, publishes its aggregate, then one subgroup looks back
  * over the predecessors' published states, a window of subgroup-size tiles per
  * round, summing aggregates until it meets an inclusive prefix; it then publishes
@@ -31,14 +32,25 @@
  * subgroup reductions deciding every branch, so the subgroup stays converged; the
  * result reaches the workgroup through workgroup memory and a barrier at top level.
  *
- * Tile layouts: 'blocked' gives each invocation `vecs` consecutive quads (4
- * elements), scanned serially, then one workgroup scan of invocation totals;
- * 'striped' gives it quad `q * wg + lid` of each of `vecs` rows (coalesced loads),
- * scans each quad, and one vector-valued workgroup scan serves every row at once.
+ * Tile layouts. 'subgroup' (the default) cuts the tile into one contiguous run per
+ * subgroup; lane l holds quads (4 elements) l, l + w, l + 2w, … of its run (w the
+ * subgroup width: coalesced loads), sums each quad serially, and one vector-valued
+ * subgroup scan serves four rows at once. The subgroups' run totals go through
+ * workgroup memory to the first subgroup, which scans them (a subgroup scan per
+ * subgroup-width of runs: one on GPUs), publishes the tile's aggregate, looks back
+ * and leaves the tile's prefix in workgroup memory: two barriers per tile, both
+ * ordering workgroup memory only (`workgroupBarrier`). 'subgroup-blocked' is the
+ * same with lane l holding quads l·vecs … l·vecs + vecs - 1 of the run (one serial
+ * chain per invocation, one scalar subgroup scan; strided loads). The older layouts
+ * combine invocations with the Hillis–Steele `workgroupScan` (about 10 barriers per
+ * tile at 512 invocations): 'blocked' gives each invocation `vecs` consecutive quads,
+ * 'striped' gives it quad `q * wg + lid` of each of `vecs` rows.
+ *
+ * Lanes are assumed to be numbered in local-index order within a subgroup (lane =
+ * lid mod width, the subgroup of lid is lid / width), as `workgroupScan` assumes.
  */
 import {
   type Buffer,
-  bool,
   buffer,
   type Device,
   defineKernel,
@@ -58,41 +70,68 @@ export type Num = 'u32' | 'i32' | 'f32';
 export interface LookbackTuning {
   /** Invocations per workgroup (a power of two). */
   readonly wg: number;
-  /** Quads (4 consecutive elements) per invocation: a tile is 4 * wg * vecs elements. 'striped' takes 1, 2 or 4. */
+  /**
+   * Quads (4 consecutive elements) per invocation: a tile is 4 * wg * vecs elements.
+   * 'striped' takes 1, 2 or 4; 'subgroup' 1, 2 or a multiple of 4; the others any.
+   */
   readonly vecs: number;
-  readonly layout: 'blocked' | 'striped';
+  readonly layout: 'blocked' | 'striped' | 'subgroup' | 'subgroup-blocked';
+  /**
+   * Where a workgroup's tile id comes from: 'counter' (one atomicAdd, so a tile only
+   * waits on tiles whose workgroups have started) or 'workgroup' (its workgroup index:
+   * no atomic and no barrier before the loads; a predecessor that never runs is
+   * reduced by the fallback, so this is correct without forward progress too).
+   */
+  readonly ids: 'counter' | 'workgroup';
   /** Look-back rounds without progress on the nearest predecessor before reducing its tile from the input. */
   readonly spinLimit: number;
   /** Never trust a published state: every predecessor is reduced from the input (tests of the fallback). */
   readonly forceFallback: boolean;
   /**
-   * Measurement only: skip the look-back or the loads and stores (results are wrong),
-   * or take tile ids from the workgroup index instead of the counter.
+   * Measurement only: skip the look-back or the loads and stores (results are wrong).
    */
-  readonly probe?: 'no-lookback' | 'no-data' | 'static-ids';
+  readonly probe?: 'no-lookback' | 'no-data';
 }
 
 /**
  * Defaults, measured on an NVIDIA H100 through Dawn/Vulkan at n = 2^28 u32, inclusive,
- * GPU timestamps, cub::DeviceScan 0.886 ms in the same call (bench/h100/scan-check.ts):
+ * GPU-timestamp medians (bench/h100/scan-check.ts), in three device calls with
+ * cub::DeviceScan::InclusiveSum at 0.880 / 0.884 / 0.884 ms and a 1 GiB memcpy at
+ * 0.717 / 0.719 / 0.720 ms in the same calls ("w" = tile ids from the workgroup
+ * index, "c" = from the counter):
  *
- *   layout   wg    quads  tile    ms     (reduce-then-scan: 4.17 ms)
- *   striped  512   4      8192    3.22   <- default (0.28x CUB)
- *   striped  1024  4      16384   4.11
- *   striped  1024  2      8192    4.73
- *   striped  256   4      4096    5.09
- *   blocked  512   4      8192    4.53
- *   blocked  256   4      4096    5.62
- *   blocked  256   8      8192    5.45
- *   blocked  1024  2 / 4  8192+   5.48 / 5.72
+ *   layout            wg    quads  ids  ms (per call)          x CUB
+ *   subgroup          256   12     w    2.151 / 2.163 / 2.155  0.41   <- default
+ *                                       (exclusive 1.965 / 1.967, f32 2.144 / 2.140)
+ *   subgroup          128   16     w    2.097 / 2.093          0.42   (only u32 inclusive checked)
+ *   subgroup          256   12     c    2.238
+ *   subgroup          256   8      w    2.229 / 2.226
+ *   subgroup          256   8      c    2.327
+ *   subgroup          512   8      w/c  2.220 / 2.315
+ *   subgroup          256   16     w    2.299
+ *   subgroup          128   8      w/c  3.005 / 3.124
+ *   subgroup          64    16     w    2.994
+ *   subgroup          256 / 512 / 1024 with 4 quads  3.0 … 3.8
+ *   subgroup-blocked  128 … 512  2 … 8  w    4.19 … 5.42
+ *   striped           512   4      c    3.181 / 3.176 / 3.175  0.28   (the previous default)
+ *   reduce-then-scan                   4.166
  *
- * Spin limits 16 … 4096 made no difference (the fallback is not what costs). Tried and
- * dropped: busy-wait backoff before re-polling a predecessor (+6% at 64 iterations,
- * +116% at 512) and summing subgroup totals serially after one barrier instead of the
- * Hillis–Steele tree (+13%). Probes of the default: without the look-back 2.45 ms,
- * without loads and stores 1.28 ms: the tile work itself is far from copy bandwidth.
+ * The platform's ceiling for this structure, hand-written WGSL on the raw GPUDevice in
+ * the same calls: the same 'subgroup' scan without helpers or fallback 1.91 ms (256 ×
+ * 12 quads) / 1.96 ms (256 × 8); without its look-back 1.49 ms; a plain one-tile-per-
+ * workgroup copy (load a 256 × 8-quad tile, store it) 1.29 … 1.40 ms, against 0.72 ms
+ * for memcpy. The generated kernel's WGSL without its bounds-check helpers ran as fast
+ * as with them (2.239 / 2.230 ms). Probes of the default layout: without the look-back
+ * 1.80 ms, without loads and stores 0.64 ms (at 256 × 8).
+ *
+ * Tried and dropped: persistent workgroups looping over static tile ids (256 × 8, a
+ * grid of 512: 2.27 ms, no gain; a grid larger than what is resident at once, e.g.
+ * 1024 workgroups, or 512 with 12 quads, left whole rounds of tiles to workgroups that
+ * only start when others finish, and the look-back fell back on them: 1.3 … 3.3 s).
+ * Earlier: busy-wait backoff before re-polling (+6 … 116%), spin limits 16 … 4096
+ * (no difference).
  */
-const DEFAULT_TUNING: LookbackTuning = { wg: 512, vecs: 4, layout: 'striped', spinLimit: 256, forceFallback: false };
+const DEFAULT_TUNING: LookbackTuning = { wg: 256, vecs: 12, layout: 'subgroup', ids: 'workgroup', spinLimit: 256, forceFallback: false };
 
 /**
  * The narrowest subgroup the look-back wants. One round trip to memory reads one
@@ -119,10 +158,13 @@ export function lookbackPreferred(device: Device): boolean {
 export function lookbackTuning(device: Device, overrides: Partial<LookbackTuning> = {}): LookbackTuning {
   const t = { ...DEFAULT_TUNING, ...overrides };
   // The workgroup scan keeps one value (a vector for 'striped') per invocation in workgroup memory.
+  // ('subgroup' keeps one value per subgroup: the invocation count bounds it.)
   const bytes = 4 * (t.layout === 'striped' ? t.vecs : 1);
   const wg = blockSize(device.caps, bytes, t.wg);
   if (t.layout === 'striped' && ![1, 2, 4].includes(t.vecs))
     throw new RangeError(`striped tiles take 1, 2 or 4 quads per invocation, got ${t.vecs}`);
+  if (t.layout === 'subgroup' && t.vecs % 4 !== 0 && ![1, 2].includes(t.vecs))
+    throw new RangeError(`subgroup tiles take 1, 2 or a multiple of 4 quads per invocation, got ${t.vecs}`);
   if (!Number.isInteger(t.vecs) || t.vecs < 1) throw new RangeError(`vecs must be a positive integer, got ${t.vecs}`);
   return { ...t, wg };
 }
@@ -202,15 +244,20 @@ interface Lanes {
   readonly width: Val<'u32'>;
   min(v: Val<'u32'>): Val<'u32'>;
   add(v: Val<Num>): Val<Num>;
+  inclusiveAdd<T extends Num | `vec${2 | 4}<${Num}>`>(v: Val<T>): Val<T>;
+  /** `v` of lane `from` (a lane of this subgroup). */
+  shuffle<T extends Num | `vec${2 | 4}<${Num}>`>(v: Val<T>, from: Val<'u32'>): Val<T>;
 }
 
 function lanes(k: KernelBuilder, subgroups: boolean): Lanes {
-  if (!subgroups) return { lane: u32(0), width: u32(1), min: (v) => v, add: (v) => v };
+  if (!subgroups) return { lane: u32(0), width: u32(1), min: (v) => v, add: (v) => v, inclusiveAdd: (v) => v, shuffle: (v) => v };
   return {
     lane: k.subgroupInvocation,
     width: k.subgroupSize,
     min: (v) => k.subgroupMin(v),
     add: (v) => k.subgroupAdd(v),
+    inclusiveAdd: (v) => k.subgroupInclusiveAdd(v),
+    shuffle: (v, from) => k.subgroupShuffle(v, from),
   };
 }
 
@@ -224,11 +271,11 @@ interface Params {
 
 function lookbackKernel(p: Params) {
   const { dtype, width, subgroups, exclusive } = p;
-  const { wg, vecs, layout, probe } = p.tuning;
-  const key = `scan-lb:${dtype}:${width}:${wg}:${vecs}:${layout}:${subgroups}:${exclusive}:${probe ?? ''}`;
+  const { wg, vecs, layout, ids, probe } = p.tuning;
+  const key = `scan-lb:${dtype}:${width}:${wg}:${vecs}:${layout}:${ids}:${subgroups}:${exclusive}:${probe ?? ''}`;
   return cachedKernel(key, () =>
     defineKernel({
-      name: `scan_lookback_${dtype}_v${width}_${layout}${exclusive ? '_excl' : ''}`,
+      name: `scan_lookback_${dtype}_v${width}_${layout.replace('-', '_')}${exclusive ? '_excl' : ''}`,
       workgroupSize: wg,
       params: {
         src: buffer(dtype, 'read', { vector: width }),
@@ -244,19 +291,32 @@ function lookbackKernel(p: Params) {
         const lid = k.localIndex;
         const tileQuads = wg * vecs;
         const zero = () => k.var(dtype, 0) as Val<Num>;
-        // [0]: this workgroup's tile id; [1]: the bits of the tile's exclusive prefix.
+        const L = lanes(k, subgroups);
+        // [0]: this workgroup's tile id (from the counter); [1]: the bits of the tile's exclusive prefix.
         const shared = k.workgroupArray('u32', 2);
-        if (probe === 'static-ids') k.if(lid.eq(0), () => shared.store(0, k.workgroupIndex));
-        else k.if(lid.eq(0), () => shared.store(0, status.atomicAdd(0, 1)));
-        k.barrier();
-        const tile = k.let(shared.load(0), 'tile');
+        // Barriers below exchange workgroup memory only: the look-back's atomics stay in one subgroup.
+        let tile: Val<'u32'>;
+        if (ids === 'workgroup') tile = k.let(k.workgroupIndex, 'tile');
+        else {
+          k.if(lid.eq(0), () => shared.store(0, status.atomicAdd(0, 1)));
+          k.workgroupBarrier();
+          tile = k.let(shared.load(0), 'tile');
+        }
         // Workgroups a folded grid adds past `tiles` load nothing, store nothing and publish nothing.
         const live = k.let(tile.lt(tiles), 'live');
         const firstQuad = k.let(select(live, tile, tiles).mul(tileQuads), 'firstQuad');
+        // 'subgroup': the subgroup's run of width * vecs quads starts at (lid - lane) * vecs.
+        const runStart = layout === 'subgroup' ? k.let(firstQuad.add(lid.sub(L.lane).mul(vecs)).add(L.lane), 'runStart') : firstQuad;
         const quadIndex = (q: number): Val<'u32'> =>
-          layout === 'blocked' ? firstQuad.add(lid.mul(vecs).add(q)) : firstQuad.add(lid.add(q * wg));
+          layout === 'blocked' || layout === 'subgroup-blocked'
+            ? firstQuad.add(lid.mul(vecs).add(q))
+            : layout === 'striped'
+              ? firstQuad.add(lid.add(q * wg))
+              : q === 0
+                ? runStart
+                : runStart.add(L.width.mul(q));
 
-        // ---- load and scan the tile in the workgroup ----
+        // ---- load the tile ----
         const xs: Array<Array<Val<Num>>> = [];
         for (let q = 0; q < vecs; q++) {
           const loaded =
@@ -266,116 +326,180 @@ function lookbackKernel(p: Params) {
           const quad = k.let(loaded, `x${q}`) as unknown as Quad;
           xs.push([0, 1, 2, 3].map((c) => component(quad as never, c)));
         }
-        // inclusive[q][c]: the sum of this invocation's elements up to (q, c), in the layout's order.
-        const inclusive: Array<Array<Val<Num>>> = [];
-        let localOffset: (q: number) => Val<Num>;
-        let total: Val<Num>;
-        if (layout === 'blocked') {
-          let run: Val<Num> | undefined;
-          for (let q = 0; q < vecs; q++) {
-            const row: Array<Val<Num>> = [];
-            for (let c = 0; c < 4; c++) {
-              const x = xs[q]?.[c] as Val<Num>;
-              run = run === undefined ? x : (k.let(run.add(x as never), `s${q}_${c}`) as Val<Num>);
-              row.push(run);
-            }
-            inclusive.push(row);
-          }
-          const scanned = workgroupScan(k, run as Val<Num>, wg, subgroups, zero());
-          const before = k.let(scanned.exclusive, 'before') as Val<Num>;
-          total = k.let(scanned.total, 'total') as Val<Num>;
-          localOffset = () => before;
-        } else {
-          const totals: Array<Val<Num>> = [];
-          for (let q = 0; q < vecs; q++) {
-            const x = xs[q] as Array<Val<Num>>;
-            const a = x[0] as Val<Num>;
-            const b = k.let(a.add(x[1] as never), `s${q}_1`) as Val<Num>;
-            const c = k.let(b.add(x[2] as never), `s${q}_2`) as Val<Num>;
-            const d = k.let(c.add(x[3] as never), `s${q}_3`) as Val<Num>;
-            inclusive.push([a, b, c, d]);
-            totals.push(d);
-          }
-          const value = vecs === 1 ? (totals[0] as Val<Num>) : (vec(dtype as 'u32', ...(totals as [Val<'u32'>, Val<'u32'>])) as never);
-          const zeroV = () =>
-            (vecs === 1
-              ? zero()
-              : (k.let(vec(dtype as 'u32', ...(totals.map(() => 0) as [number, number])) as never) as never)) as Val<Num>;
-          const scanned = workgroupScan(k, value as Val<Num>, wg, subgroups, zeroV());
-          const before = k.let(scanned.exclusive, 'before');
-          const rows = k.let(scanned.total, 'rows');
-          // Row q starts after the totals of rows 0 … q-1.
-          const rowStart: Array<Val<Num>> = [];
-          let acc: Val<Num> | undefined;
-          for (let q = 0; q < vecs; q++) {
-            rowStart.push(acc ?? zero());
-            const r = component(rows as never, q);
-            acc = acc === undefined ? r : (k.let(acc.add(r as never), `rows${q}`) as Val<Num>);
-          }
-          total = acc as Val<Num>;
-          localOffset = (q) => (rowStart[q] as Val<Num>).add(component(before as never, q) as never);
-        }
 
-        // ---- look-back, in the first subgroup ----
-        const L = lanes(k, subgroups);
+        // ---- the look-back, run by the first subgroup once it knows the tile's total ----
         const publish = (t: Val<'u32'>, value: Val<Num>, flag: number) => {
           const bits = bitsOf(value);
           status.store(t.mul(2).add(1), bits.and(0xffff).shl(2).or(flag));
           status.store(t.mul(2).add(2), bits.shr(16).shl(2).or(flag));
         };
-        k.if(
-          lid
-            .lt(L.width)
-            .and(live)
-            .and(bool(probe !== 'no-lookback')),
-          () => {
-            k.if(L.lane.eq(0), () => publish(tile, total, AGGREGATE));
-            const prefix = k.var(dtype, 0, 'prefix') as Var<Num>;
-            // Tiles [0, look) are still to be summed.
-            const look = k.let(tile, 'look');
-            const stalls = k.var('u32', 0, 'stalls');
-            k.while(
-              () => look.gt(0),
-              () => {
-                // Lane i reads tile look - 1 - i; lanes before tile 0 read an inclusive zero.
-                const inRange = k.let(L.lane.lt(look), 'inRange');
-                const j = k.let(look.sub(1).sub(L.lane), 'j');
-                const w0 = status.load(j.mul(2).add(1));
-                const w1 = status.load(j.mul(2).add(2));
-                const agree = w0.and(3).eq(w1.and(3)).and(forceFallback.eq(0));
-                const flag = k.let(select(inRange, select(agree, w0.and(3), NOT_READY), INCLUSIVE), 'flag');
-                const value = k.let(select(inRange, fromBits(dtype, w0.shr(2).or(w1.shr(2).shl(16))), 0) as Val<Num>, 'value') as Val<Num>;
-                const firstInclusive = k.let(L.min(select(flag.eq(INCLUSIVE), L.lane, NO_LANE)), 'firstInclusive');
-                const firstWaiting = k.let(L.min(select(flag.eq(NOT_READY), L.lane, NO_LANE)), 'firstWaiting');
-                k.if(
-                  firstWaiting.lt(firstInclusive),
-                  () => {
-                    // Sum the aggregates before the first tile that is not ready, then wait on it.
-                    prefix.set(prefix.add(L.add(select(L.lane.lt(firstWaiting), value, 0)) as never));
-                    look.set(look.sub(firstWaiting));
-                    stalls.set(select(firstWaiting.eq(0), stalls.add(1), u32(0)));
-                    k.if(stalls.gt(spinLimit), () => {
-                      prefix.set(prefix.add(reduceTile(k, dtype, src as never, look.sub(1), tileQuads, width, n, L) as never));
-                      look.set(look.sub(1));
-                      stalls.set(0);
-                    });
-                  },
-                  () => {
-                    // Every tile up to the first inclusive one (or the whole window) is ready.
-                    prefix.set(prefix.add(L.add(select(L.lane.le(firstInclusive), value, 0)) as never));
-                    look.set(select(firstInclusive.eq(NO_LANE), look.sub(L.width), u32(0)));
+        /** Publishes `total`, sums the predecessors, publishes the inclusive prefix; stores the exclusive one in shared[1]. */
+        const lookBack = (total: Val<Num>) => {
+          if (probe === 'no-lookback') {
+            k.if(L.lane.eq(0), () => shared.store(1, 0));
+            return;
+          }
+          k.if(L.lane.eq(0), () => publish(tile, total, AGGREGATE));
+          const prefix = k.var(dtype, 0, 'prefix') as Var<Num>;
+          // Tiles [0, look) are still to be summed.
+          const look = k.let(tile, 'look');
+          const stalls = k.var('u32', 0, 'stalls');
+          k.while(
+            () => look.gt(0),
+            () => {
+              // Lane i reads tile look - 1 - i; lanes before tile 0 read an inclusive zero.
+              const inRange = k.let(L.lane.lt(look), 'inRange');
+              const j = k.let(look.sub(1).sub(L.lane), 'j');
+              const w0 = status.load(j.mul(2).add(1));
+              const w1 = status.load(j.mul(2).add(2));
+              const agree = w0.and(3).eq(w1.and(3)).and(forceFallback.eq(0));
+              const flag = k.let(select(inRange, select(agree, w0.and(3), NOT_READY), INCLUSIVE), 'flag');
+              const value = k.let(select(inRange, fromBits(dtype, w0.shr(2).or(w1.shr(2).shl(16))), 0) as Val<Num>, 'value') as Val<Num>;
+              const firstInclusive = k.let(L.min(select(flag.eq(INCLUSIVE), L.lane, NO_LANE)), 'firstInclusive');
+              const firstWaiting = k.let(L.min(select(flag.eq(NOT_READY), L.lane, NO_LANE)), 'firstWaiting');
+              k.if(
+                firstWaiting.lt(firstInclusive),
+                () => {
+                  // Sum the aggregates before the first tile that is not ready, then wait on it.
+                  prefix.set(prefix.add(L.add(select(L.lane.lt(firstWaiting), value, 0)) as never));
+                  look.set(look.sub(firstWaiting));
+                  stalls.set(select(firstWaiting.eq(0), stalls.add(1), u32(0)));
+                  k.if(stalls.gt(spinLimit), () => {
+                    prefix.set(prefix.add(reduceTile(k, dtype, src as never, look.sub(1), tileQuads, width, n, L) as never));
+                    look.set(look.sub(1));
                     stalls.set(0);
-                  },
-                );
+                  });
+                },
+                () => {
+                  // Every tile up to the first inclusive one (or the whole window) is ready.
+                  prefix.set(prefix.add(L.add(select(L.lane.le(firstInclusive), value, 0)) as never));
+                  look.set(select(firstInclusive.eq(NO_LANE), look.sub(L.width), u32(0)));
+                  stalls.set(0);
+                },
+              );
+            },
+          );
+          k.if(L.lane.eq(0), () => {
+            k.if(tile.gt(0), () => publish(tile, prefix.add(total as never), INCLUSIVE));
+            shared.store(1, bitsOf(prefix));
+          });
+        };
+        const firstSubgroup = lid.lt(L.width).and(live);
+
+        // inclusive[q][c]: the sum of this invocation's elements up to (q, c), in the layout's order.
+        const inclusive: Array<Array<Val<Num>>> = [];
+        let localOffset: (q: number) => Val<Num>;
+        if (layout === 'subgroup' || layout === 'subgroup-blocked') {
+          const from = k.let(select(L.lane.gt(0), L.lane.sub(1), 0), 'from');
+          const last = k.let(L.width.sub(1), 'last');
+          // base[q]: the sum of the subgroup's run before this invocation's quad q; acc: the run's total.
+          const base: Array<Val<Num>> = [];
+          let acc: Val<Num> | undefined;
+          if (layout === 'subgroup-blocked') {
+            // The invocation's own quads first (serially), then one scalar scan across the lanes.
+            const own = blockedInclusive(xs);
+            const sum = own[vecs - 1]?.[3] as Val<Num>;
+            const incl = k.let(L.inclusiveAdd(sum), 'incl') as Val<Num>;
+            const before = k.let(select(L.lane.gt(0), L.shuffle(incl, from), 0) as Val<Num>, 'laneBefore') as Val<Num>;
+            for (let q = 0; q < vecs; q++) base.push(before);
+            acc = k.let(L.shuffle(incl, last), 'runTotal') as Val<Num>;
+          } else {
+            // Rows of up to four quads scan across the subgroup's lanes at once (one vector scan).
+            const laneBefore: Array<Val<Num>> = [];
+            const rowTotals: Array<Val<Num>> = [];
+            for (let g = 0; g < vecs; g += 4) {
+              const sums = xs.slice(g, g + 4).map((x) => quadInclusive(x)[3] as Val<Num>);
+              const v = (sums.length === 1 ? sums[0] : vec(dtype as 'u32', ...(sums as [Val<'u32'>, Val<'u32'>]))) as Val<Num>;
+              const incl = k.let(L.inclusiveAdd(v), `incl${g}`) as Val<Num>;
+              const prev = k.let(L.shuffle(incl, from), `prev${g}`) as Val<Num>;
+              const rowTotal = k.let(L.shuffle(incl, last), `rowTotal${g}`) as Val<Num>;
+              sums.forEach((_, c) => {
+                laneBefore.push(select(L.lane.gt(0), component(prev as never, c), 0) as Val<Num>);
+                rowTotals.push(component(rowTotal as never, c));
+              });
+            }
+            for (let q = 0; q < vecs; q++) {
+              const before = laneBefore[q] as Val<Num>;
+              base.push(k.let(acc === undefined ? before : acc.add(before as never), `base${q}`) as Val<Num>);
+              const r = rowTotals[q] as Val<Num>;
+              acc = acc === undefined ? r : (k.let(acc.add(r as never), `run${q}`) as Val<Num>);
+            }
+          }
+          // The subgroups' totals, scanned in place by the first subgroup, which then looks back.
+          const runs = k.workgroupArray(dtype, wg);
+          const runIndex = k.let(lid.div(L.width), 'runIndex');
+          const count = k.let(u32(wg).div(L.width), 'runCount');
+          k.if(L.lane.eq(0), () => runs.store(runIndex, acc as Val<Num>));
+          k.workgroupBarrier();
+          k.if(firstSubgroup, () => {
+            const running = k.var(dtype, 0, 'running') as Var<Num>;
+            const c = k.var('u32', 0, 'c');
+            k.while(
+              () => c.lt(count),
+              () => {
+                const i = k.let(c.add(L.lane), 'i');
+                const v = k.let(select(i.lt(count), runs.load(i), 0) as Val<Num>, 'v') as Val<Num>;
+                const incl = k.let(L.inclusiveAdd(v), 'runIncl') as Val<Num>;
+                const before = select(L.lane.gt(0), L.shuffle(incl, from), 0) as Val<Num>;
+                k.if(i.lt(count), () => runs.store(i, running.add(before as never) as Val<Num>));
+                running.set(running.add(L.shuffle(incl, last) as never));
+                c.set(c.add(L.width));
               },
             );
-            k.if(L.lane.eq(0), () => {
-              k.if(tile.gt(0), () => publish(tile, prefix.add(total as never), INCLUSIVE));
-              shared.store(1, bitsOf(prefix));
-            });
-          },
-        );
-        k.barrier();
+            lookBack(running);
+          });
+          k.workgroupBarrier();
+          const runBefore = k.let(runs.load(runIndex), 'runBefore') as Val<Num>;
+          // Recomputed from the loaded quads here rather than kept live across the barriers.
+          if (layout === 'subgroup-blocked') inclusive.push(...blockedInclusive(xs));
+          else for (let q = 0; q < vecs; q++) inclusive.push(quadInclusive(xs[q] as Array<Val<Num>>));
+          localOffset = (q) => runBefore.add(base[q] as never);
+        } else {
+          let total: Val<Num>;
+          if (layout === 'blocked') {
+            let run: Val<Num> | undefined;
+            for (let q = 0; q < vecs; q++) {
+              const row: Array<Val<Num>> = [];
+              for (let c = 0; c < 4; c++) {
+                const x = xs[q]?.[c] as Val<Num>;
+                run = run === undefined ? x : (k.let(run.add(x as never), `s${q}_${c}`) as Val<Num>);
+                row.push(run);
+              }
+              inclusive.push(row);
+            }
+            const scanned = workgroupScan(k, run as Val<Num>, wg, subgroups, zero());
+            const before = k.let(scanned.exclusive, 'before') as Val<Num>;
+            total = k.let(scanned.total, 'total') as Val<Num>;
+            localOffset = () => before;
+          } else {
+            const totals: Array<Val<Num>> = [];
+            for (let q = 0; q < vecs; q++) {
+              const row = quadInclusive(xs[q] as Array<Val<Num>>).map((v, c) => (c === 0 ? v : (k.let(v, `s${q}_${c}`) as Val<Num>)));
+              inclusive.push(row);
+              totals.push(row[3] as Val<Num>);
+            }
+            const value = vecs === 1 ? (totals[0] as Val<Num>) : (vec(dtype as 'u32', ...(totals as [Val<'u32'>, Val<'u32'>])) as never);
+            const zeroV = () =>
+              (vecs === 1
+                ? zero()
+                : (k.let(vec(dtype as 'u32', ...(totals.map(() => 0) as [number, number])) as never) as never)) as Val<Num>;
+            const scanned = workgroupScan(k, value as Val<Num>, wg, subgroups, zeroV());
+            const before = k.let(scanned.exclusive, 'before');
+            const rows = k.let(scanned.total, 'rows');
+            // Row q starts after the totals of rows 0 … q-1.
+            const rowStart: Array<Val<Num>> = [];
+            let acc: Val<Num> | undefined;
+            for (let q = 0; q < vecs; q++) {
+              rowStart.push(acc ?? zero());
+              const r = component(rows as never, q);
+              acc = acc === undefined ? r : (k.let(acc.add(r as never), `rows${q}`) as Val<Num>);
+            }
+            total = acc as Val<Num>;
+            localOffset = (q) => (rowStart[q] as Val<Num>).add(component(before as never, q) as never);
+          }
+          k.if(firstSubgroup, () => lookBack(total));
+          k.workgroupBarrier();
+        }
         const tilePrefix = k.let(fromBits(dtype, shared.load(1)), 'tilePrefix') as Val<Num>;
 
         // ---- outputs ----
@@ -385,7 +509,7 @@ function lookbackKernel(p: Params) {
           for (let c = 0; c < 4; c++) {
             if (!exclusive) outs.push(offset.add(inclusive[q]?.[c] as never));
             else if (c > 0) outs.push(offset.add(inclusive[q]?.[c - 1] as never));
-            else if (layout === 'striped' || q === 0) outs.push(offset);
+            else if ((layout !== 'blocked' && layout !== 'subgroup-blocked') || q === 0) outs.push(offset);
             else outs.push(offset.add(inclusive[q - 1]?.[3] as never));
           }
           if (probe !== 'no-data') storeQuad(k, dtype, dst as never, quadIndex(q), outs, width, n);
@@ -393,6 +517,24 @@ function lookbackKernel(p: Params) {
       },
     }),
   );
+}
+
+/** Inclusive sums over consecutive quads, left to right (one serial chain). */
+function blockedInclusive(xs: Array<Array<Val<Num>>>): Array<Array<Val<Num>>> {
+  let run: Val<Num> | undefined;
+  return xs.map((x) =>
+    x.map((v) => {
+      run = run === undefined ? v : (run.add(v as never) as Val<Num>);
+      return run;
+    }),
+  );
+}
+
+/** Inclusive sums within one quad, left to right: [a, a+b, (a+b)+c, ((a+b)+c)+d]. */
+function quadInclusive(x: Array<Val<Num>>): Array<Val<Num>> {
+  const out: Array<Val<Num>> = [x[0] as Val<Num>];
+  for (let c = 1; c < 4; c++) out.push((out[c - 1] as Val<Num>).add(x[c] as never) as Val<Num>);
+  return out;
 }
 
 /** The fallback: the sum of tile `t`, read from the input by the look-back's lanes. */
@@ -456,7 +598,18 @@ export function lookbackSumDepth(device: Device, n: number, t: LookbackTuning): 
   const widest = Math.max(1, device.caps.limits.maxSubgroupSize);
   // Combining invocation totals: subgroup scans, then the Hillis–Steele tree (taken as log2(wg) together).
   const combine = Math.ceil(Math.log2(t.wg));
-  const local = t.layout === 'blocked' ? 4 * t.vecs + combine + 1 : 3 + combine + t.vecs + 1;
+  // 'subgroup': a quad (3), a lane scan (any order: widest - 1), the run's rows (vecs), the
+  // first subgroup's scan of the runs (chunks of `lanes` runs, each chunk widest - 1), the offsets (3).
+  const runs = Math.ceil(t.wg / lanes);
+  const subgroupLocal = 3 + 2 * (widest - 1) + t.vecs + Math.ceil(runs / lanes) + 3;
+  const local =
+    t.layout === 'blocked'
+      ? 4 * t.vecs + combine + 1
+      : t.layout === 'striped'
+        ? 3 + combine + t.vecs + 1
+        : t.layout === 'subgroup'
+          ? subgroupLocal
+          : subgroupLocal + 4 * t.vecs;
   const fallback = Math.ceil((t.wg * t.vecs) / lanes) + 2 + Math.ceil(Math.log2(widest));
   return Math.max(local, fallback) + 3 * tiles + local + 2;
 }

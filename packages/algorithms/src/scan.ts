@@ -306,11 +306,14 @@ export function scanFormulation(device: Device, variant: ScanVariant = {}): Scan
  *
  * Semantics: u32 / i32 wrap modulo 2^32 and are bit-identical to the sequential
  * reference. f32 adds in f32 in an order set by the formulation: within a tile,
- * serially over each invocation's few consecutive elements, then a (subgroup then
- * Hillis–Steele) workgroup scan of the invocation totals; across tiles, the single
- * pass adds the look-back's terms (predecessors' aggregates, one inclusive prefix or
- * tiles the fallback re-reduced, in subgroup-wide sums) in an order that depends on
- * timing, so f32 results may differ between runs, always within the bound;
+ * serially over each quad (4 consecutive elements), then, in the single pass's
+ * default layout, subgroup scans across lanes, a serial sum over each subgroup's
+ * rows and one subgroup's scan of the subgroups' totals (reduce-then-scan: serial
+ * over each invocation's few elements, then a subgroup and Hillis–Steele workgroup
+ * scan of invocation totals); across tiles, the single pass adds the look-back's
+ * terms (predecessors' aggregates, one inclusive prefix or tiles the fallback
+ * re-reduced, in subgroup-wide sums) in an order that depends on timing, so f32
+ * results may differ between runs, always within the bound;
  * reduce-then-scan adds a running carry and an exclusive scan of tile sums in a
  * fixed order; gather devices add Hillis–Steele trees. Error bound per element:
  * |out[i] - exact| <= γ(d) · Σ_{j<=i}|x_j|, d = `scanSumDepth(device, n)` (for the

@@ -304,7 +304,7 @@ class WgslGenerator {
         if (!this.flagMode) return `${ind}return;`;
         return ctx.loop === 'free' ? `${ind}done = true;\n${ind}break;` : `${ind}done = true;`;
       case 'barrier':
-        return this.storageBarrier ? `${ind}storageBarrier();\n${ind}workgroupBarrier();` : `${ind}workgroupBarrier();`;
+        return this.storageBarrier && !s.workgroupOnly ? `${ind}storageBarrier();\n${ind}workgroupBarrier();` : `${ind}workgroupBarrier();`;
     }
   }
 

@@ -345,9 +345,22 @@ export class KernelBuilder {
     this.emit({ op: 'return' });
   }
 
-  /** Workgroup barrier: all invocations of the workgroup must reach it (uniform control flow). */
+  /**
+   * Workgroup barrier: all invocations of the workgroup must reach it (uniform control
+   * flow). It orders workgroup memory and the kernel's storage-buffer accesses between
+   * the invocations of one workgroup.
+   */
   barrier(): void {
     this.emit({ op: 'barrier' });
+  }
+
+  /**
+   * A barrier that orders workgroup memory only (storage-buffer accesses of different
+   * invocations stay unordered across it): use it where invocations exchange data
+   * through workgroup arrays alone. Same rules as `barrier()` otherwise.
+   */
+  workgroupBarrier(): void {
+    this.emit({ op: 'barrier', workgroupOnly: true });
   }
 
   /**

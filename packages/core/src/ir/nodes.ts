@@ -154,8 +154,14 @@ export type Stmt =
   | { readonly op: 'continue' }
   /** Ends this invocation. */
   | { readonly op: 'return' }
-  /** workgroupBarrier(): every invocation of the workgroup reaches it before any passes; workgroup memory is then visible. */
-  | { readonly op: 'barrier' };
+  /**
+   * Workgroup barrier: every invocation of the workgroup reaches it before any passes.
+   * Workgroup memory written before it is then visible to every invocation, and so
+   * are writes to storage buffers, unless `workgroupOnly` is set: then only
+   * workgroup memory is ordered (WGSL's plain `workgroupBarrier()`), which is
+   * cheaper on GPUs where the kernel also writes storage buffers.
+   */
+  | { readonly op: 'barrier'; readonly workgroupOnly?: true };
 
 export type BufferAccess = 'read' | 'write' | 'read_write' | 'atomic';
 
