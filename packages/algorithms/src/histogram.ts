@@ -1,21 +1,43 @@
 /**
  * histogram (seed 001): counts of u32 values in `bins` bins.
  *
- * Workgroup formulation (seed 001's "reducing conflicts I + II"): each workgroup
- * counts its grid-stride share into its own sub-histogram with atomic adds
- * (contention only inside the workgroup), then one gather pass sums the
- * sub-histograms bin by bin (variant C: a reduction per bin, no atomics, not
- * data-dependent). The IR has no atomics on workgroup memory, so the
- * sub-histograms live in a global temporary (small enough to stay in cache);
- * when bins × workgroups would be too large, fewer workgroups are used, down to
- * one histogram updated by global atomics (variant A).
+ * Shared formulation (devices with 'workgroup', when `bins` u32 counters fit
+ * `limits.maxComputeWorkgroupStorageSize`; seed 001's "reducing conflicts I + II",
+ * and what CUB's shared-memory histogram does): a grid-stride kernel sized from
+ * `caps.concurrency` (vec4 loads when n divides by 4, several loads in flight per
+ * iteration) counts into sub-histograms in workgroup memory with workgroup
+ * atomics. Each workgroup keeps `copies` sub-histograms, interleaved by bin
+ * (counter b * copies + c), and invocation l counts into copy l % copies: with one
+ * copy per lane of a subgroup (as many as fit), the lanes of one subgroup never
+ * hit one counter together, and a run of equal values (maximum contention) costs
+ * no more than random ones; on a CPU worker (subgroups of 1) one copy. Then each
+ * workgroup sums its copies bin by bin and adds every non-zero bin into the
+ * output with one global atomic add (the output is zeroed first), so nothing
+ * else is written and no second pass runs.
+ *
+ * Global formulation (devices with 'workgroup', bins too many for workgroup
+ * memory): each workgroup counts its grid-stride share into its own
+ * sub-histogram in a global temporary with atomic adds, then one gather pass sums
+ * the sub-histograms bin by bin (variant C: a reduction per bin, no atomics, not
+ * data-dependent); when bins × workgroups would be too large, fewer workgroups
+ * are used, down to one histogram updated by global atomics (variant A).
  *
  * Blended-atomics formulation (gather-only devices with 'atomic', e.g. WebGL2):
  * atomic adds are exact only up to `limits.maxExactAtomicCount`, so the input is
  * processed in chunks of at most that many elements (no bin can pass it in one
  * chunk); each chunk's histogram is added into the running total by a gather pass.
  */
-import { type Buffer, buffer, type Device, defineKernel, InvalidArgumentError, LimitExceededError, uniform, type Val } from '@trident/core';
+import {
+  type Buffer,
+  buffer,
+  type Device,
+  type DeviceCaps,
+  defineKernel,
+  InvalidArgumentError,
+  LimitExceededError,
+  uniform,
+  type Val,
+} from '@trident/core';
 import {
   blockSize,
   cachedKernel,
@@ -23,6 +45,7 @@ import {
   checkCount,
   dispatchGroups,
   familyOf,
+  floorPow2,
   gatherSize,
   gridStride,
   hasAll,
@@ -40,6 +63,132 @@ export interface HistogramOptions {
   /** Where to write the counts (u32, length `bins`); a new buffer otherwise. */
   readonly output?: Buffer<'u32'>;
 }
+
+// ---------- shared formulation ----------
+
+/** How the shared formulation runs. `sharedPlan` derives it from caps; the H100 check tries others. */
+export interface SharedHistogramPlan {
+  /** Invocations per workgroup. */
+  readonly workgroupSize: number;
+  /** Sub-histograms per workgroup, a power of two: invocation l counts into copy l % copies. */
+  readonly copies: number;
+  /** Vector loads each invocation issues before counting them (loads in flight). */
+  readonly unroll: number;
+  /** Workgroups of the grid-stride loop. */
+  readonly workgroups: number;
+}
+
+/** Copies are capped here: beyond a 32-lane subgroup they only cost workgroup memory. */
+const MAX_COPIES = 32;
+const SHARED_UNROLL = 4;
+
+/**
+ * The shared formulation's plan for `work` elements of the (vec4 or scalar) view,
+ * or undefined when even one sub-histogram of `bins` counters does not fit the
+ * device's workgroup memory. Copies: one per subgroup lane (maxSubgroupSize; 1
+ * where subgroups are width-1 or absent), as many as fit, at most MAX_COPIES.
+ */
+export function sharedPlan(caps: DeviceCaps, work: number, bins: number): SharedHistogramPlan | undefined {
+  const counters = Math.floor(caps.limits.maxComputeWorkgroupStorageSize / 4);
+  if (bins > counters) return undefined;
+  const workgroupSize = blockSize(caps, 0);
+  const lanes = Math.max(1, caps.limits.maxSubgroupSize);
+  const copies = floorPow2(Math.min(lanes, MAX_COPIES, workgroupSize, Math.floor(counters / bins)));
+  const workgroups = strideWorkgroups(caps, work, workgroupSize, SHARED_UNROLL);
+  return { workgroupSize, copies, unroll: SHARED_UNROLL, workgroups };
+}
+
+/**
+ * Counts values into workgroup-memory sub-histograms (see the module header) and
+ * adds each workgroup's non-zero bins into `out` (which must hold zeros) with
+ * global atomics. `bins` and `copies` size the workgroup array, so they are
+ * compile-time constants of the kernel.
+ */
+function sharedKernel(width: 1 | 4, bins: number, plan: SharedHistogramPlan) {
+  const { workgroupSize: wg, copies, unroll } = plan;
+  return cachedKernel(`hist-shared:${width}:${bins}:${wg}:${copies}:${unroll}`, () =>
+    defineKernel({
+      name: `histogram_shared_v${width}_c${copies}`,
+      workgroupSize: wg,
+      params: {
+        values: buffer('u32', 'read', { vector: width }),
+        out: buffer('u32', 'atomic'),
+        n: uniform('u32'),
+        groups: uniform('u32'),
+      },
+      body: ({ values, out, n, groups }, k) => {
+        const hist = k.workgroupArray('u32', bins * copies, { atomic: true });
+        const shift = Math.log2(copies);
+        const copy = k.let(k.localIndex.and(copies - 1), 'copy');
+        // v < bins first: v * copies could wrap into range.
+        const count = (v: Val<'u32'>) => k.if(v.lt(bins), () => void hist.atomicAdd(shift ? v.shl(shift).add(copy) : v, 1));
+        const countAll = (x: Val<'u32' | 'vec4<u32>'>) => {
+          if (width === 1) {
+            count(x as Val<'u32'>);
+            return;
+          }
+          const v = x as Val<'vec4<u32>'>;
+          count(v.x);
+          count(v.y);
+          count(v.z);
+          count(v.w);
+        };
+        const { i, stride } = gridStride(k, groups, n);
+        // Main loop: `unroll` loads in flight, then their counts; no bounds checks.
+        const last = k.let(stride.mul(unroll - 1), 'last');
+        k.while(
+          () => i.add(last).lt(n),
+          () => {
+            const xs: Array<Val<'u32' | 'vec4<u32>'>> = [];
+            for (let u = 0; u < unroll; u++) xs.push(values.load(u === 0 ? i : i.add(stride.mul(u))));
+            for (const x of xs) countAll(x);
+            i.set(i.add(stride.mul(unroll)));
+          },
+        );
+        k.while(
+          () => i.lt(n),
+          () => {
+            countAll(values.load(i));
+            i.set(i.add(stride));
+          },
+        );
+        k.barrier();
+        // Merge: bin b sums its copies starting at copy b % copies, so the invocations
+        // of a subgroup read different banks; one global atomic per non-zero bin.
+        k.for({ from: k.localIndex, to: bins, step: wg }, (b) => {
+          const sum = k.var('u32', 0, 'sum');
+          const row = k.let(b.shl(shift), 'row');
+          k.for({ from: 0, to: copies, type: 'u32' }, (c) => sum.set(sum.add(hist.load(row.add(c.add(b).and(copies - 1))))));
+          k.if(sum.gt(0), () => void out.atomicAdd(b, sum));
+        });
+      },
+    }),
+  );
+}
+
+/**
+ * Records the shared formulation: zeroes `output` and dispatches the counting
+ * kernel over `plan.workgroups` workgroups. Exported for the H100 check, which
+ * tries plans other than `sharedPlan`'s; `histogram` is the public entry.
+ */
+export function recordSharedHistogram(
+  device: Device,
+  values: Buffer<'u32'>,
+  output: Buffer<'u32'>,
+  bins: number,
+  plan: SharedHistogramPlan,
+): void {
+  const width: 1 | 4 = values.length % 4 === 0 ? 4 : 1;
+  output.fill(0);
+  dispatchGroups(device, sharedKernel(width, bins, plan), plan.workgroups, {
+    values,
+    out: output,
+    n: values.length / width,
+    groups: plan.workgroups,
+  });
+}
+
+// ---------- global and blended formulations ----------
 
 /**
  * Counts values into hist[base + v] with atomic adds, skipping v >= bins.
@@ -165,6 +314,11 @@ export function histogram(device: Device, values: Buffer<'u32'>, options: Histog
   }
   if (family === 'workgroup') {
     const width: 1 | 4 = n % 4 === 0 ? 4 : 1;
+    const plan = sharedPlan(device.caps, n / width, bins);
+    if (plan) {
+      recordSharedHistogram(device, values, output, bins, plan);
+      return output;
+    }
     const wg = blockSize(device.caps, 0);
     const parts = Math.min(strideWorkgroups(device.caps, n / width, wg, 4), Math.floor(MAX_SUB_ELEMENTS / bins));
     if (parts <= 1) {
