@@ -35,6 +35,8 @@ import {
   defineKernel,
   InvalidArgumentError,
   LimitExceededError,
+  select,
+  u32,
   uniform,
   type Val,
 } from '@trident/core';
@@ -76,6 +78,12 @@ export interface SharedHistogramPlan {
   readonly unroll: number;
   /** Workgroups of the grid-stride loop. */
   readonly workgroups: number;
+  /**
+   * Each workgroup reads tiles of workgroupSize * unroll consecutive elements (tile
+   * t goes to workgroup t % workgroups); otherwise the `unroll` loads of an
+   * invocation lie one grid stride apart.
+   */
+  readonly tiled: boolean;
 }
 
 /** Copies are capped here: beyond a 32-lane subgroup they only cost workgroup memory. */
@@ -86,16 +94,22 @@ const SHARED_UNROLL = 4;
  * The shared formulation's plan for `work` elements of the (vec4 or scalar) view,
  * or undefined when even one sub-histogram of `bins` counters does not fit the
  * device's workgroup memory. Copies: one per subgroup lane (maxSubgroupSize; 1
- * where subgroups are width-1 or absent), as many as fit, at most MAX_COPIES.
+ * where subgroups are width-1 or absent), at most MAX_COPIES, and no more workgroup
+ * memory per invocation than a largest workgroup may take
+ * (maxComputeWorkgroupStorageSize / maxComputeInvocationsPerWorkgroup): a GPU
+ * that keeps that many invocations resident must hold their workgroup memory too,
+ * and fewer resident invocations hide less memory latency (on the H100, 32 copies
+ * of 256 bins in 256-invocation workgroups ran at a third of the speed of 8).
  */
 export function sharedPlan(caps: DeviceCaps, work: number, bins: number): SharedHistogramPlan | undefined {
   const counters = Math.floor(caps.limits.maxComputeWorkgroupStorageSize / 4);
   if (bins > counters) return undefined;
   const workgroupSize = blockSize(caps, 0);
   const lanes = Math.max(1, caps.limits.maxSubgroupSize);
-  const copies = floorPow2(Math.min(lanes, MAX_COPIES, workgroupSize, Math.floor(counters / bins)));
+  const budget = Math.floor((counters * workgroupSize) / caps.limits.maxComputeInvocationsPerWorkgroup);
+  const copies = floorPow2(Math.max(1, Math.min(lanes, MAX_COPIES, Math.floor(budget / bins))));
   const workgroups = strideWorkgroups(caps, work, workgroupSize, SHARED_UNROLL);
-  return { workgroupSize, copies, unroll: SHARED_UNROLL, workgroups };
+  return { workgroupSize, copies, unroll: SHARED_UNROLL, workgroups, tiled: false };
 }
 
 /**
@@ -105,10 +119,10 @@ export function sharedPlan(caps: DeviceCaps, work: number, bins: number): Shared
  * compile-time constants of the kernel.
  */
 function sharedKernel(width: 1 | 4, bins: number, plan: SharedHistogramPlan) {
-  const { workgroupSize: wg, copies, unroll } = plan;
-  return cachedKernel(`hist-shared:${width}:${bins}:${wg}:${copies}:${unroll}`, () =>
+  const { workgroupSize: wg, copies, unroll, tiled } = plan;
+  return cachedKernel(`hist-shared:${width}:${bins}:${wg}:${copies}:${unroll}:${tiled}`, () =>
     defineKernel({
-      name: `histogram_shared_v${width}_c${copies}`,
+      name: `histogram_shared_v${width}_c${copies}${tiled ? '_tiled' : ''}`,
       workgroupSize: wg,
       params: {
         values: buffer('u32', 'read', { vector: width }),
@@ -133,23 +147,29 @@ function sharedKernel(width: 1 | 4, bins: number, plan: SharedHistogramPlan) {
           count(v.z);
           count(v.w);
         };
+        // i: this invocation's next element; `inner` apart within an iteration, `outer` between
+        // iterations. Workgroups a folded grid adds start at n (see gridStride).
         const { i, stride } = gridStride(k, groups, n);
+        if (tiled) i.set(select(k.workgroupIndex.lt(groups), k.workgroupIndex.mul(wg * unroll).add(k.localIndex), n));
+        const inner = tiled ? k.let(u32(wg), 'inner') : stride;
+        const outer = k.let(stride.mul(unroll), 'outer');
         // Main loop: `unroll` loads in flight, then their counts; no bounds checks.
-        const last = k.let(stride.mul(unroll - 1), 'last');
+        const last = k.let(inner.mul(unroll - 1), 'last');
         k.while(
           () => i.add(last).lt(n),
           () => {
             const xs: Array<Val<'u32' | 'vec4<u32>'>> = [];
-            for (let u = 0; u < unroll; u++) xs.push(values.load(u === 0 ? i : i.add(stride.mul(u))));
+            for (let u = 0; u < unroll; u++) xs.push(values.load(u === 0 ? i : i.add(inner.mul(u))));
             for (const x of xs) countAll(x);
-            i.set(i.add(stride.mul(unroll)));
+            i.set(i.add(outer));
           },
         );
+        // The rest: tiled, what is left of this invocation's last tile; else a plain grid stride.
         k.while(
           () => i.lt(n),
           () => {
             countAll(values.load(i));
-            i.set(i.add(stride));
+            i.set(i.add(inner));
           },
         );
         k.barrier();
