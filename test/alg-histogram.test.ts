@@ -19,7 +19,7 @@ function sharedPlans(device: Device, n: number, bins: number): Array<[string, Sh
   const variants: Array<[string, SharedHistogramPlan]> = [
     ['default', base],
     ['one copy', { ...base, copies: 1 }],
-    ['8 copies, 3 workgroups, unroll 2', { ...base, copies: 8, workgroups: 3, unroll: 2 }],
+    ['8 copies, 3 workgroups, unroll 2, grid-stride', { ...base, copies: 8, workgroups: 3, unroll: 2, tiled: false }],
     ['32 copies, 1 workgroup, tiled', { ...base, copies: 32, workgroups: 1, tiled: true }],
     ['64 invocations, 4 copies, 5 workgroups, unroll 1', { workgroupSize: 64, copies: 4, workgroups: 5, unroll: 1, tiled: false }],
     ['64 invocations, 2 copies, 7 workgroups, unroll 4, tiled', { workgroupSize: 64, copies: 2, workgroups: 7, unroll: 4, tiled: true }],

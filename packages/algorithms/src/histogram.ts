@@ -3,17 +3,19 @@
  *
  * Shared formulation (devices with 'workgroup', when `bins` u32 counters fit
  * `limits.maxComputeWorkgroupStorageSize`; seed 001's "reducing conflicts I + II",
- * and what CUB's shared-memory histogram does): a grid-stride kernel sized from
- * `caps.concurrency` (vec4 loads when n divides by 4, several loads in flight per
- * iteration) counts into sub-histograms in workgroup memory with workgroup
- * atomics. Each workgroup keeps `copies` sub-histograms, interleaved by bin
- * (counter b * copies + c), and invocation l counts into copy l % copies: with one
- * copy per lane of a subgroup (as many as fit), the lanes of one subgroup never
- * hit one counter together, and a run of equal values (maximum contention) costs
- * no more than random ones; on a CPU worker (subgroups of 1) one copy. Then each
- * workgroup sums its copies bin by bin and adds every non-zero bin into the
- * output with one global atomic add (the output is zeroed first), so nothing
- * else is written and no second pass runs.
+ * and what CUB's shared-memory histogram does): a kernel with a grid sized from
+ * `caps.concurrency` reads the input in tiles of consecutive elements, tile t to
+ * workgroup t % workgroups (vec4 loads when n divides by 4, several loads in
+ * flight per invocation), and counts into sub-histograms in workgroup memory with
+ * workgroup atomics. Each workgroup keeps `copies` sub-histograms, interleaved by
+ * bin (counter b * copies + c), and invocation l counts into copy l % copies: with
+ * a copy per subgroup lane (as many as the workgroup memory budget allows, see
+ * `sharedPlan`), lanes of one subgroup rarely hit one counter together, so a run
+ * of equal values (maximum contention) costs no more than random ones; on a CPU
+ * worker (subgroups of 1) one copy. Then each workgroup sums its copies bin by
+ * bin and adds every non-zero bin into the output with one global atomic add (the
+ * output is zeroed first), so nothing else is written and no second pass runs.
+ * On the H100 this runs at the read bandwidth (about 3000 GB/s for 256 bins).
  *
  * Global formulation (devices with 'workgroup', bins too many for workgroup
  * memory): each workgroup counts its grid-stride share into its own
@@ -89,27 +91,38 @@ export interface SharedHistogramPlan {
 /** Copies are capped here: beyond a 32-lane subgroup they only cost workgroup memory. */
 const MAX_COPIES = 32;
 const SHARED_UNROLL = 4;
+/** Workgroups: this many waves of `caps.concurrency` resident invocations. */
+const SHARED_WAVES = 4;
 
 /**
  * The shared formulation's plan for `work` elements of the (vec4 or scalar) view,
  * or undefined when even one sub-histogram of `bins` counters does not fit the
- * device's workgroup memory. Copies: one per subgroup lane (maxSubgroupSize; 1
- * where subgroups are width-1 or absent), at most MAX_COPIES, and no more workgroup
- * memory per invocation than a largest workgroup may take
- * (maxComputeWorkgroupStorageSize / maxComputeInvocationsPerWorkgroup): a GPU
- * that keeps that many invocations resident must hold their workgroup memory too,
- * and fewer resident invocations hide less memory latency (on the H100, 32 copies
- * of 256 bins in 256-invocation workgroups ran at a third of the speed of 8).
+ * device's workgroup memory. Tuned on the H100 (bench/h100/hist-check.ts; 256
+ * bins, n = 2^28, GB/s of input read, all in one device call after a warm-up):
+ * - workgroups as large as the device allows, up to 1024 (1024 invocations with
+ *   16 copies: 2970-3030 GB/s; 256 with 8 copies: 2720-2920);
+ * - copies: one per subgroup lane (maxSubgroupSize; 1 where subgroups are width-1
+ *   or absent), at most MAX_COPIES, and at most half of the workgroup memory that
+ *   a largest workgroup's share per invocation allows
+ *   (maxComputeWorkgroupStorageSize / maxComputeInvocationsPerWorkgroup): resident
+ *   invocations need their workgroup memory too (an earlier call, timing single
+ *   runs: 32 copies of 256 bins in 256-invocation workgroups ran at 451 GB/s, 8
+ *   copies at 1094), and 16 copies beat 32 by 0.4-1.4% at 1024 invocations;
+ * - tiles of consecutive elements per workgroup (3034 GB/s against 2971 for the
+ *   grid-stride layout at 528 workgroups), SHARED_WAVES waves of workgroups (512
+ *   and 528 within 1%), SHARED_UNROLL loads in flight (2, 4 and 8 within 1%).
  */
 export function sharedPlan(caps: DeviceCaps, work: number, bins: number): SharedHistogramPlan | undefined {
   const counters = Math.floor(caps.limits.maxComputeWorkgroupStorageSize / 4);
   if (bins > counters) return undefined;
-  const workgroupSize = blockSize(caps, 0);
+  const workgroupSize = blockSize(caps, 0, 1024);
   const lanes = Math.max(1, caps.limits.maxSubgroupSize);
-  const budget = Math.floor((counters * workgroupSize) / caps.limits.maxComputeInvocationsPerWorkgroup);
+  const budget = Math.floor((counters * workgroupSize) / caps.limits.maxComputeInvocationsPerWorkgroup / 2);
   const copies = floorPow2(Math.max(1, Math.min(lanes, MAX_COPIES, Math.floor(budget / bins))));
-  const workgroups = strideWorkgroups(caps, work, workgroupSize, SHARED_UNROLL);
-  return { workgroupSize, copies, unroll: SHARED_UNROLL, workgroups, tiled: false };
+  const byWork = Math.max(1, Math.ceil(work / (workgroupSize * SHARED_UNROLL)));
+  const waves = Math.ceil((SHARED_WAVES * caps.concurrency) / workgroupSize);
+  const workgroups = Math.min(byWork, Math.max(strideWorkgroups(caps, work, workgroupSize, SHARED_UNROLL), waves));
+  return { workgroupSize, copies, unroll: SHARED_UNROLL, workgroups, tiled: true };
 }
 
 /**
@@ -304,8 +317,11 @@ function addKernel(wg: number) {
  * on blended-atomics devices the chunking keeps every partial count below
  * `limits.maxExactAtomicCount`. Empty input gives all-zero counts.
  *
- * Complexity: O(n + bins · W) work, W the number of sub-histograms (at most
- * 2^22 / bins); one read of the input. Throws InvalidArgumentError for a non-u32
+ * Complexity: one read of the input and O(n + bins · W) work. Where `bins` counters
+ * fit the workgroup memory (the shared formulation), W is workgroups × copies
+ * (see `sharedPlan`), the sub-histograms never leave workgroup memory and at most
+ * bins × workgroups global atomic adds merge them; otherwise W is the number of
+ * global sub-histograms (at most 2^22 / bins). Throws InvalidArgumentError for a non-u32
  * or foreign input, bins not an integer >= 1, or a bad output; LimitExceededError
  * when `bins` exceeds the device's buffer limit; UnsupportedFeatureError ('atomic')
  * on a gather-only device without atomics.
