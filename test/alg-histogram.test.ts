@@ -3,12 +3,76 @@
  * pattern; values >= bins are counted nowhere; typed errors on bad input.
  */
 import { histogram, histogramReference } from '@trident/algorithms';
-import { InvalidArgumentError, LimitExceededError } from 'trident';
+import { type Device, InvalidArgumentError, LimitExceededError } from 'trident';
 import { expect, it } from 'vitest';
+import { recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from '../packages/algorithms/src/histogram.ts';
 import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations, u32Patterns } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 
+/** The shared formulation's default plan for `n` values and plans that vary copies, grid, unroll and workgroup size. */
+function sharedPlans(device: Device, n: number, bins: number): Array<[string, SharedHistogramPlan]> {
+  const base = sharedPlan(device.caps, n % 4 === 0 ? n / 4 : n, bins);
+  if (!base) return [];
+  const fits = (p: SharedHistogramPlan) =>
+    p.copies * bins * 4 <= device.caps.limits.maxComputeWorkgroupStorageSize &&
+    p.workgroupSize <= device.caps.limits.maxComputeInvocationsPerWorkgroup;
+  const variants: Array<[string, SharedHistogramPlan]> = [
+    ['default', base],
+    ['one copy', { ...base, copies: 1 }],
+    ['8 copies, 3 workgroups, unroll 2, grid-stride', { ...base, copies: 8, workgroups: 3, unroll: 2, tiled: false }],
+    ['32 copies, 1 workgroup, tiled', { ...base, copies: 32, workgroups: 1, tiled: true }],
+    ['64 invocations, 4 copies, 5 workgroups, unroll 1', { workgroupSize: 64, copies: 4, workgroups: 5, unroll: 1, tiled: false }],
+    ['64 invocations, 2 copies, 7 workgroups, unroll 4, tiled', { workgroupSize: 64, copies: 2, workgroups: 7, unroll: 4, tiled: true }],
+  ];
+  return variants.filter(([, p]) => fits(p));
+}
+
 describeEachBackend('histogram', (ctx) => {
+  it('shared formulation: copies, grids and views; maximum contention; values >= bins (also ones that wrap when scaled)', async () => {
+    const device = ctx.device;
+    for (const n of [12288, 12290, 33333]) {
+      for (const bins of [5, 256]) {
+        const raw = randomU32(n, n + bins);
+        const pats: Record<string, Uint32Array> = {
+          mixed: raw.map((x) => x % (bins + 3)),
+          allEqual: new Uint32Array(n).fill(bins - 1),
+          allPastBins: Uint32Array.from({ length: n }, (_, i) => [bins, 0xffffffff, 2 ** 27 + 1, 2 ** 29 + 3][i % 4] as number),
+          halfWrapping: Uint32Array.from(raw, (x, i) => (i % 2 ? x % bins : (2 ** 27 + (x % bins)) >>> 0)),
+        };
+        const plans = sharedPlans(device, n, bins);
+        // Devices without workgroup memory have no shared formulation: the public entry still counts exactly.
+        if (device.caps.features.has('workgroup')) expect(plans.length, `n=${n} bins=${bins}`).toBeGreaterThan(2);
+        for (const [pattern, data] of Object.entries(pats)) {
+          const values = device.createBuffer('u32', data);
+          const expected = histogramReference(data, bins);
+          expectBitsEqual(await histogram(device, values, { bins }).read(), expected, `histogram n=${n} bins=${bins} ${pattern}`);
+          for (const [label, plan] of plans) {
+            const out = device.createBuffer('u32', bins);
+            out.fill(123); // the formulation zeroes its output
+            recordSharedHistogram(device, values, out, bins, plan);
+            expectBitsEqual(await out.read(), expected, `${label} n=${n} bins=${bins} ${pattern}`);
+            out.destroy();
+          }
+          values.destroy();
+        }
+      }
+    }
+  });
+
+  it('bins at the workgroup-storage limit stay shared (one copy); one more bin takes the global formulation', async () => {
+    const device = ctx.device;
+    const limit = Math.floor(device.caps.limits.maxComputeWorkgroupStorageSize / 4);
+    const n = 20000;
+    for (const bins of [Math.max(1, limit), limit + 1]) {
+      if (device.caps.features.has('workgroup')) {
+        expect(sharedPlan(device.caps, n / 4, bins)?.copies, `bins=${bins}`).toBe(bins <= limit ? 1 : undefined);
+      }
+      const data = randomU32(n, bins).map((x) => x % (bins + 2));
+      const got = await histogram(device, device.createBuffer('u32', data), { bins }).read();
+      expectBitsEqual(got, histogramReference(data, bins), `bins=${bins}`);
+    }
+  });
+
   it('counts exactly: edge sizes, bin counts, value patterns (values >= bins ignored)', async () => {
     for (const { label, device } of formulations(ctx.device, ctx.kind)) {
       for (const n of [...EDGE_SIZES, 10007]) {

@@ -1,21 +1,47 @@
 /**
  * histogram (seed 001): counts of u32 values in `bins` bins.
  *
- * Workgroup formulation (seed 001's "reducing conflicts I + II"): each workgroup
- * counts its grid-stride share into its own sub-histogram with atomic adds
- * (contention only inside the workgroup), then one gather pass sums the
- * sub-histograms bin by bin (variant C: a reduction per bin, no atomics, not
- * data-dependent). The IR has no atomics on workgroup memory, so the
- * sub-histograms live in a global temporary (small enough to stay in cache);
- * when bins × workgroups would be too large, fewer workgroups are used, down to
- * one histogram updated by global atomics (variant A).
+ * Shared formulation (devices with 'workgroup', when `bins` u32 counters fit
+ * `limits.maxComputeWorkgroupStorageSize`; seed 001's "reducing conflicts I + II",
+ * and what CUB's shared-memory histogram does): a kernel with a grid sized from
+ * `caps.concurrency` reads the input in tiles of consecutive elements, tile t to
+ * workgroup t % workgroups (vec4 loads when n divides by 4, several loads in
+ * flight per invocation), and counts into sub-histograms in workgroup memory with
+ * workgroup atomics. Each workgroup keeps `copies` sub-histograms, interleaved by
+ * bin (counter b * copies + c), and invocation l counts into copy l % copies: with
+ * a copy per subgroup lane (as many as the workgroup memory budget allows, see
+ * `sharedPlan`), lanes of one subgroup rarely hit one counter together, so a run
+ * of equal values (maximum contention) costs no more than random ones; on a CPU
+ * worker (subgroups of 1) one copy. Then each workgroup sums its copies bin by
+ * bin and adds every non-zero bin into the output with one global atomic add (the
+ * output is zeroed first), so nothing else is written and no second pass runs.
+ * On the H100 this runs at the read bandwidth (about 3000 GB/s for 256 bins).
+ *
+ * Global formulation (devices with 'workgroup', bins too many for workgroup
+ * memory): each workgroup counts its grid-stride share into its own
+ * sub-histogram in a global temporary with atomic adds, then one gather pass sums
+ * the sub-histograms bin by bin (variant C: a reduction per bin, no atomics, not
+ * data-dependent); when bins × workgroups would be too large, fewer workgroups
+ * are used, down to one histogram updated by global atomics (variant A).
  *
  * Blended-atomics formulation (gather-only devices with 'atomic', e.g. WebGL2):
  * atomic adds are exact only up to `limits.maxExactAtomicCount`, so the input is
  * processed in chunks of at most that many elements (no bin can pass it in one
  * chunk); each chunk's histogram is added into the running total by a gather pass.
  */
-import { type Buffer, buffer, type Device, defineKernel, InvalidArgumentError, LimitExceededError, uniform, type Val } from '@trident/core';
+import {
+  type Buffer,
+  buffer,
+  type Device,
+  type DeviceCaps,
+  defineKernel,
+  InvalidArgumentError,
+  LimitExceededError,
+  select,
+  u32,
+  uniform,
+  type Val,
+} from '@trident/core';
 import {
   blockSize,
   cachedKernel,
@@ -23,6 +49,7 @@ import {
   checkCount,
   dispatchGroups,
   familyOf,
+  floorPow2,
   gatherSize,
   gridStride,
   hasAll,
@@ -40,6 +67,161 @@ export interface HistogramOptions {
   /** Where to write the counts (u32, length `bins`); a new buffer otherwise. */
   readonly output?: Buffer<'u32'>;
 }
+
+// ---------- shared formulation ----------
+
+/** How the shared formulation runs. `sharedPlan` derives it from caps; the H100 check tries others. */
+export interface SharedHistogramPlan {
+  /** Invocations per workgroup. */
+  readonly workgroupSize: number;
+  /** Sub-histograms per workgroup, a power of two: invocation l counts into copy l % copies. */
+  readonly copies: number;
+  /** Vector loads each invocation issues before counting them (loads in flight). */
+  readonly unroll: number;
+  /** Workgroups of the grid-stride loop. */
+  readonly workgroups: number;
+  /**
+   * Each workgroup reads tiles of workgroupSize * unroll consecutive elements (tile
+   * t goes to workgroup t % workgroups); otherwise the `unroll` loads of an
+   * invocation lie one grid stride apart.
+   */
+  readonly tiled: boolean;
+}
+
+/** Copies are capped here: beyond a 32-lane subgroup they only cost workgroup memory. */
+const MAX_COPIES = 32;
+const SHARED_UNROLL = 4;
+/** Workgroups: this many waves of `caps.concurrency` resident invocations. */
+const SHARED_WAVES = 4;
+
+/**
+ * The shared formulation's plan for `work` elements of the (vec4 or scalar) view,
+ * or undefined when even one sub-histogram of `bins` counters does not fit the
+ * device's workgroup memory. Tuned on the H100 (bench/h100/hist-check.ts; 256
+ * bins, n = 2^28, GB/s of input read, all in one device call after a warm-up):
+ * - workgroups as large as the device allows, up to 1024 (1024 invocations with
+ *   16 copies: 2970-3030 GB/s; 256 with 8 copies: 2720-2920);
+ * - copies: one per subgroup lane (maxSubgroupSize; 1 where subgroups are width-1
+ *   or absent), at most MAX_COPIES, and at most half of the workgroup memory that
+ *   a largest workgroup's share per invocation allows
+ *   (maxComputeWorkgroupStorageSize / maxComputeInvocationsPerWorkgroup): resident
+ *   invocations need their workgroup memory too (an earlier call, timing single
+ *   runs: 32 copies of 256 bins in 256-invocation workgroups ran at 451 GB/s, 8
+ *   copies at 1094), and 16 copies beat 32 by 0.4-1.4% at 1024 invocations;
+ * - tiles of consecutive elements per workgroup (3034 GB/s against 2971 for the
+ *   grid-stride layout at 528 workgroups), SHARED_WAVES waves of workgroups (512
+ *   and 528 within 1%), SHARED_UNROLL loads in flight (2, 4 and 8 within 1%).
+ */
+export function sharedPlan(caps: DeviceCaps, work: number, bins: number): SharedHistogramPlan | undefined {
+  const counters = Math.floor(caps.limits.maxComputeWorkgroupStorageSize / 4);
+  if (bins > counters) return undefined;
+  const workgroupSize = blockSize(caps, 0, 1024);
+  const lanes = Math.max(1, caps.limits.maxSubgroupSize);
+  const budget = Math.floor((counters * workgroupSize) / caps.limits.maxComputeInvocationsPerWorkgroup / 2);
+  const copies = floorPow2(Math.max(1, Math.min(lanes, MAX_COPIES, Math.floor(budget / bins))));
+  const byWork = Math.max(1, Math.ceil(work / (workgroupSize * SHARED_UNROLL)));
+  const waves = Math.ceil((SHARED_WAVES * caps.concurrency) / workgroupSize);
+  const workgroups = Math.min(byWork, Math.max(strideWorkgroups(caps, work, workgroupSize, SHARED_UNROLL), waves));
+  return { workgroupSize, copies, unroll: SHARED_UNROLL, workgroups, tiled: true };
+}
+
+/**
+ * Counts values into workgroup-memory sub-histograms (see the module header) and
+ * adds each workgroup's non-zero bins into `out` (which must hold zeros) with
+ * global atomics. `bins` and `copies` size the workgroup array, so they are
+ * compile-time constants of the kernel.
+ */
+function sharedKernel(width: 1 | 4, bins: number, plan: SharedHistogramPlan) {
+  const { workgroupSize: wg, copies, unroll, tiled } = plan;
+  return cachedKernel(`hist-shared:${width}:${bins}:${wg}:${copies}:${unroll}:${tiled}`, () =>
+    defineKernel({
+      name: `histogram_shared_v${width}_c${copies}${tiled ? '_tiled' : ''}`,
+      workgroupSize: wg,
+      params: {
+        values: buffer('u32', 'read', { vector: width }),
+        out: buffer('u32', 'atomic'),
+        n: uniform('u32'),
+        groups: uniform('u32'),
+      },
+      body: ({ values, out, n, groups }, k) => {
+        const hist = k.workgroupArray('u32', bins * copies, { atomic: true });
+        const shift = Math.log2(copies);
+        const copy = k.let(k.localIndex.and(copies - 1), 'copy');
+        // v < bins first: v * copies could wrap into range.
+        const count = (v: Val<'u32'>) => k.if(v.lt(bins), () => void hist.atomicAdd(shift ? v.shl(shift).add(copy) : v, 1));
+        const countAll = (x: Val<'u32' | 'vec4<u32>'>) => {
+          if (width === 1) {
+            count(x as Val<'u32'>);
+            return;
+          }
+          const v = x as Val<'vec4<u32>'>;
+          count(v.x);
+          count(v.y);
+          count(v.z);
+          count(v.w);
+        };
+        // i: this invocation's next element; `inner` apart within an iteration, `outer` between
+        // iterations. Workgroups a folded grid adds start at n (see gridStride).
+        const { i, stride } = gridStride(k, groups, n);
+        if (tiled) i.set(select(k.workgroupIndex.lt(groups), k.workgroupIndex.mul(wg * unroll).add(k.localIndex), n));
+        const inner = tiled ? k.let(u32(wg), 'inner') : stride;
+        const outer = k.let(stride.mul(unroll), 'outer');
+        // Main loop: `unroll` loads in flight, then their counts; no bounds checks.
+        const last = k.let(inner.mul(unroll - 1), 'last');
+        k.while(
+          () => i.add(last).lt(n),
+          () => {
+            const xs: Array<Val<'u32' | 'vec4<u32>'>> = [];
+            for (let u = 0; u < unroll; u++) xs.push(values.load(u === 0 ? i : i.add(inner.mul(u))));
+            for (const x of xs) countAll(x);
+            i.set(i.add(outer));
+          },
+        );
+        // The rest: tiled, what is left of this invocation's last tile; else a plain grid stride.
+        k.while(
+          () => i.lt(n),
+          () => {
+            countAll(values.load(i));
+            i.set(i.add(inner));
+          },
+        );
+        k.barrier();
+        // Merge: bin b sums its copies starting at copy b % copies, so the invocations
+        // of a subgroup read different banks; one global atomic per non-zero bin.
+        k.for({ from: k.localIndex, to: bins, step: wg }, (b) => {
+          const sum = k.var('u32', 0, 'sum');
+          const row = k.let(b.shl(shift), 'row');
+          k.for({ from: 0, to: copies, type: 'u32' }, (c) => sum.set(sum.add(hist.load(row.add(c.add(b).and(copies - 1))))));
+          k.if(sum.gt(0), () => void out.atomicAdd(b, sum));
+        });
+      },
+    }),
+  );
+}
+
+/**
+ * Records the shared formulation: zeroes `output` and dispatches the counting
+ * kernel over `plan.workgroups` workgroups. Exported for the H100 check, which
+ * tries plans other than `sharedPlan`'s; `histogram` is the public entry.
+ */
+export function recordSharedHistogram(
+  device: Device,
+  values: Buffer<'u32'>,
+  output: Buffer<'u32'>,
+  bins: number,
+  plan: SharedHistogramPlan,
+): void {
+  const width: 1 | 4 = values.length % 4 === 0 ? 4 : 1;
+  output.fill(0);
+  dispatchGroups(device, sharedKernel(width, bins, plan), plan.workgroups, {
+    values,
+    out: output,
+    n: values.length / width,
+    groups: plan.workgroups,
+  });
+}
+
+// ---------- global and blended formulations ----------
 
 /**
  * Counts values into hist[base + v] with atomic adds, skipping v >= bins.
@@ -135,8 +317,11 @@ function addKernel(wg: number) {
  * on blended-atomics devices the chunking keeps every partial count below
  * `limits.maxExactAtomicCount`. Empty input gives all-zero counts.
  *
- * Complexity: O(n + bins · W) work, W the number of sub-histograms (at most
- * 2^22 / bins); one read of the input. Throws InvalidArgumentError for a non-u32
+ * Complexity: one read of the input and O(n + bins · W) work. Where `bins` counters
+ * fit the workgroup memory (the shared formulation), W is workgroups × copies
+ * (see `sharedPlan`), the sub-histograms never leave workgroup memory and at most
+ * bins × workgroups global atomic adds merge them; otherwise W is the number of
+ * global sub-histograms (at most 2^22 / bins). Throws InvalidArgumentError for a non-u32
  * or foreign input, bins not an integer >= 1, or a bad output; LimitExceededError
  * when `bins` exceeds the device's buffer limit; UnsupportedFeatureError ('atomic')
  * on a gather-only device without atomics.
@@ -165,6 +350,11 @@ export function histogram(device: Device, values: Buffer<'u32'>, options: Histog
   }
   if (family === 'workgroup') {
     const width: 1 | 4 = n % 4 === 0 ? 4 : 1;
+    const plan = sharedPlan(device.caps, n / width, bins);
+    if (plan) {
+      recordSharedHistogram(device, values, output, bins, plan);
+      return output;
+    }
     const wg = blockSize(device.caps, 0);
     const parts = Math.min(strideWorkgroups(device.caps, n / width, wg, 4), Math.floor(MAX_SUB_ELEMENTS / bins));
     if (parts <= 1) {
