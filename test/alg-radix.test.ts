@@ -24,6 +24,11 @@ function formulationsOf(device: Device): Array<[string, MultisplitShape | null]>
   // A small tile (more tiles and subgroups per input) where the device allows one.
   const small = multisplitShape(device.caps, 3, 64);
   if (small) out.push([`multisplit wg=${small.wg} items=3`, small]);
+  // Register counters (ranking and count) where the subgroup size is fixed, and the per-key atomic count.
+  const registers = multisplitShape(device.caps, 5, 64, { ranking: 'registers', count: 'registers' });
+  if (registers) out.push([`multisplit registers wg=${registers.wg} items=5`, registers]);
+  const atomic = multisplitShape(device.caps, 4, 128, { count: 'atomic' });
+  if (atomic) out.push([`multisplit atomic count wg=${atomic.wg} items=4`, atomic]);
   return out;
 }
 

@@ -8,7 +8,13 @@
  */
 import { createDevice, type Device } from 'trident';
 import { dispatchGroups } from '../../packages/algorithms/src/common.ts';
-import { countKernel, type MultisplitShape, multisplitShape, scatterKernel } from '../../packages/algorithms/src/radix-multisplit.ts';
+import {
+  countKernel,
+  type MultisplitOptions,
+  type MultisplitShape,
+  multisplitShape,
+  scatterKernel,
+} from '../../packages/algorithms/src/radix-multisplit.ts';
 import { recordRadixSort } from '../../packages/algorithms/src/radix-sort.ts';
 import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
 import { recordScan } from '../../packages/algorithms/src/scan.ts';
@@ -54,26 +60,34 @@ console.log(
     `workgroup storage ${limits.maxComputeWorkgroupStorageSize}; default shape ${JSON.stringify(multisplitShape(device.caps))}`,
 );
 const logs = process.argv.slice(2).map(Number);
-const sizes = logs.length > 0 ? logs : [24, 28];
-const variants: Array<[string, MultisplitShape | null, boolean]> = [];
-// [keys per invocation, workgroup size, pairs at 2^28 too]
-for (const [items, wg, pairs] of [
-  [12, 256, true],
-  [8, 256, false],
-  [16, 256, true],
-  [24, 256, false],
-  [16, 128, false],
-] as const) {
-  const shape = multisplitShape(device.caps, items, wg);
-  if (shape) variants.push([`multisplit wg=${shape.wg} items=${shape.items}`, shape, pairs]);
+const sizes = logs.length > 0 ? logs : [28, 24];
+type Variant = { name: string; shape: MultisplitShape; pairs: boolean; steps: boolean };
+const variants: Variant[] = [];
+// [keys per invocation, workgroup size, ranking, count, pairs at 2^28 too, time the steps alone at 2^28]
+const sweep: Array<[number, number, MultisplitOptions['ranking'], MultisplitOptions['count'], boolean, boolean]> = [
+  [12, 256, 'rows', 'ballot', true, true],
+  [12, 256, 'registers', 'registers', true, true],
+  [16, 256, 'registers', 'registers', true, true],
+  [8, 256, 'registers', 'registers', false, true],
+  [24, 256, 'registers', 'registers', false, false],
+  [16, 256, 'rows', 'ballot', false, false],
+  [12, 256, 'rows', 'registers', false, false],
+  [12, 256, 'rows', 'atomic', false, true],
+];
+for (const [items, wg, ranking, count, pairs, steps] of sweep) {
+  const shape = multisplitShape(device.caps, items, wg, { ranking, count });
+  if (shape) variants.push({ name: `wg=${shape.wg} items=${shape.items} rank=${ranking} count=${count}`, shape, pairs, steps });
+  else console.log(`(no shape for items=${items} wg=${wg} ${ranking}/${count})`);
 }
-variants.push(['packed 4-bit (fallback)', null, false]);
 
 const rows: Record<string, unknown>[] = [];
 const began = performance.now();
 /** Stops the sweep (not the run) past this many seconds, so the anchor in the same call still runs. */
 const BUDGET_S = Number(process.env.RADIX_BUDGET_S ?? 150);
-const overBudget = () => (performance.now() - began) / 1000 > BUDGET_S;
+const overBudget = (extra = 0) => (performance.now() - began) / 1000 > BUDGET_S + extra;
+/** Further seconds for the steps alone. */
+const STEPS_BUDGET_S = Number(process.env.RADIX_STEPS_BUDGET_S ?? 30);
+const elapsed = () => `${((performance.now() - began) / 1000).toFixed(1)} s`;
 for (const log of sizes) {
   const n = 2 ** log;
   const data = randomU32(n, 11 + log);
@@ -83,72 +97,68 @@ for (const log of sizes) {
   for (let i = 0; i < n; i++) index[i] = i;
   const values = device.createBuffer('u32', index);
   const valuesOut = device.createBuffer('u32', n);
-  for (const [name, shape, pairsToo] of variants) {
-    if (shape === null && log > 26) continue; // ~1.6 Gkeys/s: too slow to sweep at 2^28
-    // Pairs for every shape at small n; at large n for the marked shapes only (host checks cost seconds).
-    for (const pairs of shape !== null && (log < 26 || pairsToo) ? [false, true] : [false]) {
+  for (const { name, shape, pairs: pairsToo } of variants) {
+    // Pairs at large n for the marked shapes only (host checks cost seconds).
+    for (const pairs of log < 26 || pairsToo ? [false, true] : [false]) {
       if (overBudget()) break;
-      console.log(`… 2^${log} ${name}${pairs ? ' pairs' : ''} (${((performance.now() - began) / 1000).toFixed(1)} s)`);
       const ms = await median(
         device,
         name,
         () => recordRadixSort(device, keys, pairs ? values : undefined, keysOut, pairs ? valuesOut : undefined, shape),
-        pairs || log < 26 ? 5 : 7,
+        5,
       );
       const ok = verify(data, await keysOut.read(), pairs ? await valuesOut.read() : undefined);
       const row = { n: `2^${log}`, variant: name, pairs, ms: +ms.toFixed(3), Gkeys: +(n / ms / 1e6).toFixed(2), ok };
       rows.push(row);
-      console.log(JSON.stringify(row));
+      console.log(`${JSON.stringify(row)} (${elapsed()})`);
     }
   }
-  // Skewed keys (below 2^12: the top two digits are all 0): equal digits everywhere.
-  const skewed = data.map((x) => x >>> 20);
-  keys.write(skewed);
-  if (!overBudget()) {
-    const ms = await median(device, 'skewed', () => recordRadixSort(device, keys, undefined, keysOut, undefined), 5);
-    const ok = verify(skewed, await keysOut.read());
-    const row = {
-      n: `2^${log}`,
-      variant: 'default shape, keys < 2^12',
-      pairs: false,
-      ms: +ms.toFixed(3),
-      Gkeys: +(n / ms / 1e6).toFixed(2),
-      ok,
-    };
-    rows.push(row);
-    console.log(JSON.stringify(row));
-  }
-  // One pass's three steps alone, for the default shape: where the time goes.
-  const shape = multisplitShape(device.caps);
-  if (shape) {
-    keys.write(data);
-    const tiles = Math.ceil(n / (shape.wg * shape.items));
-    const m = 256 * tiles;
-    const counts = device.createBuffer('u32', m);
-    const offsets = device.createBuffer('u32', m);
-    const args = { n, shift: 0, tiles };
-    const steps: Array<[string, () => void]> = [
-      ['count', () => dispatchGroups(device, countKernel(shape), tiles, { keys, counts, ...args })],
-      ['scan', () => recordScan(device, counts, offsets, m, true)],
-      [
-        'rank+scatter',
-        () =>
-          dispatchGroups(device, scatterKernel(shape, undefined), tiles, {
-            keys,
-            keysOut,
-            vals: values,
-            valsOut: valuesOut,
-            offsets,
-            ...args,
-          }),
-      ],
-    ];
-    for (const [step, body] of steps) {
-      const ms = await median(device, step, body, 7);
-      console.log(JSON.stringify({ n: `2^${log}`, variant: `one pass, ${step} (${JSON.stringify(shape)})`, ms: +ms.toFixed(3) }));
+  // One pass's three steps alone, each timed over several runs: where the time goes.
+  if (log >= Number(process.env.RADIX_STEPS_LOG ?? 28)) {
+    for (const { name, shape, steps: wanted } of variants) {
+      if (!wanted || overBudget(STEPS_BUDGET_S)) continue;
+      const tiles = Math.ceil(n / (shape.wg * shape.items));
+      const m = 256 * tiles;
+      const counts = device.createBuffer('u32', m);
+      const offsets = device.createBuffer('u32', m);
+      const args = { n, shift: 0, tiles };
+      // In dependency order (count, scan, scatter), so the scatter's offsets are real ones.
+      const steps: Array<[string, () => void]> = [
+        ['count', () => dispatchGroups(device, countKernel(shape), tiles, { keys, counts, ...args })],
+        ['scan', () => recordScan(device, counts, offsets, m, true)],
+        [
+          'rank+scatter',
+          () =>
+            dispatchGroups(device, scatterKernel(shape, undefined), tiles, {
+              keys,
+              keysOut,
+              vals: values,
+              valsOut: valuesOut,
+              offsets,
+              ...args,
+            }),
+        ],
+        [
+          'rank+scatter pairs',
+          () =>
+            dispatchGroups(device, scatterKernel(shape, 'u32'), tiles, {
+              keys,
+              keysOut,
+              vals: values,
+              valsOut: valuesOut,
+              offsets,
+              ...args,
+            }),
+        ],
+      ];
+      const step: Record<string, number> = {};
+      for (const [label, body] of steps) step[label] = +(await median(device, label, body, 7)).toFixed(3);
+      const row = { n: `2^${log}`, variant: `one pass: ${name}`, ...step };
+      rows.push(row);
+      console.log(`${JSON.stringify(row)} (${elapsed()})`);
+      counts.destroy();
+      offsets.destroy();
     }
-    counts.destroy();
-    offsets.destroy();
   }
   for (const b of [keys, keysOut, values, valuesOut]) b.destroy();
 }
