@@ -4,7 +4,8 @@
  *   1. count: per-tile digit counts in a workgroup-atomic histogram, one atomic add
  *      per run of equal digits in a subgroup (found by the same ballots as below, so
  *      skewed keys do not pile atomics onto one address), stored digit-major (digit
- *      d of tile t at d · tiles + t);
+ *      d of tile t at d · tiles + t); or, as an option ('atomic'), one atomic add per
+ *      key into its subgroup's own histogram, summed per digit;
  *   2. an exclusive scan of those counts, which gives every (digit, tile) its first
  *      output slot in stable order (the global digit offsets are folded in);
  *   3. rank and scatter: the tile is re-read, ranked stably, sorted by digit in
@@ -69,46 +70,46 @@ export interface MultisplitShape {
   /** 32-bit words of a ballot mask that can be non-zero: ceil(maxSubgroupSize / 32). */
   readonly words: number;
   /**
-   * Where a subgroup keeps its running digit counts while ranking: 'rows' (a row of
-   * workgroup memory, a barrier per item) or 'registers' (spread over its lanes,
-   * updated from the bit-plane ballots, read by shuffles; no barrier until the end;
-   * needs a fixed subgroup size).
-   */
-  readonly ranking: MultisplitRanking;
-  /**
    * How the count step counts: 'ballot' (one workgroup atomic per run of equal digits
-   * in a subgroup), 'registers' (as the 'registers' ranking, no atomics) or 'atomic'
-   * (one workgroup atomic per key into its subgroup's own histogram).
+   * in a subgroup, found by the ranking's ballots) or 'atomic' (one workgroup atomic
+   * per key into its subgroup's own histogram; no ballots, but equal digits in a
+   * subgroup contend for one address).
    */
   readonly count: MultisplitCount;
-  /** The subgroup size when the device has only one (min = max), else 0. */
-  readonly lanes: number;
 }
 
-export type MultisplitRanking = 'rows' | 'registers';
-export type MultisplitCount = 'ballot' | 'registers' | 'atomic';
+export type MultisplitCount = 'ballot' | 'atomic';
 
 /** Optional choices of multisplitShape (benchmarks and tests sweep them). */
 export interface MultisplitOptions {
-  readonly ranking?: MultisplitRanking;
   readonly count?: MultisplitCount;
 }
 
 /**
  * Default keys per invocation. H100 (Dawn/Vulkan, 2^28 random u32 keys, 256-wide
- * workgroups, bench/h100/radix-check.ts, before folded-grid workgroups left early):
- * 12 items 19.8 ms, 8 items 23.4 ms, 16 items 62.8 ms (65536 tiles: the folded grid
- * doubled the workgroups), 24 items 29.2 ms (an earlier build). Also measured and
- * dropped: ranking every key against all earlier items' ballots instead of a
- * barrier per item (23.3 ms at 8 items, 34.3 at 12) and one atomic add per key into
- * 8 histogram copies in the count step (45.3 ms at 12 items).
+ * workgroups, bench/h100/radix-check.ts: warmed up, two interleaved rounds that
+ * agreed within 0.2%; CUB 6.40 ms keys, 9.05 ms pairs in the same call): ballot
+ * count, 12 items 14.68 ms keys, 38.27 ms pairs. Per-key atomic count: 8 items
+ * 16.54, 12 items 13.89 (pairs 37.47), 16 items 18.81 (pairs 35.02). One pass at
+ * 12 items: count 0.77 ms (ballot) or 0.56 (atomic), scan 0.11, rank + scatter 2.70
+ * keys, 8.63 pairs. Also measured and dropped: running counts held in registers
+ * across a subgroup's lanes instead of a workgroup-memory row (bit-plane ballots,
+ * a shuffle per register, no barrier per item): rank + scatter 5.70 ms at 12 items,
+ * 4.47 at 16, sorts 25.65 / 20.24 ms; round 1: ranking every key against all earlier
+ * items' ballots (23.3 ms at 8 items, 34.3 at 12).
  */
 export const MULTISPLIT_ITEMS = 12;
+
+/** Default keys per invocation with values (see MULTISPLIT_ITEMS: 16 items 35.02 ms, 12 items 37.47). */
+export const MULTISPLIT_PAIR_ITEMS = 16;
 
 /**
  * The multisplit shape for `caps`, or undefined when the device has no subgroups or
  * the counter rows would take more than half its workgroup memory at 64 invocations.
- * `items` and `maxWg` override the defaults (benchmarks sweep them).
+ * `items`, `maxWg` and `options` override the defaults (benchmarks and tests sweep
+ * them). The count step defaults to 'ballot': the per-key 'atomic' count measured
+ * 0.2 ms a pass faster on random keys, but equal digits in a subgroup (small keys,
+ * few distinct keys) serialize its atomics on one address, which is unmeasured.
  */
 export function multisplitShape(
   caps: DeviceCaps,
@@ -121,19 +122,14 @@ export function multisplitShape(
   if (minSubgroupSize < 1 || maxSubgroupSize < minSubgroupSize) return undefined;
   const words = Math.min(4, Math.ceil(maxSubgroupSize / 32));
   if (maxSubgroupSize > 128) return undefined;
-  const fixed = minSubgroupSize === maxSubgroupSize && floorPow2(minSubgroupSize) === minSubgroupSize;
-  const lanes = fixed ? minSubgroupSize : 0;
-  const ranking = options.ranking ?? 'rows';
   const count = options.count ?? 'ballot';
-  // Register counters: 256 / lanes per lane; refused without a fixed subgroup size.
-  if ((ranking === 'registers' || count === 'registers') && (lanes === 0 || lanes > DIGITS)) return undefined;
   const top = floorPow2(Math.min(maxWg, caps.limits.maxComputeInvocationsPerWorkgroup));
   for (let wg = top; wg >= Math.max(64, ceilToPow2(maxSubgroupSize)); wg /= 2) {
     const rows = Math.max(1, wg / floorPow2(minSubgroupSize));
     const rowBytes = rows * DIGITS * 4;
     // rows + staged keys and values + per-digit destinations + the workgroup scan's array.
     const bytes = rowBytes + 2 * wg * items * 4 + DIGITS * 4 + wg * 4;
-    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words, ranking, count, lanes };
+    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words, count };
   }
   return undefined;
 }
@@ -193,93 +189,6 @@ function popcount(mask: U[], below?: U[]): U {
   return sum;
 }
 
-/** One item's ballots: the lanes holding a valid key, and the 8 bit planes of their digits. */
-interface Planes {
-  readonly valid: U[];
-  readonly bits: U[][];
-}
-
-function bitPlanes(k: KernelBuilder, words: number, valid: Val<'bool'>, d: U): Planes {
-  const v = ballotWords(k, valid, words).map((w, c) => k.let(w, `v${c}`));
-  const bits: U[][] = [];
-  for (let b = 0; b < BITS; b++) {
-    bits.push(ballotWords(k, d.and(1 << b).ne(0), words).map((w, c) => k.let(w, `p${b}_${c}`)));
-  }
-  return { valid: v, bits };
-}
-
-/** The lanes whose valid key has digit `d` (a per-lane value), per mask word. */
-function matchOf(k: KernelBuilder, planes: Planes, d: U): U[] {
-  return planes.valid.map((v, c) => {
-    let m: U = v;
-    planes.bits.forEach((plane, b) => {
-      const w = plane[c] as U;
-      m = m.and(select(d.and(1 << b).ne(0), w, w.bitnot()));
-    });
-    return k.let(m, `m${c}`);
-  });
-}
-
-/**
- * Register counters: lane l of a subgroup of `lanes` holds the running counts of
- * digits l + lanes · r, r < 256 / lanes. Returns, per r, the mask of the lanes
- * whose key in this item has digit l + lanes · r: the lane's own low bits select
- * the planes below log2(lanes), r's bits (known here) the planes above, shared as
- * a tree so that the 256 / lanes masks take about 2 · 256 / lanes ANDs per word.
- */
-function heldDigitMasks(k: KernelBuilder, planes: Planes, lane: U, lanes: number): U[][] {
-  const low = Math.log2(lanes);
-  let masks: U[][] = [
-    planes.valid.map((v, c) => {
-      let m: U = v;
-      for (let b = 0; b < low; b++) {
-        const w = (planes.bits[b] as U[])[c] as U;
-        m = m.and(select(lane.and(1 << b).ne(0), w, w.bitnot()));
-      }
-      return k.let(m, `low${c}`);
-    }),
-  ];
-  for (let b = low; b < BITS; b++) {
-    const plane = planes.bits[b] as U[];
-    const clear = masks.map((m) => m.map((w, c) => k.let(w.and((plane[c] as U).bitnot()), 'h')));
-    const set = masks.map((m) => m.map((w, c) => k.let(w.and(plane[c] as U), 'h')));
-    masks = [...clear, ...set];
-  }
-  return masks;
-}
-
-/** The register counters of `heldDigitMasks`, zeroed. */
-function registerCounters(k: KernelBuilder, lanes: number): Array<Var<'u32'>> {
-  return Array.from({ length: DIGITS / lanes }, (_, r) => k.var('u32', 0, `cnt${r}`));
-}
-
-/** Adds this item's keys to the register counters. */
-function countIntoRegisters(k: KernelBuilder, counters: Array<Var<'u32'>>, planes: Planes, lane: U, lanes: number): void {
-  heldDigitMasks(k, planes, lane, lanes).forEach((mask, r) => {
-    const c = counters[r] as Var<'u32'>;
-    c.set(c.add(popcount(mask)));
-  });
-}
-
-/** The register count of digit `d` (a per-lane value): a shuffle per register, from lane d mod lanes. */
-function readRegisterCount(k: KernelBuilder, counters: Array<Var<'u32'>>, d: U, lanes: number): U {
-  const holder = k.let(d.and(lanes - 1), 'holder');
-  const reg = k.let(d.shr(Math.log2(lanes)), 'reg');
-  let got: U = u32(0);
-  counters.forEach((c, r) => {
-    const v = k.let(k.subgroupShuffle(c as U, holder), 'got');
-    got = r === 0 ? v : select(reg.eq(r), v, got);
-  });
-  return k.let(got, 'count');
-}
-
-/** Stores the register counters into the subgroup's row (row[d] = count of digit d). */
-function storeRegisterCounters(counters: Array<Var<'u32'>>, rows: { store(i: U, v: U): void }, rowBase: U, lane: U, lanes: number): void {
-  counters.forEach((c, r) => {
-    rows.store(rowBase.add(lane).add(lanes * r), c);
-  });
-}
-
 /** Per item: the key, its digit, its index, and its rank in its subgroup's row. */
 interface Ranked {
   readonly index: U[];
@@ -315,22 +224,6 @@ function multisplit(
     out.index.push(i);
     out.valid.push(k.let(i.lt(n), `ok${j}`));
     out.key.push(k.let(keys.load(i), `k${j}`));
-  }
-  if (shape.ranking === 'registers') {
-    const counters = registerCounters(k, shape.lanes);
-    for (let j = 0; j < shape.items; j++) {
-      const valid = out.valid[j] as Val<'bool'>;
-      const d = k.let((out.key[j] as U).shr(shift).and(DIGITS - 1), `d${j}`);
-      const planes = bitPlanes(k, shape.words, valid, d);
-      const before = k.let(popcount(matchOf(k, planes, d), below), `lower${j}`);
-      // Read before this item's keys are added: the count of earlier items.
-      out.rank.push(k.let(readRegisterCount(k, counters, d, shape.lanes).add(before), `r${j}`));
-      countIntoRegisters(k, counters, planes, lane, shape.lanes);
-      out.digit.push(d);
-    }
-    storeRegisterCounters(counters, rows, rowBase, lane, shape.lanes);
-    k.barrier();
-    return out;
   }
   for (let j = 0; j < shape.items; j++) {
     const valid = out.valid[j] as Val<'bool'>;
@@ -391,7 +284,7 @@ function leaveIfPast(k: KernelBuilder, t: U, tiles: U): void {
 /** Pass step 1: counts[d * tiles + t] = keys of tile t with digit d, from a workgroup-atomic histogram. */
 export function countKernel(shape: MultisplitShape) {
   const { wg, items } = shape;
-  return cachedKernel(`radix8-count:${wg}:${items}:${shape.words}:${shape.count}:${shape.rows}:${shape.lanes}`, () =>
+  return cachedKernel(`radix8-count:${wg}:${items}:${shape.words}:${shape.count}:${shape.rows}`, () =>
     defineKernel({
       name: 'radix8_count',
       workgroupSize: wg,
@@ -406,7 +299,6 @@ export function countKernel(shape: MultisplitShape) {
         const t = k.let(k.workgroupIndex, 't');
         leaveIfPast(k, t, tiles);
         const tileBase = k.let(t.mul(wg * items), 'tileBase');
-        const below = lanesBelow(k, k.let(k.subgroupInvocation, 'lane'), shape.words);
         // Order does not matter here: coalesced rows of wg keys, all loaded before any atomic.
         const digits: U[] = [];
         const valids: Array<Val<'bool'>> = [];
@@ -425,6 +317,7 @@ export function countKernel(shape: MultisplitShape) {
         }
         if (shape.count === 'ballot') {
           const hist = k.workgroupArray('u32', DIGITS, { atomic: true });
+          const below = lanesBelow(k, k.let(k.subgroupInvocation, 'lane'), shape.words);
           for (let j = 0; j < items; j++) {
             const valid = valids[j] as Val<'bool'>;
             const d = digits[j] as U;
@@ -436,33 +329,19 @@ export function countKernel(shape: MultisplitShape) {
           k.for({ from: k.localIndex, to: DIGITS, step: wg }, (d) => counts.store(d.mul(tiles).add(t), hist.load(d)));
           return;
         }
-        // One histogram row per subgroup (copy-major: row s, digit d at s · 256 + d), summed at the end.
-        const sg = k.let(k.localIndex.div(k.subgroupSize), 'sg');
-        const rowBase = k.let(sg.mul(DIGITS), 'rowBase');
-        const sum = (load: (i: U) => U) =>
-          k.for({ from: k.localIndex, to: DIGITS, step: wg }, (d) => {
-            const total = k.var('u32', 0, 'total');
-            for (let r = 0; r < shape.rows; r++) total.set(total.add(load(d.add(r * DIGITS))));
-            counts.store(d.mul(tiles).add(t), total);
-          });
-        if (shape.count === 'atomic') {
-          const hist = k.workgroupArray('u32', shape.rows * DIGITS, { atomic: true });
-          for (let j = 0; j < items; j++) {
-            k.if(valids[j] as Val<'bool'>, () => void hist.atomicAdd(rowBase.add(digits[j] as U), 1));
-          }
-          k.barrier();
-          sum((i) => hist.load(i));
-          return;
-        }
-        const rows = k.workgroupArray('u32', shape.rows * DIGITS);
-        const lane = k.let(k.subgroupInvocation, 'lane');
-        const counters = registerCounters(k, shape.lanes);
+        // One histogram per subgroup, copy-major (subgroup s, digit d at s · 256 + d, so a
+        // subgroup's random digits spread over the banks), summed per digit at the end.
+        const hist = k.workgroupArray('u32', shape.rows * DIGITS, { atomic: true });
+        const rowBase = k.let(k.localIndex.div(k.subgroupSize).mul(DIGITS), 'rowBase');
         for (let j = 0; j < items; j++) {
-          countIntoRegisters(k, counters, bitPlanes(k, shape.words, valids[j] as Val<'bool'>, digits[j] as U), lane, shape.lanes);
+          k.if(valids[j] as Val<'bool'>, () => void hist.atomicAdd(rowBase.add(digits[j] as U), 1));
         }
-        storeRegisterCounters(counters, rows, rowBase, lane, shape.lanes);
         k.barrier();
-        sum((i) => rows.load(i));
+        k.for({ from: k.localIndex, to: DIGITS, step: wg }, (d) => {
+          const total = k.var('u32', 0, 'total');
+          for (let r = 0; r < shape.rows; r++) total.set(total.add(hist.load(d.add(r * DIGITS))));
+          counts.store(d.mul(tiles).add(t), total);
+        });
       },
     }),
   );
@@ -472,89 +351,87 @@ export function countKernel(shape: MultisplitShape) {
 export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
   const tile = wg * items;
-  return cachedKernel(
-    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.ranking}:${shape.lanes}:${valueType ?? 'none'}`,
-    () =>
-      defineKernel({
-        name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
-        workgroupSize: wg,
-        params: {
-          keys: buffer('u32', 'read'),
-          keysOut: buffer('u32', 'write'),
-          vals: buffer(valueType ?? 'u32', 'read'),
-          valsOut: buffer(valueType ?? 'u32', 'write'),
-          offsets: buffer('u32', 'read'),
-          n: uniform('u32'),
-          shift: uniform('u32'),
-          tiles: uniform('u32'),
-        },
-        body: ({ keys, keysOut, vals, valsOut, offsets, n, shift, tiles }, k) => {
-          const rows = k.workgroupArray('u32', shape.rows * DIGITS);
-          const stagedKeys = k.workgroupArray('u32', tile);
-          // Values travel as bits beside their keys.
-          const stagedVals = valueType ? k.workgroupArray('u32', tile) : undefined;
-          // Output index of the tile's local slot p with digit d: dest[d] + p.
-          const dest = k.workgroupArray('u32', DIGITS);
-          const lid = k.localIndex;
-          const t = k.let(k.workgroupIndex, 't');
-          leaveIfPast(k, t, tiles);
-          const S = k.let(k.subgroupSize, 'S');
-          const sg = k.let(lid.div(S), 'sg');
-          const tileBase = k.let(t.mul(tile), 'tileBase');
-          const sgBase = k.let(tileBase.add(sg.mul(S).mul(items)), 'sgBase');
-          const rowBase = k.let(sg.mul(DIGITS), 'rowBase');
-          const r = multisplit(k, shape, keys, rows, n, shift, sgBase, rowBase);
-          const groups = k.let(u32(wg).add(S).sub(1).div(S), 'groups');
-          // Digit totals of this invocation's digits, then their exclusive scan over the tile.
-          const totals: U[] = [];
-          let sum: U = u32(0);
-          scanRows(k, shape, rows, groups, (_d, total) => {
-            const v = k.let(total, 'tot');
-            totals.push(v);
-            sum = sum.add(v);
+  return cachedKernel(`radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${valueType ?? 'none'}`, () =>
+    defineKernel({
+      name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
+      workgroupSize: wg,
+      params: {
+        keys: buffer('u32', 'read'),
+        keysOut: buffer('u32', 'write'),
+        vals: buffer(valueType ?? 'u32', 'read'),
+        valsOut: buffer(valueType ?? 'u32', 'write'),
+        offsets: buffer('u32', 'read'),
+        n: uniform('u32'),
+        shift: uniform('u32'),
+        tiles: uniform('u32'),
+      },
+      body: ({ keys, keysOut, vals, valsOut, offsets, n, shift, tiles }, k) => {
+        const rows = k.workgroupArray('u32', shape.rows * DIGITS);
+        const stagedKeys = k.workgroupArray('u32', tile);
+        // Values travel as bits beside their keys.
+        const stagedVals = valueType ? k.workgroupArray('u32', tile) : undefined;
+        // Output index of the tile's local slot p with digit d: dest[d] + p.
+        const dest = k.workgroupArray('u32', DIGITS);
+        const lid = k.localIndex;
+        const t = k.let(k.workgroupIndex, 't');
+        leaveIfPast(k, t, tiles);
+        const S = k.let(k.subgroupSize, 'S');
+        const sg = k.let(lid.div(S), 'sg');
+        const tileBase = k.let(t.mul(tile), 'tileBase');
+        const sgBase = k.let(tileBase.add(sg.mul(S).mul(items)), 'sgBase');
+        const rowBase = k.let(sg.mul(DIGITS), 'rowBase');
+        const r = multisplit(k, shape, keys, rows, n, shift, sgBase, rowBase);
+        const groups = k.let(u32(wg).add(S).sub(1).div(S), 'groups');
+        // Digit totals of this invocation's digits, then their exclusive scan over the tile.
+        const totals: U[] = [];
+        let sum: U = u32(0);
+        scanRows(k, shape, rows, groups, (_d, total) => {
+          const v = k.let(total, 'tot');
+          totals.push(v);
+          sum = sum.add(v);
+        });
+        const mine = k.let(sum, 'mine');
+        const scan = workgroupScan(k, mine, wg, true, u32(0));
+        const start = k.let(scan.exclusive, 'start');
+        const per = Math.max(1, DIGITS / wg);
+        for (let q = 0; q < per; q++) {
+          const d = k.let(lid.mul(per).add(q), 'dig');
+          k.if(d.lt(DIGITS), () => {
+            dest.store(d, offsets.load(d.mul(tiles).add(t)).sub(start));
+            k.for({ from: 0, to: groups }, (s) => {
+              const at = k.let(s.mul(DIGITS).add(d), 'at');
+              rows.store(at, rows.load(at).add(start));
+            });
           });
-          const mine = k.let(sum, 'mine');
-          const scan = workgroupScan(k, mine, wg, true, u32(0));
-          const start = k.let(scan.exclusive, 'start');
-          const per = Math.max(1, DIGITS / wg);
-          for (let q = 0; q < per; q++) {
-            const d = k.let(lid.mul(per).add(q), 'dig');
-            k.if(d.lt(DIGITS), () => {
-              dest.store(d, offsets.load(d.mul(tiles).add(t)).sub(start));
-              k.for({ from: 0, to: groups }, (s) => {
-                const at = k.let(s.mul(DIGITS).add(d), 'at');
-                rows.store(at, rows.load(at).add(start));
-              });
-            });
-            start.set(start.add(totals[q] as U));
-          }
-          k.barrier();
-          for (let j = 0; j < items; j++) {
-            const slot = k.let(rows.load(rowBase.add(r.digit[j] as U)).add(r.rank[j] as U), `slot${j}`);
-            k.if(r.valid[j] as Val<'bool'>, () => {
-              stagedKeys.store(slot, r.key[j] as U);
-              if (stagedVals) {
-                const v = vals.load(r.index[j] as U);
-                stagedVals.store(slot, valueType === 'u32' ? (v as U) : v.bitcast('u32'));
-              }
-            });
-          }
-          k.barrier();
-          const inTile = k.let(select(tileBase.lt(n), min(n.sub(tileBase), tile), 0), 'inTile');
-          for (let q = 0; q < items; q++) {
-            const p = k.let(lid.add(q * wg), `p${q}`);
-            k.if(p.lt(inTile), () => {
-              const key = k.let(stagedKeys.load(p), 'key');
-              const at = k.let(dest.load(key.shr(shift).and(DIGITS - 1)).add(p), 'at');
-              keysOut.store(at, key);
-              if (stagedVals) {
-                const bits = stagedVals.load(p);
-                valsOut.store(at, (valueType === 'u32' ? bits : bits.bitcast(valueType as 'i32' | 'f32')) as never);
-              }
-            });
-          }
-        },
-      }),
+          start.set(start.add(totals[q] as U));
+        }
+        k.barrier();
+        for (let j = 0; j < items; j++) {
+          const slot = k.let(rows.load(rowBase.add(r.digit[j] as U)).add(r.rank[j] as U), `slot${j}`);
+          k.if(r.valid[j] as Val<'bool'>, () => {
+            stagedKeys.store(slot, r.key[j] as U);
+            if (stagedVals) {
+              const v = vals.load(r.index[j] as U);
+              stagedVals.store(slot, valueType === 'u32' ? (v as U) : v.bitcast('u32'));
+            }
+          });
+        }
+        k.barrier();
+        const inTile = k.let(select(tileBase.lt(n), min(n.sub(tileBase), tile), 0), 'inTile');
+        for (let q = 0; q < items; q++) {
+          const p = k.let(lid.add(q * wg), `p${q}`);
+          k.if(p.lt(inTile), () => {
+            const key = k.let(stagedKeys.load(p), 'key');
+            const at = k.let(dest.load(key.shr(shift).and(DIGITS - 1)).add(p), 'at');
+            keysOut.store(at, key);
+            if (stagedVals) {
+              const bits = stagedVals.load(p);
+              valsOut.store(at, (valueType === 'u32' ? bits : bits.bitcast(valueType as 'i32' | 'f32')) as never);
+            }
+          });
+        }
+      },
+    }),
   );
 }
 
