@@ -18,6 +18,7 @@ import {
   MULTISPLIT_PAIR_ITEMS,
   type MultisplitCount,
   type MultisplitShape,
+  type MultisplitValueLoads,
   multisplitShape,
   scatterKernel,
 } from '../../packages/algorithms/src/radix-multisplit.ts';
@@ -76,18 +77,21 @@ const logs = process.argv.slice(2).map(Number);
 const sizes = logs.length > 0 ? logs : [28, 24];
 type Variant = { name: string; shape: MultisplitShape; pairs: boolean; steps: boolean; checkLarge: boolean };
 const variants: Variant[] = [];
-// [keys per invocation, workgroup size, count step, time pairs too, time the steps alone, check at 2^28 too]
-const sweep: Array<[number, number, MultisplitCount, boolean, boolean, boolean]> = [
-  [MULTISPLIT_ITEMS, 256, 'ballot', true, true, true],
-  [MULTISPLIT_PAIR_ITEMS, 256, 'ballot', true, false, false],
-  [12, 256, 'atomic', true, true, true],
-  [16, 256, 'atomic', true, false, false],
-  [8, 256, 'atomic', false, false, false],
+// [keys per invocation, workgroup size, count step, value loads, time pairs too, time the steps alone, check at 2^28 too]
+const sweep: Array<[number, number, MultisplitCount, MultisplitValueLoads, boolean, boolean, boolean]> = [
+  [MULTISPLIT_ITEMS, 256, 'ballot', 'late', true, true, true],
+  [MULTISPLIT_PAIR_ITEMS, 256, 'ballot', 'late', true, false, false],
+  [MULTISPLIT_ITEMS, 256, 'ballot', 'early', true, true, false],
+  [MULTISPLIT_PAIR_ITEMS, 256, 'ballot', 'early', true, false, false],
+  [12, 256, 'atomic', 'late', true, true, true],
+  [16, 256, 'atomic', 'late', true, false, false],
+  [8, 256, 'atomic', 'late', false, false, false],
 ];
-for (const [items, wg, count, pairs, steps, checkLarge] of sweep) {
-  const shape = multisplitShape(device.caps, items, wg, { count });
-  if (shape) variants.push({ name: `wg=${shape.wg} items=${shape.items} count=${count}`, shape, pairs, steps, checkLarge });
-  else console.log(`(no shape for items=${items} wg=${wg} count=${count})`);
+for (const [items, wg, count, valueLoads, pairs, steps, checkLarge] of sweep) {
+  const shape = multisplitShape(device.caps, items, wg, { count, valueLoads });
+  const name = `wg=${shape?.wg} items=${items} count=${count}${valueLoads === 'early' ? ' early values' : ''}`;
+  if (shape) variants.push({ name, shape, pairs, steps, checkLarge });
+  else console.log(`(no shape for ${name})`);
 }
 
 const rows: Record<string, unknown>[] = [];
@@ -179,7 +183,7 @@ for (const log of sizes) {
   for (const [pattern, input] of skewed) {
     keys.write(input);
     for (const { name, shape } of variants) {
-      if (overBudget() || shape.items !== MULTISPLIT_ITEMS) continue;
+      if (overBudget() || shape.items !== MULTISPLIT_ITEMS || shape.valueLoads !== 'late') continue;
       const ms = await median(device, `${name} ${pattern}`, sort(shape, false), 5);
       let ok: boolean | 'unchecked' = 'unchecked';
       if (log < 26) {

@@ -26,8 +26,9 @@
  * the digits turn the counters into each (subgroup, digit)'s first slot in the
  * locally sorted tile.
  *
- * Pairs: values are loaded once the keys are ranked and staged beside them, so one
- * pass over the sorted tile writes both. Workgroups that a folded grid adds past the
+ * Pairs: values are loaded once the keys are ranked (or, as an option, beside the
+ * keys before the ranking) and staged beside them, so one pass over the sorted tile
+ * writes both. Workgroups that a folded grid adds past the
  * last tile leave at once.
  *
  * Correct for any subgroup size the device reports (masks span 32 · ceil(max / 32)
@@ -76,13 +77,21 @@ export interface MultisplitShape {
    * subgroup contend for one address).
    */
   readonly count: MultisplitCount;
+  /**
+   * When the scatter step loads values: 'late' (once the keys are ranked, just
+   * before staging them) or 'early' (beside the keys, before the ranking's
+   * barriers, so the loads overlap; 'items' more registers held through the ranking).
+   */
+  readonly valueLoads: MultisplitValueLoads;
 }
 
 export type MultisplitCount = 'ballot' | 'atomic';
+export type MultisplitValueLoads = 'late' | 'early';
 
 /** Optional choices of multisplitShape (benchmarks and tests sweep them). */
 export interface MultisplitOptions {
   readonly count?: MultisplitCount;
+  readonly valueLoads?: MultisplitValueLoads;
 }
 
 /**
@@ -123,13 +132,14 @@ export function multisplitShape(
   const words = Math.min(4, Math.ceil(maxSubgroupSize / 32));
   if (maxSubgroupSize > 128) return undefined;
   const count = options.count ?? 'ballot';
+  const valueLoads = options.valueLoads ?? 'late';
   const top = floorPow2(Math.min(maxWg, caps.limits.maxComputeInvocationsPerWorkgroup));
   for (let wg = top; wg >= Math.max(64, ceilToPow2(maxSubgroupSize)); wg /= 2) {
     const rows = Math.max(1, wg / floorPow2(minSubgroupSize));
     const rowBytes = rows * DIGITS * 4;
     // rows + staged keys and values + per-digit destinations + the workgroup scan's array.
     const bytes = rowBytes + 2 * wg * items * 4 + DIGITS * 4 + wg * 4;
-    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words, count };
+    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words, count, valueLoads };
   }
   return undefined;
 }
@@ -351,7 +361,7 @@ export function countKernel(shape: MultisplitShape) {
 export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
   const tile = wg * items;
-  return cachedKernel(`radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${valueType ?? 'none'}`, () =>
+  return cachedKernel(`radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${valueType ?? 'none'}`, () =>
     defineKernel({
       name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
       workgroupSize: wg,
@@ -380,6 +390,15 @@ export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | u
         const tileBase = k.let(t.mul(tile), 'tileBase');
         const sgBase = k.let(tileBase.add(sg.mul(S).mul(items)), 'sgBase');
         const rowBase = k.let(sg.mul(DIGITS), 'rowBase');
+        // Early value loads: item j of this lane, as multisplit numbers the keys.
+        const early: U[] = [];
+        if (valueType && shape.valueLoads === 'early') {
+          const lane = k.let(k.subgroupInvocation, 'vlane');
+          for (let j = 0; j < items; j++) {
+            const v = vals.load(sgBase.add(S.mul(j)).add(lane));
+            early.push(k.let(valueType === 'u32' ? (v as U) : v.bitcast('u32'), `v${j}`));
+          }
+        }
         const r = multisplit(k, shape, keys, rows, n, shift, sgBase, rowBase);
         const groups = k.let(u32(wg).add(S).sub(1).div(S), 'groups');
         // Digit totals of this invocation's digits, then their exclusive scan over the tile.
@@ -410,7 +429,8 @@ export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | u
           const slot = k.let(rows.load(rowBase.add(r.digit[j] as U)).add(r.rank[j] as U), `slot${j}`);
           k.if(r.valid[j] as Val<'bool'>, () => {
             stagedKeys.store(slot, r.key[j] as U);
-            if (stagedVals) {
+            if (stagedVals && early.length > 0) stagedVals.store(slot, early[j] as U);
+            else if (stagedVals) {
               const v = vals.load(r.index[j] as U);
               stagedVals.store(slot, valueType === 'u32' ? (v as U) : v.bitcast('u32'));
             }
