@@ -9,7 +9,12 @@
 import { sortReference } from '@trident/algorithms';
 import type { Buffer, Device, DeviceCaps, Feature } from 'trident';
 import { expect, it } from 'vitest';
-import { type MultisplitShape, multisplitShape } from '../packages/algorithms/src/radix-multisplit.ts';
+import {
+  MULTISPLIT_ITEMS,
+  MULTISPLIT_PAIR_ITEMS,
+  type MultisplitShape,
+  multisplitShape,
+} from '../packages/algorithms/src/radix-multisplit.ts';
 import { recordRadixSort } from '../packages/algorithms/src/radix-sort.ts';
 import { expectBitsEqual, isSlow } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
@@ -24,6 +29,11 @@ function formulationsOf(device: Device): Array<[string, MultisplitShape | null]>
   // A small tile (more tiles and subgroups per input) where the device allows one.
   const small = multisplitShape(device.caps, 3, 64);
   if (small) out.push([`multisplit wg=${small.wg} items=3`, small]);
+  // The options: the per-key atomic count step (per-subgroup histograms), values loaded beside the keys.
+  const atomic = multisplitShape(device.caps, 4, 128, { count: 'atomic' });
+  if (atomic) out.push([`multisplit atomic count wg=${atomic.wg} items=4`, atomic]);
+  const early = multisplitShape(device.caps, 5, 128, { valueLoads: 'early' });
+  if (early) out.push([`multisplit early values wg=${early.wg} items=5`, early]);
   return out;
 }
 
@@ -77,13 +87,18 @@ describeEachBackend('radix sort formulations', (ctx) => {
     }
   });
 
-  it('partial last tiles: sizes just around a tile', async () => {
+  it('partial last tiles: sizes just around a tile, for the keys and the pairs default tiles', async () => {
     const device = ctx.device;
-    const shape = multisplitShape(device.caps);
-    if (!shape) return;
-    const tile = shape.wg * shape.items;
-    for (const n of [tile - 1, tile, tile + 1, 2 * tile + shape.wg + 3]) {
-      await check(device, shape, randomU32(n, n), `${ctx.kind} multisplit n=${n} (tile ${tile})`, true);
+    for (const [items, pairs] of [
+      [MULTISPLIT_ITEMS, false],
+      [MULTISPLIT_PAIR_ITEMS, true],
+    ] as const) {
+      const shape = multisplitShape(device.caps, items);
+      if (!shape) return;
+      const tile = shape.wg * shape.items;
+      for (const n of [tile - 1, tile, tile + 1, 2 * tile + shape.wg + 3]) {
+        await check(device, shape, randomU32(n, n), `${ctx.kind} multisplit n=${n} (tile ${tile})`, pairs);
+      }
     }
   });
 });
@@ -112,11 +127,27 @@ function caps(features: Feature[], storage: number, minSubgroup: number, maxSubg
 it('radix sort picks the multisplit from caps: subgroups, and counter rows that fit', () => {
   const all: Feature[] = ['gather', 'scatter', 'workgroup', 'subgroup'];
   // A GPU with 32-wide subgroups and 48 KiB: 256-wide workgroups, 8 counter rows, 1 mask word.
-  expect(multisplitShape(caps(all, 49152, 32, 32))).toEqual({ wg: 256, items: 12, rows: 8, words: 1 });
+  expect(multisplitShape(caps(all, 49152, 32, 32))).toEqual({ wg: 256, items: 12, rows: 8, words: 1, count: 'ballot', valueLoads: 'late' });
+  // The pairs tile (16 keys and 16 values per invocation) still fits 48 KiB at 256 invocations.
+  expect(multisplitShape(caps(all, 49152, 32, 32), MULTISPLIT_PAIR_ITEMS)).toEqual({
+    wg: 256,
+    items: 16,
+    rows: 8,
+    words: 1,
+    count: 'ballot',
+    valueLoads: 'late',
+  });
   // Subgroups of 4 and 32 KiB (SwiftShader): the rows (wg / 4 of them) bound the workgroup.
-  expect(multisplitShape(caps(all, 32768, 4, 4))).toEqual({ wg: 64, items: 12, rows: 16, words: 1 });
+  expect(multisplitShape(caps(all, 32768, 4, 4))).toEqual({ wg: 64, items: 12, rows: 16, words: 1, count: 'ballot', valueLoads: 'late' });
   // Subgroups of 16 to 64: rows for the smallest, masks for the largest.
-  expect(multisplitShape(caps(all, 65536, 16, 64))).toEqual({ wg: 256, items: 12, rows: 16, words: 2 });
+  expect(multisplitShape(caps(all, 65536, 16, 64))).toEqual({
+    wg: 256,
+    items: 12,
+    rows: 16,
+    words: 2,
+    count: 'ballot',
+    valueLoads: 'late',
+  });
   // Width-1 subgroups (the CPU backend's emulation): rows would fill the memory, so no multisplit.
   expect(multisplitShape(caps(all, 65536, 1, 1))).toBeUndefined();
   // No subgroups: no multisplit.

@@ -1,20 +1,40 @@
 /**
  * Radix sort on a real GPU: the multisplit formulation's shapes (workgroup size ×
- * keys per invocation) and the packed-count fallback, keys and pairs, at 2^24 and
- * 2^28 u32 keys; GPU-timestamp medians and a full correctness check of every
- * variant (sorted, same multiset; pairs: a stable permutation). Bundle:
+ * keys per invocation, count step), keys and pairs, at 2^28 and 2^24 u32 keys, plus
+ * skewed keys (equal digits in a subgroup) for the two count steps. Timing protocol:
+ * figures taken right after host-side pauses varied up to 4x for one kernel on the
+ * H100 (clocks ramping up, presumably), so every measurement follows at least
+ * ~100 ms of back-to-back warm-up runs, variants are timed in two interleaved
+ * rounds (they agreed within 0.2% at 2^28), and all host-side correctness checks
+ * come after all timing (sorted, same multiset; pairs: a stable permutation). Bundle:
  *   esbuild --bundle … --alias:trident=./bench/h100/trident-webgpu-only.mjs bench/h100/radix-check.ts
  * and run beside the CUB anchor:  node .gpu/radix-check.mjs [log2 sizes…]
  */
 import { createDevice, type Device } from 'trident';
 import { dispatchGroups } from '../../packages/algorithms/src/common.ts';
-import { countKernel, type MultisplitShape, multisplitShape, scatterKernel } from '../../packages/algorithms/src/radix-multisplit.ts';
+import {
+  countKernel,
+  MULTISPLIT_ITEMS,
+  MULTISPLIT_PAIR_ITEMS,
+  type MultisplitCount,
+  type MultisplitShape,
+  type MultisplitValueLoads,
+  multisplitShape,
+  scatterKernel,
+} from '../../packages/algorithms/src/radix-multisplit.ts';
 import { recordRadixSort } from '../../packages/algorithms/src/radix-sort.ts';
 import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
 import { recordScan } from '../../packages/algorithms/src/scan.ts';
 
+/** Median of `reps` GPU-timestamp runs, after back-to-back warm-up runs (compiles, allocates, raises clocks). */
 async function median(device: Device, label: string, body: () => void, reps: number): Promise<number> {
-  await device.time(label, body); // warm-up: compiles, allocates temporaries
+  let warm = 0;
+  for (let batch = 0; batch < 10 && warm < 100; batch++) {
+    const t = await device.time(`${label} warm-up`, () => {
+      for (let w = 0; w < 4; w++) body();
+    });
+    warm += t.ms;
+  }
   const ms: number[] = [];
   for (let r = 0; r < reps; r++) ms.push((await device.time(label, body)).ms);
   ms.sort((a, b) => a - b);
@@ -54,26 +74,33 @@ console.log(
     `workgroup storage ${limits.maxComputeWorkgroupStorageSize}; default shape ${JSON.stringify(multisplitShape(device.caps))}`,
 );
 const logs = process.argv.slice(2).map(Number);
-const sizes = logs.length > 0 ? logs : [24, 28];
-const variants: Array<[string, MultisplitShape | null, boolean]> = [];
-// [keys per invocation, workgroup size, pairs at 2^28 too]
-for (const [items, wg, pairs] of [
-  [12, 256, true],
-  [8, 256, false],
-  [16, 256, true],
-  [24, 256, false],
-  [16, 128, false],
-] as const) {
-  const shape = multisplitShape(device.caps, items, wg);
-  if (shape) variants.push([`multisplit wg=${shape.wg} items=${shape.items}`, shape, pairs]);
+const sizes = logs.length > 0 ? logs : [28, 24];
+type Variant = { name: string; shape: MultisplitShape; pairs: boolean; steps: boolean; checkLarge: boolean };
+const variants: Variant[] = [];
+// [keys per invocation, workgroup size, count step, value loads, time pairs too, time the steps alone, check at 2^28 too]
+const sweep: Array<[number, number, MultisplitCount, MultisplitValueLoads, boolean, boolean, boolean]> = [
+  [MULTISPLIT_ITEMS, 256, 'ballot', 'late', true, true, true],
+  [MULTISPLIT_PAIR_ITEMS, 256, 'ballot', 'late', true, false, false],
+  [MULTISPLIT_ITEMS, 256, 'ballot', 'early', true, true, false],
+  [MULTISPLIT_PAIR_ITEMS, 256, 'ballot', 'early', true, false, false],
+  [12, 256, 'atomic', 'late', true, true, true],
+  [16, 256, 'atomic', 'late', true, false, false],
+  [8, 256, 'atomic', 'late', false, false, false],
+];
+for (const [items, wg, count, valueLoads, pairs, steps, checkLarge] of sweep) {
+  const shape = multisplitShape(device.caps, items, wg, { count, valueLoads });
+  const name = `wg=${shape?.wg} items=${items} count=${count}${valueLoads === 'early' ? ' early values' : ''}`;
+  if (shape) variants.push({ name, shape, pairs, steps, checkLarge });
+  else console.log(`(no shape for ${name})`);
 }
-variants.push(['packed 4-bit (fallback)', null, false]);
 
 const rows: Record<string, unknown>[] = [];
 const began = performance.now();
 /** Stops the sweep (not the run) past this many seconds, so the anchor in the same call still runs. */
 const BUDGET_S = Number(process.env.RADIX_BUDGET_S ?? 150);
 const overBudget = () => (performance.now() - began) / 1000 > BUDGET_S;
+const elapsed = () => `${((performance.now() - began) / 1000).toFixed(1)} s`;
+const ROUNDS = 2;
 for (const log of sizes) {
   const n = 2 ** log;
   const data = randomU32(n, 11 + log);
@@ -83,72 +110,97 @@ for (const log of sizes) {
   for (let i = 0; i < n; i++) index[i] = i;
   const values = device.createBuffer('u32', index);
   const valuesOut = device.createBuffer('u32', n);
-  for (const [name, shape, pairsToo] of variants) {
-    if (shape === null && log > 26) continue; // ~1.6 Gkeys/s: too slow to sweep at 2^28
-    // Pairs for every shape at small n; at large n for the marked shapes only (host checks cost seconds).
-    for (const pairs of shape !== null && (log < 26 || pairsToo) ? [false, true] : [false]) {
-      if (overBudget()) break;
-      console.log(`… 2^${log} ${name}${pairs ? ' pairs' : ''} (${((performance.now() - began) / 1000).toFixed(1)} s)`);
-      const ms = await median(
-        device,
-        name,
-        () => recordRadixSort(device, keys, pairs ? values : undefined, keysOut, pairs ? valuesOut : undefined, shape),
-        pairs || log < 26 ? 5 : 7,
-      );
-      const ok = verify(data, await keysOut.read(), pairs ? await valuesOut.read() : undefined);
-      const row = { n: `2^${log}`, variant: name, pairs, ms: +ms.toFixed(3), Gkeys: +(n / ms / 1e6).toFixed(2), ok };
-      rows.push(row);
-      console.log(JSON.stringify(row));
+  const sort = (shape: MultisplitShape, pairs: boolean) => () =>
+    recordRadixSort(device, keys, pairs ? values : undefined, keysOut, pairs ? valuesOut : undefined, shape);
+  // Timing: interleaved rounds over all variants.
+  const times = new Map<string, number[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const { name, shape, pairs: pairsToo } of variants) {
+      for (const pairs of pairsToo ? [false, true] : [false]) {
+        if (overBudget()) break;
+        const key = `${name}${pairs ? ' pairs' : ''}`;
+        const ms = await median(device, key, sort(shape, pairs), 5);
+        times.set(key, [...(times.get(key) ?? []), ms]);
+      }
     }
+    console.log(`2^${log} timing round ${round} done (${elapsed()})`);
   }
-  // Skewed keys (below 2^12: the top two digits are all 0): equal digits everywhere.
-  const skewed = data.map((x) => x >>> 20);
-  keys.write(skewed);
-  if (!overBudget()) {
-    const ms = await median(device, 'skewed', () => recordRadixSort(device, keys, undefined, keysOut, undefined), 5);
-    const ok = verify(skewed, await keysOut.read());
-    const row = {
-      n: `2^${log}`,
-      variant: 'default shape, keys < 2^12',
-      pairs: false,
-      ms: +ms.toFixed(3),
-      Gkeys: +(n / ms / 1e6).toFixed(2),
-      ok,
-    };
-    rows.push(row);
-    console.log(JSON.stringify(row));
-  }
-  // One pass's three steps alone, for the default shape: where the time goes.
-  const shape = multisplitShape(device.caps);
-  if (shape) {
-    keys.write(data);
+  // One pass's steps alone, in dependency order (count, scan, scatter) so the scatter's offsets are real.
+  for (const { name, shape, steps: wanted } of variants) {
+    if (!wanted || log < 28 || overBudget()) continue;
     const tiles = Math.ceil(n / (shape.wg * shape.items));
     const m = 256 * tiles;
     const counts = device.createBuffer('u32', m);
     const offsets = device.createBuffer('u32', m);
     const args = { n, shift: 0, tiles };
+    const scatter = (vt: 'u32' | undefined) => () =>
+      dispatchGroups(device, scatterKernel(shape, vt), tiles, { keys, keysOut, vals: values, valsOut: valuesOut, offsets, ...args });
     const steps: Array<[string, () => void]> = [
       ['count', () => dispatchGroups(device, countKernel(shape), tiles, { keys, counts, ...args })],
       ['scan', () => recordScan(device, counts, offsets, m, true)],
-      [
-        'rank+scatter',
-        () =>
-          dispatchGroups(device, scatterKernel(shape, undefined), tiles, {
-            keys,
-            keysOut,
-            vals: values,
-            valsOut: valuesOut,
-            offsets,
-            ...args,
-          }),
-      ],
+      ['rank+scatter', scatter(undefined)],
+      ['rank+scatter pairs', scatter('u32')],
     ];
-    for (const [step, body] of steps) {
-      const ms = await median(device, step, body, 7);
-      console.log(JSON.stringify({ n: `2^${log}`, variant: `one pass, ${step} (${JSON.stringify(shape)})`, ms: +ms.toFixed(3) }));
-    }
+    const step: Record<string, number> = {};
+    for (const [label, body] of steps) step[label] = +(await median(device, label, body, 7)).toFixed(3);
+    const row = { n: `2^${log}`, variant: `one pass: ${name}`, ...step };
+    rows.push(row);
+    console.log(`${JSON.stringify(row)} (${elapsed()})`);
     counts.destroy();
     offsets.destroy();
+  }
+  // Correctness after all timing: every variant at small n, the marked ones at large n.
+  for (const { name, shape, pairs: pairsToo, checkLarge } of variants) {
+    for (const pairs of pairsToo ? [false, true] : [false]) {
+      const key = `${name}${pairs ? ' pairs' : ''}`;
+      const ms = times.get(key);
+      if (!ms) continue;
+      let ok: boolean | 'unchecked' = 'unchecked';
+      if (log < 26 || (checkLarge && !pairs && !overBudget())) {
+        sort(shape, pairs)();
+        ok = verify(data, await keysOut.read(), pairs ? await valuesOut.read() : undefined);
+      }
+      const best = Math.min(...ms);
+      const row = {
+        n: `2^${log}`,
+        variant: name,
+        pairs,
+        rounds: ms.map((x) => +x.toFixed(3)),
+        ms: +best.toFixed(3),
+        Gkeys: +(n / best / 1e6).toFixed(2),
+        ok,
+      };
+      rows.push(row);
+      console.log(`${JSON.stringify(row)} (${elapsed()})`);
+    }
+  }
+  // Skewed keys, where equal digits meet in a subgroup: keys < 2^16 (two passes see one
+  // digit) and all keys equal; the count steps differ most here.
+  const skewed: Array<[string, Uint32Array]> = [
+    ['keys < 2^16', data.map((x) => x >>> 16)],
+    ['all equal', new Uint32Array(n).fill(0x12345678)],
+  ];
+  for (const [pattern, input] of skewed) {
+    keys.write(input);
+    for (const { name, shape } of variants) {
+      if (overBudget() || shape.items !== MULTISPLIT_ITEMS || shape.valueLoads !== 'late') continue;
+      const ms = await median(device, `${name} ${pattern}`, sort(shape, false), 5);
+      let ok: boolean | 'unchecked' = 'unchecked';
+      if (log < 26) {
+        sort(shape, false)();
+        ok = verify(input, await keysOut.read());
+      }
+      const row = {
+        n: `2^${log}`,
+        variant: `${name}, ${pattern}`,
+        pairs: false,
+        ms: +ms.toFixed(3),
+        Gkeys: +(n / ms / 1e6).toFixed(2),
+        ok,
+      };
+      rows.push(row);
+      console.log(`${JSON.stringify(row)} (${elapsed()})`);
+    }
   }
   for (const b of [keys, keysOut, values, valuesOut]) b.destroy();
 }

@@ -4,7 +4,8 @@
  *   1. count: per-tile digit counts in a workgroup-atomic histogram, one atomic add
  *      per run of equal digits in a subgroup (found by the same ballots as below, so
  *      skewed keys do not pile atomics onto one address), stored digit-major (digit
- *      d of tile t at d · tiles + t);
+ *      d of tile t at d · tiles + t); or, as an option ('atomic'), one atomic add per
+ *      key into its subgroup's own histogram, summed per digit;
  *   2. an exclusive scan of those counts, which gives every (digit, tile) its first
  *      output slot in stable order (the global digit offsets are folded in);
  *   3. rank and scatter: the tile is re-read, ranked stably, sorted by digit in
@@ -25,8 +26,9 @@
  * the digits turn the counters into each (subgroup, digit)'s first slot in the
  * locally sorted tile.
  *
- * Pairs: values are loaded once the keys are ranked and staged beside them, so one
- * pass over the sorted tile writes both. Workgroups that a folded grid adds past the
+ * Pairs: values are loaded once the keys are ranked (or, as an option, beside the
+ * keys before the ranking) and staged beside them, so one pass over the sorted tile
+ * writes both. Workgroups that a folded grid adds past the
  * last tile leave at once.
  *
  * Correct for any subgroup size the device reports (masks span 32 · ceil(max / 32)
@@ -68,37 +70,76 @@ export interface MultisplitShape {
   readonly rows: number;
   /** 32-bit words of a ballot mask that can be non-zero: ceil(maxSubgroupSize / 32). */
   readonly words: number;
+  /**
+   * How the count step counts: 'ballot' (one workgroup atomic per run of equal digits
+   * in a subgroup, found by the ranking's ballots) or 'atomic' (one workgroup atomic
+   * per key into its subgroup's own histogram; no ballots, but equal digits in a
+   * subgroup contend for one address).
+   */
+  readonly count: MultisplitCount;
+  /**
+   * When the scatter step loads values: 'late' (once the keys are ranked, just
+   * before staging them) or 'early' (beside the keys, before the ranking's
+   * barriers, so the loads overlap; 'items' more registers held through the ranking).
+   */
+  readonly valueLoads: MultisplitValueLoads;
+}
+
+export type MultisplitCount = 'ballot' | 'atomic';
+export type MultisplitValueLoads = 'late' | 'early';
+
+/** Optional choices of multisplitShape (benchmarks and tests sweep them). */
+export interface MultisplitOptions {
+  readonly count?: MultisplitCount;
+  readonly valueLoads?: MultisplitValueLoads;
 }
 
 /**
  * Default keys per invocation. H100 (Dawn/Vulkan, 2^28 random u32 keys, 256-wide
- * workgroups, bench/h100/radix-check.ts, before folded-grid workgroups left early):
- * 12 items 19.8 ms, 8 items 23.4 ms, 16 items 62.8 ms (65536 tiles: the folded grid
- * doubled the workgroups), 24 items 29.2 ms (an earlier build). Also measured and
- * dropped: ranking every key against all earlier items' ballots instead of a
- * barrier per item (23.3 ms at 8 items, 34.3 at 12) and one atomic add per key into
- * 8 histogram copies in the count step (45.3 ms at 12 items).
+ * workgroups, bench/h100/radix-check.ts: warmed up, two interleaved rounds that
+ * agreed within 0.2%; CUB 6.40 ms keys, 9.05 ms pairs in the same call): ballot
+ * count, 12 items 14.68 ms keys, 38.27 ms pairs. Per-key atomic count: 8 items
+ * 16.54, 12 items 13.89 (pairs 37.47), 16 items 18.81 (pairs 35.02). One pass at
+ * 12 items: count 0.77 ms (ballot) or 0.56 (atomic), scan 0.11, rank + scatter 2.70
+ * keys, 8.63 pairs. Also measured and dropped: running counts held in registers
+ * across a subgroup's lanes instead of a workgroup-memory row (bit-plane ballots,
+ * a shuffle per register, no barrier per item): rank + scatter 5.70 ms at 12 items,
+ * 4.47 at 16, sorts 25.65 / 20.24 ms; round 1: ranking every key against all earlier
+ * items' ballots (23.3 ms at 8 items, 34.3 at 12).
  */
 export const MULTISPLIT_ITEMS = 12;
+
+/** Default keys per invocation with values (see MULTISPLIT_ITEMS: 16 items 35.02 ms, 12 items 37.47). */
+export const MULTISPLIT_PAIR_ITEMS = 16;
 
 /**
  * The multisplit shape for `caps`, or undefined when the device has no subgroups or
  * the counter rows would take more than half its workgroup memory at 64 invocations.
- * `items` and `maxWg` override the defaults (benchmarks sweep them).
+ * `items`, `maxWg` and `options` override the defaults (benchmarks and tests sweep
+ * them). The count step defaults to 'ballot': the per-key 'atomic' count measured
+ * 0.2 ms a pass faster on random keys, but equal digits in a subgroup (small keys,
+ * few distinct keys) serialize its atomics on one address, which is unmeasured.
  */
-export function multisplitShape(caps: DeviceCaps, items = MULTISPLIT_ITEMS, maxWg = 256): MultisplitShape | undefined {
+export function multisplitShape(
+  caps: DeviceCaps,
+  items = MULTISPLIT_ITEMS,
+  maxWg = 256,
+  options: MultisplitOptions = {},
+): MultisplitShape | undefined {
   const { minSubgroupSize, maxSubgroupSize, maxComputeWorkgroupStorageSize: storage } = caps.limits;
   if (!caps.features.has('subgroup') || !caps.features.has('workgroup') || !caps.features.has('scatter')) return undefined;
   if (minSubgroupSize < 1 || maxSubgroupSize < minSubgroupSize) return undefined;
   const words = Math.min(4, Math.ceil(maxSubgroupSize / 32));
   if (maxSubgroupSize > 128) return undefined;
+  const count = options.count ?? 'ballot';
+  const valueLoads = options.valueLoads ?? 'late';
   const top = floorPow2(Math.min(maxWg, caps.limits.maxComputeInvocationsPerWorkgroup));
   for (let wg = top; wg >= Math.max(64, ceilToPow2(maxSubgroupSize)); wg /= 2) {
     const rows = Math.max(1, wg / floorPow2(minSubgroupSize));
     const rowBytes = rows * DIGITS * 4;
     // rows + staged keys and values + per-digit destinations + the workgroup scan's array.
     const bytes = rowBytes + 2 * wg * items * 4 + DIGITS * 4 + wg * 4;
-    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words };
+    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words, count, valueLoads };
   }
   return undefined;
 }
@@ -253,7 +294,7 @@ function leaveIfPast(k: KernelBuilder, t: U, tiles: U): void {
 /** Pass step 1: counts[d * tiles + t] = keys of tile t with digit d, from a workgroup-atomic histogram. */
 export function countKernel(shape: MultisplitShape) {
   const { wg, items } = shape;
-  return cachedKernel(`radix8-count:${wg}:${items}:${shape.words}`, () =>
+  return cachedKernel(`radix8-count:${wg}:${items}:${shape.words}:${shape.count}:${shape.rows}`, () =>
     defineKernel({
       name: 'radix8_count',
       workgroupSize: wg,
@@ -265,11 +306,9 @@ export function countKernel(shape: MultisplitShape) {
         tiles: uniform('u32'),
       },
       body: ({ keys, counts, n, shift, tiles }, k) => {
-        const hist = k.workgroupArray('u32', DIGITS, { atomic: true });
         const t = k.let(k.workgroupIndex, 't');
         leaveIfPast(k, t, tiles);
         const tileBase = k.let(t.mul(wg * items), 'tileBase');
-        const below = lanesBelow(k, k.let(k.subgroupInvocation, 'lane'), shape.words);
         // Order does not matter here: coalesced rows of wg keys, all loaded before any atomic.
         const digits: U[] = [];
         const valids: Array<Val<'bool'>> = [];
@@ -286,15 +325,33 @@ export function countKernel(shape: MultisplitShape) {
             ),
           );
         }
+        if (shape.count === 'ballot') {
+          const hist = k.workgroupArray('u32', DIGITS, { atomic: true });
+          const below = lanesBelow(k, k.let(k.subgroupInvocation, 'lane'), shape.words);
+          for (let j = 0; j < items; j++) {
+            const valid = valids[j] as Val<'bool'>;
+            const d = digits[j] as U;
+            const match = matchDigit(k, shape.words, valid, d);
+            // The lowest lane of each run of equal digits adds the run's length.
+            k.if(valid.and(popcount(match, below).eq(0)), () => void hist.atomicAdd(d, popcount(match)));
+          }
+          k.barrier();
+          k.for({ from: k.localIndex, to: DIGITS, step: wg }, (d) => counts.store(d.mul(tiles).add(t), hist.load(d)));
+          return;
+        }
+        // One histogram per subgroup, copy-major (subgroup s, digit d at s · 256 + d, so a
+        // subgroup's random digits spread over the banks), summed per digit at the end.
+        const hist = k.workgroupArray('u32', shape.rows * DIGITS, { atomic: true });
+        const rowBase = k.let(k.localIndex.div(k.subgroupSize).mul(DIGITS), 'rowBase');
         for (let j = 0; j < items; j++) {
-          const valid = valids[j] as Val<'bool'>;
-          const d = digits[j] as U;
-          const match = matchDigit(k, shape.words, valid, d);
-          // The lowest lane of each run of equal digits adds the run's length.
-          k.if(valid.and(popcount(match, below).eq(0)), () => void hist.atomicAdd(d, popcount(match)));
+          k.if(valids[j] as Val<'bool'>, () => void hist.atomicAdd(rowBase.add(digits[j] as U), 1));
         }
         k.barrier();
-        k.for({ from: k.localIndex, to: DIGITS, step: wg }, (d) => counts.store(d.mul(tiles).add(t), hist.load(d)));
+        k.for({ from: k.localIndex, to: DIGITS, step: wg }, (d) => {
+          const total = k.var('u32', 0, 'total');
+          for (let r = 0; r < shape.rows; r++) total.set(total.add(hist.load(d.add(r * DIGITS))));
+          counts.store(d.mul(tiles).add(t), total);
+        });
       },
     }),
   );
@@ -304,7 +361,7 @@ export function countKernel(shape: MultisplitShape) {
 export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
   const tile = wg * items;
-  return cachedKernel(`radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${valueType ?? 'none'}`, () =>
+  return cachedKernel(`radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${valueType ?? 'none'}`, () =>
     defineKernel({
       name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
       workgroupSize: wg,
@@ -333,6 +390,15 @@ export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | u
         const tileBase = k.let(t.mul(tile), 'tileBase');
         const sgBase = k.let(tileBase.add(sg.mul(S).mul(items)), 'sgBase');
         const rowBase = k.let(sg.mul(DIGITS), 'rowBase');
+        // Early value loads: item j of this lane, as multisplit numbers the keys.
+        const early: U[] = [];
+        if (valueType && shape.valueLoads === 'early') {
+          const lane = k.let(k.subgroupInvocation, 'vlane');
+          for (let j = 0; j < items; j++) {
+            const v = vals.load(sgBase.add(S.mul(j)).add(lane));
+            early.push(k.let(valueType === 'u32' ? (v as U) : v.bitcast('u32'), `v${j}`));
+          }
+        }
         const r = multisplit(k, shape, keys, rows, n, shift, sgBase, rowBase);
         const groups = k.let(u32(wg).add(S).sub(1).div(S), 'groups');
         // Digit totals of this invocation's digits, then their exclusive scan over the tile.
@@ -363,7 +429,8 @@ export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | u
           const slot = k.let(rows.load(rowBase.add(r.digit[j] as U)).add(r.rank[j] as U), `slot${j}`);
           k.if(r.valid[j] as Val<'bool'>, () => {
             stagedKeys.store(slot, r.key[j] as U);
-            if (stagedVals) {
+            if (stagedVals && early.length > 0) stagedVals.store(slot, early[j] as U);
+            else if (stagedVals) {
               const v = vals.load(r.index[j] as U);
               stagedVals.store(slot, valueType === 'u32' ? (v as U) : v.bitcast('u32'));
             }

@@ -44,7 +44,13 @@ import {
   workgroupReduce,
   workgroupScan,
 } from './common.ts';
-import { type MultisplitShape, multisplitShape, recordMultisplitPasses } from './radix-multisplit.ts';
+import {
+  MULTISPLIT_ITEMS,
+  MULTISPLIT_PAIR_ITEMS,
+  type MultisplitShape,
+  multisplitShape,
+  recordMultisplitPasses,
+} from './radix-multisplit.ts';
 import { recordScan } from './scan.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
 
@@ -244,7 +250,8 @@ export function radixSort<K extends SortKeyType, V extends BufferDType = BufferD
  * Records the radix sort of `keys` (and `values`) into `keysOut` (and `valuesOut`).
  * Arguments are validated by the caller (sort.ts); n >= 1. `shape` picks the
  * formulation: the multisplit shape for the device by default, null for the
- * packed-count one (benchmarks and tests pass their own).
+ * packed-count one (benchmarks and tests pass their own); pairs default to a
+ * larger tile (MULTISPLIT_PAIR_ITEMS keys per invocation).
  */
 export function recordRadixSort(
   device: Device,
@@ -252,7 +259,7 @@ export function recordRadixSort(
   values: Buffer | undefined,
   keysOut: Buffer,
   valuesOut: Buffer | undefined,
-  shape: MultisplitShape | null = multisplitShape(device.caps) ?? null,
+  shape: MultisplitShape | null = multisplitShape(device.caps, values ? MULTISPLIT_PAIR_ITEMS : MULTISPLIT_ITEMS) ?? null,
 ): void {
   const n = keys.length;
   const keyType = keys.dtype as 'u32' | 'i32' | 'f32';
