@@ -86,6 +86,17 @@ export function foldedGridView(device: Device, perDimension: number): Device {
   }));
 }
 
+/**
+ * The same device with storage bindings of at most `bytes`: algorithms must size
+ * each temporary against it (and refuse one that does not fit before recording).
+ */
+export function bindingLimitView(device: Device, bytes: number): Device {
+  return capsView(device, `binding-limit-${bytes}`, (caps) => ({
+    ...caps,
+    limits: { ...caps.limits, maxStorageBufferBindingSize: bytes },
+  }));
+}
+
 export interface Formulation {
   readonly label: string;
   readonly device: Device;

@@ -4,9 +4,10 @@
  * to the reference, every edge size and key pattern; typed errors on bad input.
  */
 import { bitonicSort, mergeSort, quickSort, radixSort, sort, sortReference } from '@trident/algorithms';
-import { type Buffer, type Device, InvalidArgumentError, UnsupportedFeatureError } from 'trident';
+import { type Buffer, type Device, InvalidArgumentError, LimitExceededError, UnsupportedFeatureError } from 'trident';
 import { expect, it } from 'vitest';
 import {
+  bindingLimitView,
   EDGE_SIZES,
   expectBitsEqual,
   foldedGridView,
@@ -172,6 +173,28 @@ describeEachBackend('sort', (ctx) => {
     }
     expectBitsEqual(await keys.read(), data, 'keys');
   });
+  it('sizes temporaries per buffer: keys that fill one binding sort; bitonic sort, which pads them, is refused', async () => {
+    const n = 5000; // bitonic sort pads to 8192
+    const device = bindingLimitView(ctx.device, 4 * n);
+    const data = keyPatterns('u32', n).random as Keys;
+    for (const [name, fn] of sortsFor(device)) {
+      // sort() is bitonic sort on gather-only devices.
+      if (fn === bitonicSort || (fn === sort && !device.caps.features.has('workgroup'))) {
+        const keys = device.createBuffer('u32', data);
+        let error: unknown;
+        try {
+          await fn(device, keys);
+        } catch (e) {
+          error = e;
+        }
+        expect(error, name).toBeInstanceOf(LimitExceededError);
+        expect((error as LimitExceededError).limit).toBe('maxStorageBufferBindingSize');
+        continue;
+      }
+      await checkSort(device, fn, data, `${name} at the binding limit`, false);
+    }
+  });
+
   it('ignores the extra workgroups of folded grids', async () => {
     const device = foldedGridView(ctx.device, foldLimit(ctx.device, 6));
     for (const [name, fn] of sortsFor(device)) {

@@ -182,7 +182,11 @@ export function scratch<D extends BufferDType>(device: Device, role: string, dty
   const key = `${role}:${dtype}`;
   const have = pool.get(key);
   if (have && !have.destroyed && have.length >= length) return have as Buffer<D>;
-  const size = Math.min(Math.max(ceilPow2(length), 16), Math.max(length, device.caps.limits.maxBufferElements));
+  // Rounded up so that growing sizes reuse it, but never past what one buffer or one
+  // binding may hold (a temporary of `length` that fits must stay bindable).
+  const { maxBufferElements, maxStorageBufferBindingSize } = device.caps.limits;
+  const cap = Math.min(maxBufferElements, Math.floor(maxStorageBufferBindingSize / 4));
+  const size = Math.min(Math.max(ceilPow2(length), 16), Math.max(length, cap));
   const b = device.createBuffer(dtype, size);
   pool.set(key, b);
   if (have && !have.destroyed) {

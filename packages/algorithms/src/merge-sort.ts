@@ -81,7 +81,7 @@ export function mergeSort<K extends SortKeyType, V extends BufferDType = BufferD
   validateSort(device, keys, options);
   familyOf(device, 'mergeSort');
   if (!hasAll(device, 'scatter')) throw unsupported(device, 'scatter', 'mergeSort');
-  const { keysOut, valuesOut, values } = prepareSort(device, keys, options, keys.length * 4);
+  const { keysOut, valuesOut, values } = prepareSort(device, keys, options, keys.length);
   const n = keys.length;
   const result = valuesOut ? { keys: keysOut, values: valuesOut } : { keys: keysOut };
   if (n === 0) return result;

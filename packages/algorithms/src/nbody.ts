@@ -333,7 +333,7 @@ function validate(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions |
   if (typeof eps2 !== 'number' || !Number.isFinite(eps2) || eps2 < 0) {
     throw new InvalidArgumentError('options.softening2', `must be a finite number >= 0, got ${String(eps2)}`);
   }
-  checkFits(device, bodies.length * 2, 'N-body temporaries');
+  checkFits(device, bodies.length, 'N-body temporaries');
   const tiling = familyOf(device, 'nbody') === 'workgroup' ? tilingFor(device, options.tiling, bodies.length / 4) : undefined;
   return { eps2, tiling };
 }

@@ -168,7 +168,7 @@ export async function quickSort<K extends SortKeyType, V extends BufferDType = B
   validateSort(device, keys, options);
   if (!hasAll(device, 'workgroup', 'scatter'))
     throw unsupported(device, hasAll(device, 'workgroup') ? 'scatter' : 'workgroup', 'quickSort');
-  const { keysOut, valuesOut, values } = prepareSort(device, keys, options, keys.length * 6);
+  const { keysOut, valuesOut, values } = prepareSort(device, keys, options, keys.length);
   const n = keys.length;
   const result = valuesOut ? { keys: keysOut, values: valuesOut } : { keys: keysOut };
   if (n === 0) return result;

@@ -241,7 +241,7 @@ export function radixSort<K extends SortKeyType, V extends BufferDType = BufferD
       'use sort(), which falls back to bitonic sort',
     );
   }
-  const { keysOut, valuesOut, values } = prepareSort(device, keys, options, keys.length * 4);
+  const { keysOut, valuesOut, values } = prepareSort(device, keys, options, keys.length);
   if (keys.length > 0) recordRadixSort(device, keys, values, keysOut, valuesOut);
   return valuesOut ? { keys: keysOut, values: valuesOut } : { keys: keysOut };
 }

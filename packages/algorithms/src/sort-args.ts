@@ -45,15 +45,19 @@ export function validateSort<K extends BufferDType, V extends BufferDType>(
   return values;
 }
 
-/** Validates sort arguments (before anything is recorded) and allocates the outputs. */
+/**
+ * Validates sort arguments (before anything is recorded), checks that the largest
+ * temporary buffer the sort will use (`largestTemporary` elements) is within the
+ * device's per-buffer limits, and allocates the outputs.
+ */
 export function prepareSort<K extends BufferDType, V extends BufferDType>(
   device: Device,
   keys: Buffer<K>,
   options: SortOptions<V> | undefined,
-  temporaries: number,
+  largestTemporary: number,
 ): { keysOut: Buffer<K>; valuesOut: Buffer<V> | undefined; values: Buffer<V> | undefined } {
   const values = validateSort(device, keys, options);
-  checkFits(device, temporaries, 'sort temporaries');
+  checkFits(device, largestTemporary, 'sort temporaries');
   const keysOut = device.createBuffer(keys.dtype, keys.length);
   const valuesOut = values ? device.createBuffer(values.dtype, values.length) : undefined;
   return { keysOut, valuesOut, values };
