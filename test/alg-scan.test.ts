@@ -153,8 +153,7 @@ describeEachBackend('scan', (ctx) => {
       // The default tuning, forced where the caps would choose reduce-then-scan.
       ['default tuning', { formulation: 'single-pass' }],
       ['blocked', { formulation: 'single-pass', lookback: { wg: 32, vecs: 2, layout: 'blocked' } }],
-      ['striped', { formulation: 'single-pass', lookback: { wg: 32, vecs: 4, layout: 'striped' } }],
-      ['striped 2 quads', { formulation: 'single-pass', lookback: { wg: 64, vecs: 2, layout: 'striped' } }],
+      ['blocked 4 quads', { formulation: 'single-pass', lookback: { wg: 64, vecs: 4, layout: 'blocked' } }],
       // Runs per subgroup: more subgroups than lanes on narrow subgroups (the runs' scan takes several chunks).
       ['subgroup', { formulation: 'single-pass', lookback: { wg: 32, vecs: 4, layout: 'subgroup' } }],
       [
@@ -164,7 +163,7 @@ describeEachBackend('scan', (ctx) => {
       ['subgroup 1 quad', { formulation: 'single-pass', lookback: { wg: 16, vecs: 1, layout: 'subgroup' } }],
       ['subgroup-blocked 3 quads', { formulation: 'single-pass', lookback: { wg: 32, vecs: 3, layout: 'subgroup-blocked' } }],
       // Every predecessor is reduced from the input: the fallback path alone must give the same sums.
-      ['fallback', { formulation: 'single-pass', lookback: { wg: 16, vecs: 1, layout: 'striped', spinLimit: 0, forceFallback: true } }],
+      ['fallback', { formulation: 'single-pass', lookback: { wg: 16, vecs: 1, layout: 'blocked', spinLimit: 0, forceFallback: true } }],
       [
         'fallback, subgroup, workgroup ids',
         {

@@ -333,7 +333,6 @@ const blk = (wg: number, vecs: number) => sub(wg, vecs, 'workgroup', undefined, 
 const variants: Array<[string, ScanVariant, readonly Mode[]]> = [
   ['reduce-then-scan', { formulation: 'reduce-then-scan' }, U32],
   ['default', {}, ALL],
-  ['striped wg512 x4q (round-1 default)', sp({ layout: 'striped', wg: 512, vecs: 4 }), U32],
   ['subgroup wg256 x8q workgroup ids', sub(256, 8, 'workgroup'), U32],
   ['subgroup wg256 x12q counter ids', sub(256, 12), U32],
   ['subgroup wg128 x16q workgroup ids', sub(128, 16, 'workgroup'), ALL],

@@ -45,8 +45,17 @@ const { values: args } = parseArgs({
 });
 
 async function median(device: Device, label: string, body: () => void, reps = 7): Promise<number> {
-  // Warm-up: compiles, allocates temporaries, and lets the clocks settle for this kernel.
-  for (let w = 0; w < 3; w++) await device.time(label, body);
+  // Warm-up: compiles, allocates temporaries, and brings the clocks back up after the
+  // host-side checks of the previous row (the GPU idles meanwhile): at least ~100 ms of
+  // back-to-back runs. Runs timed right after an idle pause were up to 4x slower on the H100.
+  let warm = 0;
+  for (let batch = 0; batch < 20 && warm < 100; batch++) {
+    warm += (
+      await device.time(`${label} warm-up`, () => {
+        for (let w = 0; w < 4; w++) body();
+      })
+    ).ms;
+  }
   const ms: number[] = [];
   for (let r = 0; r < reps; r++) ms.push((await device.time(label, body)).ms);
   ms.sort((a, b) => a - b);

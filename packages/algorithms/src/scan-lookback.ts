@@ -42,9 +42,12 @@
  * ordering workgroup memory only (`workgroupBarrier`). 'subgroup-blocked' is the
  * same with lane l holding quads l·vecs … l·vecs + vecs - 1 of the run (one serial
  * chain per invocation, one scalar subgroup scan; strided loads). The older layouts
- * combine invocations with the Hillis–Steele `workgroupScan` (about 10 barriers per
- * tile at 512 invocations): 'blocked' gives each invocation `vecs` consecutive quads,
- * 'striped' gives it quad `q * wg + lid` of each of `vecs` rows.
+ * layout, 'blocked', combines invocations with the Hillis–Steele `workgroupScan`
+ * (about 10 barriers per tile at 512 invocations) and gives each invocation `vecs`
+ * consecutive quads. (A 'striped' layout, quad `q * wg + lid` of each of `vecs` rows
+ * and one vector-valued workgroup scan, was the first default; it was slower than
+ * 'subgroup' and, on the H100 at 32 invocations × 4 quads, gave a wrong prefix to
+ * tile 1 in every run while every other layout passed: removed, cause not found.)
  *
  * Lanes are assumed to be numbered in local-index order within a subgroup (lane =
  * lid mod width, the subgroup of lid is lid / width), as `workgroupScan` assumes.
@@ -72,10 +75,10 @@ export interface LookbackTuning {
   readonly wg: number;
   /**
    * Quads (4 consecutive elements) per invocation: a tile is 4 * wg * vecs elements.
-   * 'striped' takes 1, 2 or 4; 'subgroup' 1, 2 or a multiple of 4; the others any.
+   * 'subgroup' takes 1, 2 or a multiple of 4; the others any.
    */
   readonly vecs: number;
-  readonly layout: 'blocked' | 'striped' | 'subgroup' | 'subgroup-blocked';
+  readonly layout: 'blocked' | 'subgroup' | 'subgroup-blocked';
   /**
    * Where a workgroup's tile id comes from: 'counter' (one atomicAdd, so a tile only
    * waits on tiles whose workgroups have started) or 'workgroup' (its workgroup index:
@@ -113,7 +116,7 @@ export interface LookbackTuning {
  *   subgroup          64    16     w    2.994
  *   subgroup          256 / 512 / 1024 with 4 quads  3.0 … 3.8
  *   subgroup-blocked  128 … 512  2 … 8  w    4.19 … 5.42
- *   striped           512   4      c    3.181 / 3.176 / 3.175  0.28   (the previous default)
+ *   striped           512   4      c    3.181 / 3.176 / 3.175  0.28   (the previous default, removed)
  *   reduce-then-scan                   4.166
  *
  * The platform's ceiling for this structure, hand-written WGSL on the raw GPUDevice in
@@ -157,12 +160,9 @@ export function lookbackPreferred(device: Device): boolean {
 /** The tuning for `device`, with `overrides` applied and the workgroup size fitted to its limits. */
 export function lookbackTuning(device: Device, overrides: Partial<LookbackTuning> = {}): LookbackTuning {
   const t = { ...DEFAULT_TUNING, ...overrides };
-  // The workgroup scan keeps one value (a vector for 'striped') per invocation in workgroup memory.
+  // The workgroup scan keeps one value per invocation in workgroup memory.
   // ('subgroup' keeps one value per subgroup: the invocation count bounds it.)
-  const bytes = 4 * (t.layout === 'striped' ? t.vecs : 1);
-  const wg = blockSize(device.caps, bytes, t.wg);
-  if (t.layout === 'striped' && ![1, 2, 4].includes(t.vecs))
-    throw new RangeError(`striped tiles take 1, 2 or 4 quads per invocation, got ${t.vecs}`);
+  const wg = blockSize(device.caps, 4, t.wg);
   if (t.layout === 'subgroup' && t.vecs % 4 !== 0 && ![1, 2].includes(t.vecs))
     throw new RangeError(`subgroup tiles take 1, 2 or a multiple of 4 quads per invocation, got ${t.vecs}`);
   if (!Number.isInteger(t.vecs) || t.vecs < 1) throw new RangeError(`vecs must be a positive integer, got ${t.vecs}`);
@@ -310,11 +310,9 @@ function lookbackKernel(p: Params) {
         const quadIndex = (q: number): Val<'u32'> =>
           layout === 'blocked' || layout === 'subgroup-blocked'
             ? firstQuad.add(lid.mul(vecs).add(q))
-            : layout === 'striped'
-              ? firstQuad.add(lid.add(q * wg))
-              : q === 0
-                ? runStart
-                : runStart.add(L.width.mul(q));
+            : q === 0
+              ? runStart
+              : runStart.add(L.width.mul(q));
 
         // ---- load the tile ----
         const xs: Array<Array<Val<Num>>> = [];
@@ -455,48 +453,21 @@ function lookbackKernel(p: Params) {
           else for (let q = 0; q < vecs; q++) inclusive.push(quadInclusive(xs[q] as Array<Val<Num>>));
           localOffset = (q) => runBefore.add(base[q] as never);
         } else {
-          let total: Val<Num>;
-          if (layout === 'blocked') {
-            let run: Val<Num> | undefined;
-            for (let q = 0; q < vecs; q++) {
-              const row: Array<Val<Num>> = [];
-              for (let c = 0; c < 4; c++) {
-                const x = xs[q]?.[c] as Val<Num>;
-                run = run === undefined ? x : (k.let(run.add(x as never), `s${q}_${c}`) as Val<Num>);
-                row.push(run);
-              }
-              inclusive.push(row);
+          // 'blocked': each invocation's quads in a serial chain, then one workgroup scan.
+          let run: Val<Num> | undefined;
+          for (let q = 0; q < vecs; q++) {
+            const row: Array<Val<Num>> = [];
+            for (let c = 0; c < 4; c++) {
+              const x = xs[q]?.[c] as Val<Num>;
+              run = run === undefined ? x : (k.let(run.add(x as never), `s${q}_${c}`) as Val<Num>);
+              row.push(run);
             }
-            const scanned = workgroupScan(k, run as Val<Num>, wg, subgroups, zero());
-            const before = k.let(scanned.exclusive, 'before') as Val<Num>;
-            total = k.let(scanned.total, 'total') as Val<Num>;
-            localOffset = () => before;
-          } else {
-            const totals: Array<Val<Num>> = [];
-            for (let q = 0; q < vecs; q++) {
-              const row = quadInclusive(xs[q] as Array<Val<Num>>).map((v, c) => (c === 0 ? v : (k.let(v, `s${q}_${c}`) as Val<Num>)));
-              inclusive.push(row);
-              totals.push(row[3] as Val<Num>);
-            }
-            const value = vecs === 1 ? (totals[0] as Val<Num>) : (vec(dtype as 'u32', ...(totals as [Val<'u32'>, Val<'u32'>])) as never);
-            const zeroV = () =>
-              (vecs === 1
-                ? zero()
-                : (k.let(vec(dtype as 'u32', ...(totals.map(() => 0) as [number, number])) as never) as never)) as Val<Num>;
-            const scanned = workgroupScan(k, value as Val<Num>, wg, subgroups, zeroV());
-            const before = k.let(scanned.exclusive, 'before');
-            const rows = k.let(scanned.total, 'rows');
-            // Row q starts after the totals of rows 0 … q-1.
-            const rowStart: Array<Val<Num>> = [];
-            let acc: Val<Num> | undefined;
-            for (let q = 0; q < vecs; q++) {
-              rowStart.push(acc ?? zero());
-              const r = component(rows as never, q);
-              acc = acc === undefined ? r : (k.let(acc.add(r as never), `rows${q}`) as Val<Num>);
-            }
-            total = acc as Val<Num>;
-            localOffset = (q) => (rowStart[q] as Val<Num>).add(component(before as never, q) as never);
+            inclusive.push(row);
           }
+          const scanned = workgroupScan(k, run as Val<Num>, wg, subgroups, zero());
+          const before = k.let(scanned.exclusive, 'before') as Val<Num>;
+          const total = k.let(scanned.total, 'total') as Val<Num>;
+          localOffset = () => before;
           k.if(firstSubgroup, () => lookBack(total));
           k.workgroupBarrier();
         }
@@ -602,14 +573,7 @@ export function lookbackSumDepth(device: Device, n: number, t: LookbackTuning): 
   // first subgroup's scan of the runs (chunks of `lanes` runs, each chunk widest - 1), the offsets (3).
   const runs = Math.ceil(t.wg / lanes);
   const subgroupLocal = 3 + 2 * (widest - 1) + t.vecs + Math.ceil(runs / lanes) + 3;
-  const local =
-    t.layout === 'blocked'
-      ? 4 * t.vecs + combine + 1
-      : t.layout === 'striped'
-        ? 3 + combine + t.vecs + 1
-        : t.layout === 'subgroup'
-          ? subgroupLocal
-          : subgroupLocal + 4 * t.vecs;
+  const local = t.layout === 'blocked' ? 4 * t.vecs + combine + 1 : t.layout === 'subgroup' ? subgroupLocal : subgroupLocal + 4 * t.vecs;
   const fallback = Math.ceil((t.wg * t.vecs) / lanes) + 2 + Math.ceil(Math.log2(widest));
   return Math.max(local, fallback) + 3 * tiles + local + 2;
 }
