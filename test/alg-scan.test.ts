@@ -161,6 +161,9 @@ describeEachBackend('scan', (ctx) => {
         { formulation: 'single-pass', lookback: { wg: 64, vecs: 8, layout: 'subgroup', ids: 'workgroup' } },
       ],
       ['subgroup 1 quad', { formulation: 'single-pass', lookback: { wg: 16, vecs: 1, layout: 'subgroup' } }],
+      // Asked narrower than any subgroup (the H100's are 32 wide): widened to one whole subgroup.
+      ['subgroup, 2 invocations asked', { formulation: 'single-pass', lookback: { wg: 2, vecs: 2, layout: 'subgroup' } }],
+      ['blocked, 2 invocations asked', { formulation: 'single-pass', lookback: { wg: 2, vecs: 1, layout: 'blocked' } }],
       ['subgroup-blocked 3 quads', { formulation: 'single-pass', lookback: { wg: 32, vecs: 3, layout: 'subgroup-blocked' } }],
       // Every predecessor is reduced from the input: the fallback path alone must give the same sums.
       ['fallback', { formulation: 'single-pass', lookback: { wg: 16, vecs: 1, layout: 'blocked', spinLimit: 0, forceFallback: true } }],

@@ -21,6 +21,7 @@ import {
   type Kernel,
   type KernelBuilder,
   LimitExceededError,
+  min,
   type ParamDecl,
   select,
   UnsupportedFeatureError,
@@ -225,7 +226,8 @@ export function workgroupReduce<T extends ValueType>(
   const count = k.var('u32', wg, 'count');
   if (subgroups) {
     const v = subgroupOp(value);
-    const sg = k.let(k.subgroupSize, 'sg');
+    // A workgroup narrower than the subgroup size fills only part of one subgroup.
+    const sg = k.let(min(k.subgroupSize, u32(wg)), 'sg');
     k.if(k.subgroupInvocation.eq(0), () => arr.store(lid.div(sg), v));
     count.set(count.div(sg));
   } else {
@@ -276,7 +278,8 @@ export function workgroupScan<T extends ValueType>(
   if (subgroups) {
     const incl = k.subgroupInclusiveAdd(value);
     inner.set(k.subgroupExclusiveAdd(value));
-    const sg = k.let(k.subgroupSize, 'sg');
+    // A workgroup narrower than the subgroup size fills only part of one subgroup.
+    const sg = k.let(min(k.subgroupSize, u32(wg)), 'sg');
     slot.set(lid.div(sg));
     // The last lane of each subgroup holds the subgroup's total.
     k.if(k.subgroupInvocation.eq(sg.sub(1)), () => arr.store(slot, incl));

@@ -162,7 +162,11 @@ export function lookbackTuning(device: Device, overrides: Partial<LookbackTuning
   const t = { ...DEFAULT_TUNING, ...overrides };
   // The workgroup scan keeps one value per invocation in workgroup memory.
   // ('subgroup' keeps one value per subgroup: the invocation count bounds it.)
-  const wg = blockSize(device.caps, 4, t.wg);
+  // At least one whole subgroup of the widest size the device reports: the layouts read
+  // a subgroup's total from its last lane and count wg / width subgroups (with wg = 16
+  // on the H100's 32-wide subgroups that count was 0 and tile sums came out wrong).
+  const widest = device.caps.features.has('subgroup') ? device.caps.limits.maxSubgroupSize : 1;
+  const wg = blockSize(device.caps, 4, Math.max(t.wg, widest));
   if (t.layout === 'subgroup' && t.vecs % 4 !== 0 && ![1, 2].includes(t.vecs))
     throw new RangeError(`subgroup tiles take 1, 2 or a multiple of 4 quads per invocation, got ${t.vecs}`);
   if (!Number.isInteger(t.vecs) || t.vecs < 1) throw new RangeError(`vecs must be a positive integer, got ${t.vecs}`);
