@@ -29,11 +29,11 @@ function formulationsOf(device: Device): Array<[string, MultisplitShape | null]>
   // A small tile (more tiles and subgroups per input) where the device allows one.
   const small = multisplitShape(device.caps, 3, 64);
   if (small) out.push([`multisplit wg=${small.wg} items=3`, small]);
-  // The options: the per-key atomic count step (per-subgroup histograms), values loaded beside the keys.
-  const atomic = multisplitShape(device.caps, 4, 128, { count: 'atomic' });
-  if (atomic) out.push([`multisplit atomic count wg=${atomic.wg} items=4`, atomic]);
-  const early = multisplitShape(device.caps, 5, 128, { valueLoads: 'early' });
-  if (early) out.push([`multisplit early values wg=${early.wg} items=5`, early]);
+  // The non-default options: the ballot-aggregated count step, values loaded after the ranking.
+  const ballot = multisplitShape(device.caps, 4, 128, { count: 'ballot' });
+  if (ballot) out.push([`multisplit ballot count wg=${ballot.wg} items=4`, ballot]);
+  const late = multisplitShape(device.caps, 5, 128, { valueLoads: 'late' });
+  if (late) out.push([`multisplit late values wg=${late.wg} items=5`, late]);
   return out;
 }
 
@@ -127,26 +127,33 @@ function caps(features: Feature[], storage: number, minSubgroup: number, maxSubg
 it('radix sort picks the multisplit from caps: subgroups, and counter rows that fit', () => {
   const all: Feature[] = ['gather', 'scatter', 'workgroup', 'subgroup'];
   // A GPU with 32-wide subgroups and 48 KiB: 256-wide workgroups, 8 counter rows, 1 mask word.
-  expect(multisplitShape(caps(all, 49152, 32, 32))).toEqual({ wg: 256, items: 12, rows: 8, words: 1, count: 'ballot', valueLoads: 'late' });
+  expect(multisplitShape(caps(all, 49152, 32, 32))).toEqual({
+    wg: 256,
+    items: 12,
+    rows: 8,
+    words: 1,
+    count: 'atomic',
+    valueLoads: 'early',
+  });
   // The pairs tile (16 keys and 16 values per invocation) still fits 48 KiB at 256 invocations.
   expect(multisplitShape(caps(all, 49152, 32, 32), MULTISPLIT_PAIR_ITEMS)).toEqual({
     wg: 256,
     items: 16,
     rows: 8,
     words: 1,
-    count: 'ballot',
-    valueLoads: 'late',
+    count: 'atomic',
+    valueLoads: 'early',
   });
   // Subgroups of 4 and 32 KiB (SwiftShader): the rows (wg / 4 of them) bound the workgroup.
-  expect(multisplitShape(caps(all, 32768, 4, 4))).toEqual({ wg: 64, items: 12, rows: 16, words: 1, count: 'ballot', valueLoads: 'late' });
+  expect(multisplitShape(caps(all, 32768, 4, 4))).toEqual({ wg: 64, items: 12, rows: 16, words: 1, count: 'atomic', valueLoads: 'early' });
   // Subgroups of 16 to 64: rows for the smallest, masks for the largest.
   expect(multisplitShape(caps(all, 65536, 16, 64))).toEqual({
     wg: 256,
     items: 12,
     rows: 16,
     words: 2,
-    count: 'ballot',
-    valueLoads: 'late',
+    count: 'atomic',
+    valueLoads: 'early',
   });
   // Width-1 subgroups (the CPU backend's emulation): rows would fill the memory, so no multisplit.
   expect(multisplitShape(caps(all, 65536, 1, 1))).toBeUndefined();

@@ -1,11 +1,11 @@
 /**
  * The subgroup formulation of radix sort's passes: 8-bit digits, 4 passes, each a
  * reduce-then-scan pass of three dispatches:
- *   1. count: per-tile digit counts in a workgroup-atomic histogram, one atomic add
- *      per run of equal digits in a subgroup (found by the same ballots as below, so
- *      skewed keys do not pile atomics onto one address), stored digit-major (digit
- *      d of tile t at d · tiles + t); or, as an option ('atomic'), one atomic add per
- *      key into its subgroup's own histogram, summed per digit;
+ *   1. count: per-tile digit counts, stored digit-major (digit d of tile t at
+ *      d · tiles + t): by default ('atomic') one workgroup atomic add per key into
+ *      its subgroup's own histogram, summed per digit; as an option ('ballot'), one
+ *      atomic add per run of equal digits in a subgroup, found by the same ballots
+ *      as below (measured slower on the H100, skewed keys included);
  *   2. an exclusive scan of those counts, which gives every (digit, tile) its first
  *      output slot in stable order (the global digit offsets are folded in);
  *   3. rank and scatter: the tile is re-read, ranked stably, sorted by digit in
@@ -26,8 +26,8 @@
  * the digits turn the counters into each (subgroup, digit)'s first slot in the
  * locally sorted tile.
  *
- * Pairs: values are loaded once the keys are ranked (or, as an option, beside the
- * keys before the ranking) and staged beside them, so one pass over the sorted tile
+ * Pairs: values are loaded beside the keys before the ranking (or, as an option,
+ * once the keys are ranked) and staged beside them, so one pass over the sorted tile
  * writes both. Workgroups that a folded grid adds past the
  * last tile leave at once.
  *
@@ -106,6 +106,12 @@ export interface MultisplitOptions {
  * a shuffle per register, no barrier per item): rank + scatter 5.70 ms at 12 items,
  * 4.47 at 16, sorts 25.65 / 20.24 ms; round 1: ranking every key against all earlier
  * items' ballots (23.3 ms at 8 items, 34.3 at 12).
+ *
+ * The integration call (radix-check beside the suite, 2^28, same protocol): keys 12
+ * items ballot count 14.55 ms, atomic count 13.78 (19.49 Gkeys/s); keys < 2^16
+ * 14.50 / 13.68; all keys equal 14.44 / 13.56 (the atomic count is faster on skewed
+ * keys too). Pairs with early value loads: 12 items 24.70 ms, 16 items 22.04 ms
+ * (late loads 38.14 / 35.81).
  */
 export const MULTISPLIT_ITEMS = 12;
 
@@ -116,9 +122,9 @@ export const MULTISPLIT_PAIR_ITEMS = 16;
  * The multisplit shape for `caps`, or undefined when the device has no subgroups or
  * the counter rows would take more than half its workgroup memory at 64 invocations.
  * `items`, `maxWg` and `options` override the defaults (benchmarks and tests sweep
- * them). The count step defaults to 'ballot': the per-key 'atomic' count measured
- * 0.2 ms a pass faster on random keys, but equal digits in a subgroup (small keys,
- * few distinct keys) serialize its atomics on one address, which is unmeasured.
+ * them). The count step defaults to 'atomic' (per-key workgroup atomics: faster
+ * than the ballot count on random, small and all-equal keys alike on the H100), and
+ * values are loaded early, beside the keys (the pairs scatter 1.6x faster).
  */
 export function multisplitShape(
   caps: DeviceCaps,
@@ -131,8 +137,8 @@ export function multisplitShape(
   if (minSubgroupSize < 1 || maxSubgroupSize < minSubgroupSize) return undefined;
   const words = Math.min(4, Math.ceil(maxSubgroupSize / 32));
   if (maxSubgroupSize > 128) return undefined;
-  const count = options.count ?? 'ballot';
-  const valueLoads = options.valueLoads ?? 'late';
+  const count = options.count ?? 'atomic';
+  const valueLoads = options.valueLoads ?? 'early';
   const top = floorPow2(Math.min(maxWg, caps.limits.maxComputeInvocationsPerWorkgroup));
   for (let wg = top; wg >= Math.max(64, ceilToPow2(maxSubgroupSize)); wg /= 2) {
     const rows = Math.max(1, wg / floorPow2(minSubgroupSize));
