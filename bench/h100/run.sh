@@ -92,7 +92,12 @@ for anchor in cub nbody; do
   fi
 done
 node .gpu/conformance.mjs 2>&1 | tee "$OUT/conformance.log" | grep -v '^  ok ' ; conf=${PIPESTATUS[0]}
+# The SM / memory clocks while the suite runs (the timing protocol in gpu-check.ts depends on them).
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu,clocks_throttle_reasons.active \
+  --format=csv,noheader -lms 250 > "$OUT/smi.csv" 2> /dev/null &
+smi=$!
 node .gpu/alg-check.mjs --cub "$OUT/cub.txt" --nbody "$OUT/nbody.txt" --conformance "$OUT/conformance.json" \
   --out "$OUT/h100-suite.json" 2>&1 | tee "$OUT/alg-check.log"; check=${PIPESTATUS[0]}
+kill $smi 2> /dev/null
 echo "conformance exit $conf, algorithm check exit $check"
 exit $(( conf || check ))

@@ -44,22 +44,28 @@ const { values: args } = parseArgs({
   },
 });
 
-async function median(device: Device, label: string, body: () => void, reps = 7): Promise<number> {
-  // Warm-up: compiles, allocates temporaries, and brings the clocks back up after the
-  // host-side checks of the previous row (the GPU idles meanwhile): at least ~100 ms of
-  // back-to-back runs. Runs timed right after an idle pause were up to 4x slower on the H100.
-  let warm = 0;
-  for (let batch = 0; batch < 20 && warm < 100; batch++) {
-    warm += (
-      await device.time(`${label} warm-up`, () => {
-        for (let w = 0; w < 4; w++) body();
+/**
+ * Per-run time under sustained load: batches of back-to-back runs (about 50 ms of GPU
+ * work each, one GPU-timestamp measurement per batch) after at least 0.5 s of the same
+ * load; the median over `batches` batches of each batch's mean. Why: run one at a time
+ * (a host round trip between runs) the H100's SM clock stayed at 345-465 MHz
+ * (nvidia-smi in the same call: throttle reason "GPU idle") and memory-bound kernels
+ * took up to 1.75x longer, whereas CUB's timing loop keeps the clocks up.
+ */
+async function median(device: Device, label: string, body: () => void, batches = 5): Promise<number> {
+  const once = (await device.time(`${label} (first run)`, body)).ms; // also compiles and allocates
+  const perBatch = Math.max(1, Math.min(64, Math.ceil(50 / Math.max(once, 1e-3))));
+  const batch = async () =>
+    (
+      await device.time(label, () => {
+        for (let r = 0; r < perBatch; r++) body();
       })
-    ).ms;
-  }
+    ).ms / perBatch;
+  for (let warm = 0; warm < 500; ) warm += (await batch()) * perBatch;
   const ms: number[] = [];
-  for (let r = 0; r < reps; r++) ms.push((await device.time(label, body)).ms);
+  for (let r = 0; r < batches; r++) ms.push(await batch());
   ms.sort((a, b) => a - b);
-  return ms[Math.floor(reps / 2)] as number;
+  return ms[Math.floor(batches / 2)] as number;
 }
 
 const device = await createDevice({ backend: 'webgpu' });
@@ -299,7 +305,8 @@ function resultsFile(): Record<string, unknown> {
     what: 'The @trident/algorithms WebGPU formulations on a real GPU at the issue sizes (packages/algorithms/scripts/gpu-check.ts bundled as .gpu/alg-check.mjs by `bash bench/h100/run.sh pack`, run by `bash bench/h100/run.sh suite`), with the CUB / cudaMemcpy / CUDA N-body anchors compiled and run in the same device call just before it.',
     machine: gpu,
     adapter: device.info.adapter,
-    backend: 'webgpu via Dawn (node webgpu package) on Vulkan; timings gpu-timestamp, median of 7 (sorts 5, N-body 3) after a warm-up',
+    backend:
+      'webgpu via Dawn (node webgpu package) on Vulkan; timings gpu-timestamp under sustained load: the median of 5 batch means, each batch about 50 ms of back-to-back runs (at least one run), after at least 0.5 s of the same load',
     date: new Date().toISOString().slice(0, 10),
     ...(conformance ? { conformance: { passed: conformance.passed, failed: conformance.failed } } : {}),
     results,
