@@ -317,7 +317,7 @@ function resultsFile(): Record<string, unknown> {
     adapter: device.info.adapter,
     backend:
       'webgpu via Dawn (node webgpu package) on Vulkan; timings gpu-timestamp under sustained load: the median of 5 batch means, each batch about 50 ms of back-to-back runs (at least one run), after at least 0.5 s of the same load; sorts: the median of 7 single runs after at least 100 ms of warm-up runs',
-    date: new Date().toISOString().slice(0, 10),
+    date: new Date().toISOString(),
     ...(conformance ? { conformance: { passed: conformance.passed, failed: conformance.failed } } : {}),
     results,
     native: { lines: native },

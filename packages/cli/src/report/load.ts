@@ -92,7 +92,8 @@ export function normalizeResults(json: unknown, file: string): LoadedResults {
       {
         label: guessLabel(file),
         machine: { os: 'linux', cpu: typeof json.machine === 'string' ? json.machine : '' },
-        createdAt: json.date,
+        // A full time where the file has one: several runs of one day must order by it.
+        createdAt: json.createdAt ?? json.date,
         adapters: { 'node/webgpu': h.adapter },
         versions: {},
         measurements: h.measurements,
