@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { DAWN_TOGGLES, type WebGpuCompiled, type WebGpuDevice, webgpuAdapter } from '@trident/backend-webgpu';
 import { buffer, createDevice, type Device, defineKernel, registerBackend, u32, uniform } from '@trident/core';
 import { create, globals } from 'webgpu';
+import { timeRawWgsl } from './h100/raw-wgsl.ts';
 
 const { values } = parseArgs({
   options: {
@@ -125,40 +126,8 @@ function noChecks(source: string): string {
     .replace(/\bst_(\w+)\(([^,]*), ([^;]*), len_\w+\);/g, 'b_$1[$2] = $3;');
 }
 
-async function rawTimed(gpu: GPUDevice, code: string, bind: GPUBuffer[], uniformWords: number[]): Promise<number> {
-  // Scoped, so a rejected variant does not reach the Trident device's uncaptured-error handler.
-  gpu.pushErrorScope('validation');
-  const module = gpu.createShaderModule({ code });
-  const pipeline = gpu.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-  const error = await gpu.popErrorScope();
-  if (error) throw new Error(error.message);
-  const ubuf = gpu.createBuffer({ size: Math.max(256, uniformWords.length * 4), usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-  gpu.queue.writeBuffer(ubuf, 0, new Uint32Array(uniformWords));
-  const group = gpu.createBindGroup({
-    layout: pipeline.getBindGroupLayout(0),
-    entries: [...bind.map((b, i) => ({ binding: i, resource: { buffer: b } })), { binding: bind.length, resource: { buffer: ubuf } }],
-  });
-  const qs = gpu.createQuerySet({ type: 'timestamp', count: 2 });
-  const resolve = gpu.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-  const times: number[] = [];
-  for (let r = 0; r < REPEATS + 2; r++) {
-    const readback = gpu.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    const enc = gpu.createCommandEncoder();
-    const pass = enc.beginComputePass({ timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } });
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(GRID);
-    pass.end();
-    enc.resolveQuerySet(qs, 0, 2, resolve, 0);
-    enc.copyBufferToBuffer(resolve, 0, readback, 0, 16);
-    gpu.queue.submit([enc.finish()]);
-    await readback.mapAsync(GPUMapMode.READ);
-    const t = new BigUint64Array(readback.getMappedRange());
-    if (r >= 2) times.push(Number((t[1] as bigint) - (t[0] as bigint)) / 1e6);
-    readback.unmap();
-    readback.destroy();
-  }
-  return median(times);
+function rawTimed(gpu: GPUDevice, code: string, bind: GPUBuffer[], uniformWords: number[]): Promise<number> {
+  return timeRawWgsl(gpu, { code, bind, uniformWords, workgroups: GRID, reps: REPEATS, warmup: 2 });
 }
 
 async function variants(label: string, toggles: string[]): Promise<void> {

@@ -31,6 +31,7 @@ import { DAWN_TOGGLES } from '@trident/backend-webgpu';
 import { createDevice, type Device, type Kernel } from 'trident';
 import { create } from 'webgpu';
 import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
+import { timeRawWgsl } from './raw-wgsl.ts';
 
 const QUICK = process.argv.includes('--quick');
 // --n N for a smoke test off the GPU machine (the default is the size, then 65536).
@@ -124,40 +125,8 @@ async function timeIt(device: Device, body: () => void): Promise<number> {
 }
 
 /** Raw GPUDevice run of a WGSL module whose bindings are pos, velIn, velOut, acc, params. */
-async function rawTimed(gpu: GPUDevice, code: string, bind: GPUBuffer[], words: number[], workgroups: number): Promise<number> {
-  gpu.pushErrorScope('validation');
-  const module = gpu.createShaderModule({ code });
-  const pipeline = gpu.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-  const error = await gpu.popErrorScope();
-  if (error) throw new Error(error.message);
-  const ubuf = gpu.createBuffer({ size: 256, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-  gpu.queue.writeBuffer(ubuf, 0, new Uint32Array(words));
-  const group = gpu.createBindGroup({
-    layout: pipeline.getBindGroupLayout(0),
-    entries: [...bind.map((b, i) => ({ binding: i, resource: { buffer: b } })), { binding: bind.length, resource: { buffer: ubuf } }],
-  });
-  const qs = gpu.createQuerySet({ type: 'timestamp', count: 2 });
-  const resolve = gpu.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-  const times: number[] = [];
-  for (let r = 0; r < REPS + 1; r++) {
-    const readback = gpu.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    const enc = gpu.createCommandEncoder();
-    const pass = enc.beginComputePass({ timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } });
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(workgroups);
-    pass.end();
-    enc.resolveQuerySet(qs, 0, 2, resolve, 0);
-    enc.copyBufferToBuffer(resolve, 0, readback, 0, 16);
-    gpu.queue.submit([enc.finish()]);
-    await readback.mapAsync(GPUMapMode.READ);
-    const t = new BigUint64Array(readback.getMappedRange());
-    if (r >= 1) times.push(Number((t[1] as bigint) - (t[0] as bigint)) / 1e6);
-    readback.unmap();
-    readback.destroy();
-  }
-  ubuf.destroy();
-  return median(times);
+function rawTimed(gpu: GPUDevice, code: string, bind: GPUBuffer[], words: number[], workgroups: number): Promise<number> {
+  return timeRawWgsl(gpu, { code, bind, uniformWords: words, workgroups, reps: REPS, warmup: 1 });
 }
 
 /** The generated source with the workgroup-array bounds-check helpers replaced by plain accesses. */

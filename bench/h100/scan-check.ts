@@ -18,6 +18,7 @@ import { gammaF32, randomU32, type ScanVariant, scanFormulation, scanSumDepth, s
 /// <reference types="@webgpu/types" />
 import type { UniformSlot } from '@trident/backend-webgpu';
 import { type Buffer, createDevice, type Device, type Kernel } from 'trident';
+import { timeRawWgsl } from './raw-wgsl.ts';
 
 const quick = process.argv.includes('--quick');
 const log2n = Number(process.argv.find((a) => a.startsWith('--log2n='))?.slice(8) ?? 28);
@@ -86,45 +87,8 @@ const raw_ = device.impl as unknown as RawDevice;
 const gpuOf = (b: Buffer): GPUBuffer => (b.impl as unknown as { gpu: GPUBuffer }).gpu;
 
 /** Median GPU time of one compute pass of `code` (status cleared before each, outside the timed pass). */
-async function rawTimed(code: string, bind: GPUBuffer[], uniformWords: number[], groups: number, clear: GPUBuffer): Promise<number> {
-  const gpu = raw_.gpu;
-  gpu.pushErrorScope('validation');
-  const module = gpu.createShaderModule({ code });
-  const pipeline = gpu.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-  const error = await gpu.popErrorScope();
-  if (error) throw new Error(error.message);
-  const ubuf = gpu.createBuffer({ size: Math.max(256, uniformWords.length * 4), usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-  gpu.queue.writeBuffer(ubuf, 0, new Uint32Array(uniformWords));
-  const group = gpu.createBindGroup({
-    layout: pipeline.getBindGroupLayout(0),
-    entries: [...bind.map((b, i) => ({ binding: i, resource: { buffer: b } })), { binding: bind.length, resource: { buffer: ubuf } }],
-  });
-  const x = Math.min(groups, 65535);
-  const y = Math.ceil(groups / x);
-  const qs = gpu.createQuerySet({ type: 'timestamp', count: 2 });
-  const resolve = gpu.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-  const times: number[] = [];
-  for (let r = 0; r < 9; r++) {
-    const readback = gpu.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    const enc = gpu.createCommandEncoder();
-    enc.clearBuffer(clear);
-    const pass = enc.beginComputePass({ timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } });
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(x, y);
-    pass.end();
-    enc.resolveQuerySet(qs, 0, 2, resolve, 0);
-    enc.copyBufferToBuffer(resolve, 0, readback, 0, 16);
-    gpu.queue.submit([enc.finish()]);
-    await readback.mapAsync(GPUMapMode.READ);
-    const t = new BigUint64Array(readback.getMappedRange());
-    if (r >= 2) times.push(Number((t[1] as bigint) - (t[0] as bigint)) / 1e6);
-    readback.unmap();
-    readback.destroy();
-  }
-  ubuf.destroy();
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)] as number;
+function rawTimed(code: string, bind: GPUBuffer[], uniformWords: number[], groups: number, clear: GPUBuffer): Promise<number> {
+  return timeRawWgsl(raw_.gpu, { code, bind, uniformWords, workgroups: groups, clear, reps: 7, warmup: 2 });
 }
 
 /** Strips the generated storage bounds-check helpers: `ld_x(i, len_x)` -> `b_x[i]`, `st_x(i, v, len_x)` -> `b_x[i] = v`. */
