@@ -1,4 +1,5 @@
 import { playwright } from '@vitest/browser-playwright';
+import { defaultClientConditions, defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './packages/cli/src/browser/chromium.ts';
 
@@ -18,6 +19,17 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from './packages/cli/src/browser/chromiu
 const NODE_ONLY = 'test/**/*.node.test.ts';
 const BROWSER_ONLY = ['test/**/*.browser.test.ts', 'test/webgl-*.test.ts'];
 
+/**
+ * Tests run the packages' TypeScript sources: the `trident-source` export condition
+ * (each package.json) points there, where consumers get dist/. Vite takes the browser
+ * project's conditions from `resolve`, the Node project's from `ssr.resolve`.
+ */
+const SOURCE = 'trident-source';
+const sourceResolution = {
+  resolve: { conditions: [SOURCE, ...defaultClientConditions] },
+  ssr: { resolve: { conditions: [SOURCE, ...defaultServerConditions] } },
+};
+
 const shared = {
   // Devices own worker pools and GPU adapters: run files one at a time on 2 cores.
   fileParallelism: false,
@@ -29,6 +41,7 @@ export default defineConfig({
   test: {
     projects: [
       {
+        ...sourceResolution,
         test: {
           ...shared,
           name: 'node',
@@ -44,6 +57,7 @@ export default defineConfig({
         },
       },
       {
+        ...sourceResolution,
         // SharedArrayBuffer (the cpu backend's worker pool) needs a cross-origin isolated page.
         server: {
           host: '127.0.0.1',

@@ -110,6 +110,7 @@ function caps(features: Feature[], storage: number, minSubgroup: number, maxSubg
     timerSource: 'wall',
     preferredWorkgroupSize: 256,
     concurrency: 1,
+    dispatchCostMicros: 10,
     limits: {
       maxBufferElements: 2 ** 28,
       maxStorageBufferBindingSize: 2 ** 30,

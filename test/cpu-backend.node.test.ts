@@ -1,15 +1,6 @@
 /** CPU-backend specifics: worker pool behaviour, failures inside workers, phase splitting limits. */
 import { cpuAdapter } from '@trident/backend-cpu';
-import {
-  buffer,
-  type CompiledKernel,
-  Device,
-  defineKernel,
-  generateJs,
-  KernelExecutionError,
-  UnsupportedFeatureError,
-  uniform,
-} from '@trident/core';
+import { buffer, type CompiledKernel, Device, defineKernel, generateJs, KernelExecutionError, uniform } from '@trident/core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { randomU32 } from './harness.ts';
 
@@ -62,25 +53,40 @@ it('surfaces a failure inside a worker as KernelExecutionError and stays usable'
   expect(good.source).toContain('cpu_sum_chunks');
 });
 
-it('refuses break out of a loop that holds a barrier, naming the feature', () => {
+it('phase-splits a loop with a barrier that continue and break leave under uniform conditions', async () => {
+  // The break condition reads a read-only buffer at a uniform index: uniform, so allowed.
   const k = defineKernel({
     name: 'cpu_break_barrier',
     workgroupSize: 8,
-    params: { x: buffer('u32', 'read_write') },
-    body: ({ x }, k) => {
+    params: { stop: buffer('u32', 'read'), y: buffer('u32', 'write') },
+    body: ({ stop, y }, k) => {
+      const shared = k.workgroupArray('u32', 8);
       const i = k.var('u32', 0);
+      const total = k.var('u32', 0);
       k.while(
-        () => i.lt(4),
+        () => i.lt(100),
         () => {
-          k.barrier();
-          k.if(x.load(0).eq(7), () => k.break());
           i.set(i.add(1));
+          k.if(i.eq(2), () => k.continue());
+          shared.store(k.localIndex, k.localIndex.mul(i));
+          k.barrier();
+          total.set(total.add(shared.load(k.localIndex.add(1).rem(8))));
+          k.barrier();
+          k.if(i.ge(stop.load(0)), () => k.break());
         },
       );
+      y.store(k.globalIndex, total);
     },
   });
-  expect(() => generateJs(k)).toThrow(UnsupportedFeatureError);
-  expect(() => device.compile(k)).toThrow(/break out of a loop that contains a barrier/);
+  const stop = device.createBuffer('u32', [4]);
+  const y = device.createBuffer('u32', 16);
+  device.dispatch(k, { workgroups: 2 }, { stop, y });
+  const want = Array.from({ length: 16 }, (_, g) => {
+    const next = ((g % 8) + 1) % 8;
+    return [1, 3, 4].reduce((t, i) => t + next * i, 0);
+  });
+  expect([...(await y.read())]).toEqual(want);
+  expect(generateJs(k).source).toContain('cpu_break_barrier');
 });
 
 it('keeps per-invocation state across barriers and honours early return', async () => {

@@ -36,7 +36,8 @@ describe('webgpu adapter (Node)', () => {
       catch (e) { console.log(e.constructor.name + ': ' + e.message); }`;
     const env: NodeJS.ProcessEnv = { ...process.env, VK_ICD_FILENAMES: '/nonexistent/trident_icd.json' };
     delete env.VK_DRIVER_FILES;
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env, encoding: 'utf8' });
+    const args = ['--conditions=trident-source', '--import', 'tsx', '--input-type=module', '-e', script];
+    const out = execFileSync(process.execPath, args, { env, encoding: 'utf8' });
     expect(out).toContain('BackendUnavailableError');
     expect(out).toContain("backend 'webgpu' is unavailable: Dawn found no adapter (VK_ICD_FILENAMES=/nonexistent/trident_icd.json");
   });

@@ -18,7 +18,7 @@
  * Every row is checked against a float64 reference on a sample of bodies. Results of
  * the 2026-11-22 calls, with the CUDA anchor of the same call: nbody-check-2026-11-22.json.
  *
- * Bundle: node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20
+ * Bundle: node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --conditions=trident-source
  *   "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);"
  *   --alias:trident=./bench/h100/trident-webgpu-only.mjs bench/h100/nbody-check.ts --outfile=.gpu/nbody-check.mjs
  * Run on the GPU machine: source .gpu/start.sh && node .gpu/nbody-check.mjs [--quick] [--n N]

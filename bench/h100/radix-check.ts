@@ -7,7 +7,7 @@
  * ~100 ms of back-to-back warm-up runs, variants are timed in two interleaved
  * rounds (they agreed within 0.2% at 2^28), and all host-side correctness checks
  * come after all timing (sorted, same multiset; pairs: a stable permutation). Bundle:
- *   esbuild --bundle … --alias:trident=./bench/h100/trident-webgpu-only.mjs bench/h100/radix-check.ts
+ *   esbuild --bundle --conditions=trident-source … --alias:trident=./bench/h100/trident-webgpu-only.mjs bench/h100/radix-check.ts
  * and run beside the CUB anchor:  node .gpu/radix-check.mjs [log2 sizes…]
  */
 import { createDevice, type Device } from 'trident';

@@ -3,15 +3,17 @@
 #
 #   bash bench/h100/run.sh pack        # here: bundles the checks and the conformance specs, packs Node + Vulkan loader into .gpu/
 #   bash bench/h100/run.sh suite       # on the GPU machine (after `source .gpu/start.sh`): CUB and CUDA N-body anchors,
-#                                      # the conformance specs on webgpu, then the algorithm suite at the issue sizes
+#                                      # the conformance specs on webgpu, per-call latency beside TF.js webgpu
+#                                      # (bench/h100/latency-check.ts), then the algorithm suite at the issue sizes
 #                                      # (packages/algorithms/scripts/gpu-check.ts) -> $OUT/h100-suite.json
+#   bash bench/h100/run.sh probe       # on the GPU machine: the sort probe and the latency check alone (issue 12)
 #   bash bench/h100/run.sh ab          # on the GPU machine: A/B of Trident's IR kernels against hand-written WGSL (bench/webgpu-h100-ab.ts)
 #
 # With the device tool: run(kind='nvidia-h100-x1', carry=['.gpu'],
 #   command='source .gpu/start.sh && bash bench/h100/run.sh suite')   -> $OUT/h100-suite.json, $OUT/*.txt, $OUT/*.log
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-step=${1:?usage: run.sh pack|suite|ab}
+step=${1:?usage: run.sh pack|suite|probe|ab}
 
 if [[ $step == pack ]]; then
   set -e
@@ -21,10 +23,14 @@ if [[ $step == pack ]]; then
   mkdir -p .gpu/dist/linux-x64
   # Dawn's addon: the webgpu package loads dist/<platform>-<arch>/dawn.node beside the (bundled) module.
   cp node_modules/webgpu/dist/linux-x64/dawn.node .gpu/dist/linux-x64/dawn.node
-  esb=(node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --log-level=warning
+  esb=(node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --log-level=warning --conditions=trident-source
     "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);")
   "${esb[@]}" packages/algorithms/scripts/gpu-check.ts --outfile=.gpu/alg-check.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
   "${esb[@]}" bench/webgpu-h100-ab.ts --outfile=.gpu/webgpu-h100-ab.mjs
+  # Per-call latency beside TF.js webgpu (same process, same Dawn instance), and the sort probe.
+  for check in latency-check sort-probe graph-check; do
+    "${esb[@]}" bench/h100/$check.ts --outfile=.gpu/$check.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
+  done
   # The conformance specs that run on any backend (not Node- or browser-only, not WebGL's).
   entry=.gpu/conformance-entry.mjs
   {
@@ -77,6 +83,18 @@ if [[ -z $found ]]; then
   VK_LOADER_DEBUG=error,warn,driver probe 2>&1 | tail -40
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+if [[ $step == probe ]]; then
+  # Diagnosis runs (issue 12): the sort probe, then per-call latency beside TF.js webgpu
+  # (.gpu/latency-base.mjs, when present, is the same check bundled from the code before a change).
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu,clocks_throttle_reasons.active \
+    --format=csv,noheader -lms 250 > "$OUT/smi.csv" 2> /dev/null &
+  smi=$!
+  node .gpu/sort-probe.mjs 28 24 2>&1 | tee "$OUT/sort-probe.log"
+  [[ -f .gpu/latency-base.mjs ]] && node .gpu/latency-base.mjs --out "$OUT/latency-base.json" 2>&1 | tee "$OUT/latency-base.log"
+  node .gpu/latency-check.mjs --out "$OUT/latency.json" 2>&1 | tee "$OUT/latency.log"
+  kill $smi 2> /dev/null
+  exit 0
+fi
 if [[ $step == ab ]]; then
   # A/B diagnosis of the WebGPU bandwidth gap (bench/webgpu-h100-ab.ts), with the CUB anchor beside it.
   nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .gpu/cub_anchor.cu && /tmp/cub_anchor 2>&1 | grep 'n=2^28' | tee "$OUT/cub.txt"
@@ -96,8 +114,14 @@ node .gpu/conformance.mjs 2>&1 | tee "$OUT/conformance.log" | grep -v '^  ok ' ;
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu,clocks_throttle_reasons.active \
   --format=csv,noheader -lms 250 > "$OUT/smi.csv" 2> /dev/null &
 smi=$!
+# Per-call latency of reduce / scan / sort beside TF.js webgpu (the peer rows), same process.
+node .gpu/latency-check.mjs --out "$OUT/latency.json" 2>&1 | tee "$OUT/latency.log" | grep -v '"gpu_ms"'
+# Graph BFS on an R-MAT graph of 2^22 vertices (issue 13's bench/h100/graph-check.ts -> $OUT/graph-check.json).
+timeout 240 node .gpu/graph-check.mjs 2>&1 | tee "$OUT/graph-check.log" | tail -20
 node .gpu/alg-check.mjs --cub "$OUT/cub.txt" --nbody "$OUT/nbody.txt" --conformance "$OUT/conformance.json" \
-  --out "$OUT/h100-suite.json" 2>&1 | tee "$OUT/alg-check.log"; check=${PIPESTATUS[0]}
+  --latency "$OUT/latency.json" --graph "$OUT/graph-check.json" --out "$OUT/h100-suite.json" 2>&1 | tee "$OUT/alg-check.log"; check=${PIPESTATUS[0]}
 kill $smi 2> /dev/null
+# At most 8 files come back from the device tool: the results file, the clocks, and the rest in one archive.
+(cd "$OUT" && logs=$(find . -maxdepth 1 -type f ! -name h100-suite.json ! -name smi.csv) && tar czf /tmp/logs.tgz $logs && rm -f $logs && mv /tmp/logs.tgz .)
 echo "conformance exit $conf, algorithm check exit $check"
 exit $(( conf || check ))

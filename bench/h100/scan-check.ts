@@ -6,7 +6,7 @@
  * 4099th element and the last; f32 within the documented bound). Run it beside the
  * CUB anchor in one device call; only same-call ratios compare:
  *
- *   node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 \
+ *   node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --conditions=trident-source \
  *     "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" \
  *     --alias:trident=./bench/h100/trident-webgpu-only.mjs bench/h100/scan-check.ts --outfile=/work/main/.gpu/scan-check.mjs
  *   (GPU machine) source .gpu/start.sh && node .gpu/scan-check.mjs [--quick] [--raw] [--log2n=28]

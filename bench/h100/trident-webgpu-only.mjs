@@ -10,6 +10,8 @@ import { create, globals } from 'webgpu';
 
 Object.assign(globalThis, globals);
 const gpu = create([...DAWN_TOGGLES]);
+/** The process's Dawn `GPU` (TF.js peers get it as navigator.gpu: bench/h100/tfjs-setup.mjs). */
+export const dawnGpu = gpu;
 registerBackend({ kind: 'webgpu', create: (options) => webgpuAdapter.create({ gpu, ...(options ?? {}) }) });
 
 export * from '@trident/core';

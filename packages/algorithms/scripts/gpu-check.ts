@@ -29,14 +29,21 @@ import {
   zcopy,
   zfill,
 } from '@trident/algorithms';
-import { type Buffer, createDevice, type Device } from 'trident';
+import { createDevice, type Device } from 'trident';
+import { dispatchGroups } from '../src/common.ts';
+import { countKernel, MULTISPLIT_ITEMS, multisplitShape, scatterKernel } from '../src/radix-multisplit.ts';
 import { randomU32 } from '../src/reference/random.ts';
+import { recordScan } from '../src/scan.ts';
 
 const { values: args } = parseArgs({
   options: {
     cub: { type: 'string' },
     nbody: { type: 'string' },
     conformance: { type: 'string' },
+    // bench/h100/latency-check.ts's output of this call: per-call latency and the TF.js peer rows.
+    latency: { type: 'string' },
+    // bench/h100/graph-check.ts's output of this call (BFS on an R-MAT graph).
+    graph: { type: 'string' },
     out: { type: 'string' },
     // Smaller sizes for a smoke run off the GPU machine (e.g. --log2n 16 --bodies 1024).
     log2n: { type: 'string', default: '28' },
@@ -52,21 +59,6 @@ const { values: args } = parseArgs({
  * (nvidia-smi in the same call: throttle reason "GPU idle") and memory-bound kernels
  * took up to 1.75x longer, whereas CUB's timing loop keeps the clocks up.
  */
-/**
- * Median of `reps` single runs after at least 100 ms of back-to-back warm-up: for the
- * sorts, whose runs are long (milliseconds, many dispatches). Timed in batches like the
- * other rows, the 2^28 sorts took 2.3x longer per run (33.6 vs 14.3 ms in two calls on
- * the H100; not explained, a fresh output buffer per run is suspected), while single
- * runs agreed with radix-check's warmed, interleaved rounds (14.3 vs 13.8 ms).
- */
-async function medianOfSingles(device: Device, label: string, body: () => void, reps = 7): Promise<number> {
-  for (let warm = 0; warm < 100; ) warm += (await device.time(`${label} warm-up`, body)).ms;
-  const ms: number[] = [];
-  for (let r = 0; r < reps; r++) ms.push((await device.time(label, body)).ms);
-  ms.sort((a, b) => a - b);
-  return ms[Math.floor(reps / 2)] as number;
-}
-
 async function median(device: Device, label: string, body: () => void, batches = 5): Promise<number> {
   const once = (await device.time(`${label} (first run)`, body)).ms; // also compiles and allocates
   const perBatch = Math.max(1, Math.min(64, Math.ceil(50 / Math.max(once, 1e-3))));
@@ -209,6 +201,14 @@ function sortedSameMultiset(got: Uint32Array, src: Uint32Array): boolean {
   }
   return ok && sum === sumIn && xor === xorIn;
 }
+/**
+ * Sorts are timed like CUB's benchmark calls them: back-to-back calls of the public
+ * radixSort into outputs allocated once (`options.output` / `valuesOutput`), under the
+ * same sustained-load protocol as the other rows. With a new 1 GiB output per call the
+ * same sort took 2.3-2.5x longer on the H100, in batches one day and as single runs the
+ * next (bench/results/tuning/h100-issue12-probe-2026-11-23.json): the allocation's
+ * cost, not the sort's.
+ */
 const sortRow = async (m: number, pairs: boolean) => {
   const src = data.subarray(0, m);
   const keys = device.createBuffer('u32', src);
@@ -219,28 +219,51 @@ const sortRow = async (m: number, pairs: boolean) => {
         Uint32Array.from({ length: m }, (_, i) => i),
       )
     : undefined;
-  let result: { keys: Buffer<'u32'>; values?: Buffer<'u32'> } | undefined;
+  const output = device.createBuffer('u32', m);
+  const valuesOutput = pairs ? device.createBuffer('u32', m) : undefined;
   const label = `radix sort u32 ${pairs ? 'pairs' : 'keys'}`;
-  const ms = await medianOfSingles(device, label, () => {
-    result?.keys.destroy();
-    result?.values?.destroy();
-    result = values ? radixSort(device, keys, { values }) : radixSort(device, keys);
+  const ms = await median(device, label, () => {
+    if (values) radixSort(device, keys, { values, output, valuesOutput });
+    else radixSort(device, keys, { output });
   });
-  const r = result as { keys: Buffer<'u32'>; values?: Buffer<'u32'> };
-  const got = await r.keys.read();
+  const got = await output.read();
   let ok = sortedSameMultiset(got, src);
-  if (r.values) {
-    const idx = await r.values.read();
+  if (valuesOutput) {
+    const idx = await valuesOutput.read();
     for (let i = 0; i < m && ok; i++) {
       const j = idx[i] as number;
       ok = src[j] === got[i] && (i === 0 || got[i - 1] !== got[i] || (idx[i - 1] as number) < j);
     }
-    r.values.destroy();
   }
-  r.keys.destroy();
-  keys.destroy();
-  values?.destroy();
-  report(label, m, ms, 0, ok, { Gkeys: +(m / ms / 1e6).toFixed(2) });
+  // One pass's steps at this size (keys, shift 0), each timed alone by the same protocol.
+  const steps: Record<string, number> = {};
+  const shape = multisplitShape(device.caps, MULTISPLIT_ITEMS);
+  if (shape && !pairs) {
+    const tiles = Math.ceil(m / (shape.wg * shape.items));
+    const counts = device.createBuffer('u32', 256 * tiles);
+    const offsets = device.createBuffer('u32', 256 * tiles);
+    const dummy = device.createBuffer('u32', 1);
+    const dummyOut = device.createBuffer('u32', 1);
+    const bodies: Record<string, () => void> = {
+      count: () => dispatchGroups(device, countKernel(shape), tiles, { keys, counts, n: m, shift: 0, tiles }),
+      scan: () => recordScan(device, counts, offsets, 256 * tiles, true),
+      'rank+scatter': () =>
+        dispatchGroups(device, scatterKernel(shape, undefined), tiles, {
+          keys,
+          keysOut: output,
+          vals: dummy,
+          valsOut: dummyOut,
+          offsets,
+          n: m,
+          shift: 0,
+          tiles,
+        }),
+    };
+    for (const [name, body] of Object.entries(bodies)) steps[name] = +(await median(device, `${label} step ${name}`, body, 3)).toFixed(4);
+    for (const b of [counts, offsets, dummy, dummyOut]) b.destroy();
+  }
+  for (const b of [keys, values, output, valuesOutput]) b?.destroy();
+  report(label, m, ms, 0, ok, { Gkeys: +(m / ms / 1e6).toFixed(2), ...(Object.keys(steps).length ? { pass_steps_ms: steps } : {}) });
 };
 await sortRow(N / 16, false);
 await sortRow(N, false);
@@ -311,14 +334,19 @@ function resultsFile(): Record<string, unknown> {
     // Not on the GPU machine: the adapter name below still says what ran.
   }
   const conformance = args.conformance && existsSync(args.conformance) ? JSON.parse(readFileSync(args.conformance, 'utf8')) : undefined;
+  // Trident's per-call latency rows and the TF.js webgpu peer rows, from the same call.
+  const latency = args.latency && existsSync(args.latency) ? JSON.parse(readFileSync(args.latency, 'utf8')) : undefined;
+  const graph = args.graph && existsSync(args.graph) ? JSON.parse(readFileSync(args.graph, 'utf8')) : undefined;
   return {
     what: 'The @trident/algorithms WebGPU formulations on a real GPU at the issue sizes (packages/algorithms/scripts/gpu-check.ts bundled as .gpu/alg-check.mjs by `bash bench/h100/run.sh pack`, run by `bash bench/h100/run.sh suite`), with the CUB / cudaMemcpy / CUDA N-body anchors compiled and run in the same device call just before it.',
     machine: gpu,
     adapter: device.info.adapter,
     backend:
-      'webgpu via Dawn (node webgpu package) on Vulkan; timings gpu-timestamp under sustained load: the median of 5 batch means, each batch about 50 ms of back-to-back runs (at least one run), after at least 0.5 s of the same load; sorts: the median of 7 single runs after at least 100 ms of warm-up runs',
+      'webgpu via Dawn (node webgpu package) on Vulkan; timings gpu-timestamp under sustained load: the median of 5 batch means, each batch about 50 ms of back-to-back runs (at least one run), after at least 0.5 s of the same load; sorts by the same protocol: back-to-back calls of the public radixSort into outputs allocated once (options.output / valuesOutput), as CUB reuses its output and temporary storage',
     date: new Date().toISOString(),
     ...(conformance ? { conformance: { passed: conformance.passed, failed: conformance.failed } } : {}),
+    ...(latency ? { latency, peers: latencyRows(latency) } : {}),
+    ...(graph ? { graph } : {}),
     results,
     native: { lines: native },
     ratios_ours_over_anchor_speed: ratios(native),
@@ -327,4 +355,37 @@ function resultsFile(): Record<string, unknown> {
       'Checks: reduce / scan / histogram against the sequential references (scan sampled every 4099th element and the last); sorts for order and the multiset (sum, xor), pairs for pairing and stability.',
     ],
   };
+}
+
+/**
+ * latency-check's wall-clock rows as results-file measurements (docs/bench-schema.md):
+ * Trident and TF.js webgpu side by side, one call awaited with its read.
+ */
+function latencyRows(latency: { rows?: Array<Record<string, unknown>> }): Record<string, unknown>[] {
+  const variants: Record<string, [string, string]> = {
+    reduce: ['reduce', 'sum f32 · one call + read'],
+    scan: ['scan', 'inclusive f32 · one call + read'],
+    sort: ['sort', 'f32 keys · one call + read'],
+  };
+  const out: Record<string, unknown>[] = [];
+  for (const r of latency.rows ?? []) {
+    const v = variants[String(r.op)];
+    if (!v || typeof r.wall_ms !== 'number') continue;
+    out.push({
+      algorithm: v[0],
+      variant: v[1],
+      implementation: r.library === 'tfjs-webgpu' ? 'tfjs' : 'trident',
+      backend: 'webgpu',
+      runtime: 'node',
+      n: r.n,
+      dtype: 'f32',
+      timer: 'wall',
+      median_ms: r.wall_ms,
+      min_ms: r.min_ms,
+      max_ms: r.max_ms,
+      verified: r.ok === true,
+      ...(r.library === 'tfjs-webgpu' && r.op === 'sort' ? { note: 'tf.topk(x, n) values (descending)' } : {}),
+    });
+  }
+  return out;
 }

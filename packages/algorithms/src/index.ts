@@ -17,6 +17,19 @@
 
 export { bitonicSort } from './bitonic-sort.ts';
 export { type CompactResult, compact } from './compact.ts';
+export { apsp } from './graph/apsp.ts';
+export { type BfsFormulation, bfs, bfsFormulation } from './graph/bfs.ts';
+export { components } from './graph/components.ts';
+export { fromEdges, type GenerateOptions, pathGraph, randomGraph, rmatGraph, starGraph } from './graph/generate.ts';
+export { createGraph, Graph, type GraphInput, MAX_GRAPH_VERTICES } from './graph/graph.ts';
+export { matching } from './graph/matching.ts';
+export { mst } from './graph/mst.ts';
+export { MAX_BLENDED_ID } from './graph/needs.ts';
+export { apspReference } from './graph/reference/apsp.ts';
+export { bfsReference } from './graph/reference/bfs.ts';
+export { componentsReference } from './graph/reference/components.ts';
+export { matchingReference, matchingSize } from './graph/reference/matching.ts';
+export { type MstForest, mstReference } from './graph/reference/mst.ts';
 export { type HistogramOptions, histogram } from './histogram.ts';
 export { mergeSort } from './merge-sort.ts';
 export {

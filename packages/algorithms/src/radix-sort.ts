@@ -216,7 +216,8 @@ export { transformKernel };
 
 /**
  * Stable LSD radix sort (see radix-sort.ts) of `keys` (u32 / i32 / f32), with
- * optional `values` reordered alongside. Records the work and returns new buffers.
+ * optional `values` reordered alongside. Records the work and returns the sorted
+ * keys (and values): `options.output` (`options.valuesOutput`) or new buffers.
  *
  * Complexity: O(n) work. With subgroups, 4 passes of 8-bit digits (count, scan of
  * 256 · n / tile counts, rank + scatter): 2 reads and 1 write of each key per pass,
@@ -230,7 +231,7 @@ export { transformKernel };
 export function radixSort<K extends SortKeyType, V extends BufferDType = BufferDType>(
   device: Device,
   keys: Buffer<K>,
-  options?: SortOptions<V>,
+  options?: SortOptions<V, K>,
 ): SortResult<K, V> {
   validateSort(device, keys, options);
   if (!hasAll(device, 'workgroup', 'scatter')) {

@@ -14,15 +14,25 @@ const VALUE_TYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
 
 export type SortKeyType = (typeof KEY_TYPES)[number];
 
-export interface SortOptions<V extends BufferDType = BufferDType> {
+export interface SortOptions<V extends BufferDType = BufferDType, K extends BufferDType = BufferDType> {
   /** Values to reorder with the keys (same length, any dtype). */
   readonly values?: Buffer<V>;
+  /**
+   * Where to write the sorted keys (the keys' dtype and length; neither the keys nor
+   * the values buffer). Sorting again into the same buffer allocates nothing: the
+   * sort's temporaries are already kept per device between calls, so with `output`
+   * (and `valuesOutput`) a repeated sort reuses all of its memory, as CUB's
+   * temporary storage does. A new buffer otherwise.
+   */
+  readonly output?: Buffer<K>;
+  /** Where to write the reordered values (only with `values`; their dtype and length; distinct from every other buffer). */
+  readonly valuesOutput?: Buffer<V>;
 }
 
 export interface SortResult<K extends BufferDType, V extends BufferDType = BufferDType> {
-  /** A new buffer: the keys in ascending order. */
+  /** The keys in ascending order (`options.output`, or a new buffer). */
   readonly keys: Buffer<K>;
-  /** A new buffer: the values in the order of their keys (present when values were given). */
+  /** The values in the order of their keys, present when values were given (`options.valuesOutput`, or a new buffer). */
   readonly values?: Buffer<V>;
 }
 
@@ -30,7 +40,7 @@ export interface SortResult<K extends BufferDType, V extends BufferDType = Buffe
 export function validateSort<K extends BufferDType, V extends BufferDType>(
   device: Device,
   keys: Buffer<K>,
-  options: SortOptions<V> | undefined,
+  options: SortOptions<V, BufferDType> | undefined,
 ): Buffer<V> | undefined {
   checkBuffer(device, keys, 'keys', KEY_TYPES as unknown as readonly K[]);
   if (options !== undefined && (options === null || typeof options !== 'object'))
@@ -42,23 +52,44 @@ export function validateSort<K extends BufferDType, V extends BufferDType>(
       throw new InvalidArgumentError('options.values', `length ${values.length} differs from the keys length ${keys.length}`);
     if ((values as Buffer) === keys) throw new InvalidArgumentError('options.values', 'must not be the keys buffer');
   }
+  const output = options?.output;
+  if (output !== undefined) {
+    checkBuffer(device, output, 'options.output', [keys.dtype]);
+    if (output.length !== keys.length)
+      throw new InvalidArgumentError('options.output', `length ${output.length} differs from the keys length ${keys.length}`);
+    if ((output as Buffer) === keys || (output as Buffer) === values)
+      throw new InvalidArgumentError('options.output', 'must not be the keys or the values buffer');
+  }
+  const valuesOutput = options?.valuesOutput;
+  if (valuesOutput !== undefined) {
+    if (values === undefined) throw new InvalidArgumentError('options.valuesOutput', 'needs options.values');
+    checkBuffer(device, valuesOutput, 'options.valuesOutput', [values.dtype]);
+    if (valuesOutput.length !== values.length)
+      throw new InvalidArgumentError(
+        'options.valuesOutput',
+        `length ${valuesOutput.length} differs from the values length ${values.length}`,
+      );
+    const others: unknown[] = [keys, values, output];
+    if (others.includes(valuesOutput))
+      throw new InvalidArgumentError('options.valuesOutput', 'must not be the keys, values or output buffer');
+  }
   return values;
 }
 
 /**
  * Validates sort arguments (before anything is recorded), checks that the largest
  * temporary buffer the sort will use (`largestTemporary` elements) is within the
- * device's per-buffer limits, and allocates the outputs.
+ * device's per-buffer limits, and allocates the outputs that were not given.
  */
 export function prepareSort<K extends BufferDType, V extends BufferDType>(
   device: Device,
   keys: Buffer<K>,
-  options: SortOptions<V> | undefined,
+  options: SortOptions<V, BufferDType> | undefined,
   largestTemporary: number,
 ): { keysOut: Buffer<K>; valuesOut: Buffer<V> | undefined; values: Buffer<V> | undefined } {
   const values = validateSort(device, keys, options);
   checkFits(device, largestTemporary, 'sort temporaries');
-  const keysOut = device.createBuffer(keys.dtype, keys.length);
-  const valuesOut = values ? device.createBuffer(values.dtype, values.length) : undefined;
+  const keysOut = (options?.output as Buffer<K> | undefined) ?? device.createBuffer(keys.dtype, keys.length);
+  const valuesOut = values ? (options?.valuesOutput ?? device.createBuffer(values.dtype, values.length)) : undefined;
   return { keysOut, valuesOut, values };
 }

@@ -18,7 +18,7 @@ export type { SortKeyType, SortOptions, SortResult } from './sort-args.ts';
 export function sort<K extends SortKeyType, V extends BufferDType = BufferDType>(
   device: Device,
   keys: Buffer<K>,
-  options?: SortOptions<V>,
+  options?: SortOptions<V, K>,
 ): SortResult<K, V> {
   if (familyOf(device, 'sort') === 'workgroup') return radixSort(device, keys, options);
   return bitonicSort(device, keys, options);

@@ -93,6 +93,8 @@ export class CpuDevice implements BackendDevice {
       timerSource: 'wall',
       preferredWorkgroupSize: 64,
       concurrency: env.workers,
+      // A message to each worker, its wake-up and the join (issue 10 measured ~90 µs).
+      dispatchCostMicros: 90,
     };
   }
 

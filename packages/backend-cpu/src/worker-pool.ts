@@ -1,3 +1,4 @@
+import { spawnCpuWorker } from '#spawn-worker';
 import type { SlicePool, SliceTask } from './slice-pool.ts';
 
 type Reply = { job: number; ok: true } | { job: number; ok: false; error: string };
@@ -5,6 +6,8 @@ type Reply = { job: number; ok: true } | { job: number; ok: false; error: string
 interface Slot {
   readonly worker: Worker;
   busy: boolean;
+  /** Set once the worker failed to load or died: its jobs, and every later one, fail with this. */
+  failed?: Error;
 }
 
 /**
@@ -19,17 +22,26 @@ export class WorkerPool implements SlicePool {
 
   constructor(size: number) {
     for (let i = 0; i < size; i++) {
-      // The literal `new URL(..., import.meta.url)` form lets bundlers (Vite) emit the worker.
-      const worker = new Worker(new URL('./browser-worker.mjs', import.meta.url), { type: 'module', name: `trident-cpu-${i}` });
+      // Where the worker's script comes from depends on the build: see spawn-worker.ts.
+      const name = `trident-cpu-${i}`;
+      const { worker, source } = spawnCpuWorker(name);
+      const slot: Slot = { worker, busy: false };
       worker.onmessage = (e: MessageEvent<Reply>) => this.settle(e.data);
-      worker.onerror = (e: ErrorEvent) => {
+      worker.onerror = (e: Event) => {
+        // A script that fails to load gives a bare Event, with no message: say which script it
+        // was, and fail this worker's later jobs too (they would never be answered).
+        const loaded = e instanceof ErrorEvent && e.message;
+        const error = loaded
+          ? new Error(`CPU worker error in ${name} (${source}): ${loaded}`)
+          : new Error(`CPU worker ${name} could not load its script from ${source}: is it served, as JavaScript?`);
+        if (!loaded) slot.failed = error;
         // A worker that fails to load or throws outside a task fails every job it holds.
         for (const [job, j] of this.jobs) {
           this.jobs.delete(job);
-          j.reject(new Error(`CPU worker error: ${e.message}`));
+          j.reject(error);
         }
       };
-      this.slots.push({ worker, busy: false });
+      this.slots.push(slot);
     }
   }
 
@@ -39,6 +51,7 @@ export class WorkerPool implements SlicePool {
       await new Promise<void>((resolve) => this.waiting.push(resolve));
       slot = this.slots.find((s) => !s.busy);
     }
+    if (slot.failed) throw slot.failed;
     slot.busy = true;
     const job = this.nextJob++;
     try {

@@ -137,6 +137,8 @@ export class WebGLDevice implements BackendDevice {
       preferredWorkgroupSize: 64,
       // Every texel of a pass is an invocation: grid-stride kernels should use many.
       concurrency: 1 << 16,
+      // Program, framebuffer and uniform changes plus a draw; software rasterisers pay far more.
+      dispatchCostMicros: this.info.software ? 300 : 30,
     };
   }
 

@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import { BackendUnavailableError } from '@trident/core';
 
 /**
@@ -72,7 +72,9 @@ export function nodeEnvironment(dawn: DawnModule): GpuEnvironment {
 /** Why no adapter came back, with the fix where we know it. */
 export function noAdapterReason(runtime: GpuEnvironment['runtime']): string {
   if (runtime !== 'node') return 'requestAdapter() returned no adapter';
-  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
+  // Named properties, not an index signature: consumers may compile with noPropertyAccessFromIndexSignature.
+  type VulkanEnv = { VK_ICD_FILENAMES?: string | undefined; VK_DRIVER_FILES?: string | undefined };
+  const env: VulkanEnv = (globalThis as { process?: { env?: VulkanEnv } }).process?.env ?? {};
   if (!env.VK_ICD_FILENAMES && !env.VK_DRIVER_FILES) {
     return (
       'Dawn found no adapter. Without a GPU, point Vulkan at SwiftShader: ' +

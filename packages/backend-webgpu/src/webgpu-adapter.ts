@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import { type BackendAdapter, type BackendDevice, BackendUnavailableError } from '@trident/core';
 import { type GpuEnvironment, gpuEnvironment, noAdapterReason } from './gpu-environment.ts';
 import { WebGpuDevice } from './webgpu-device.ts';

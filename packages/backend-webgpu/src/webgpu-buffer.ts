@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import type { BackendBuffer, BufferDType } from '@trident/core';
 
 /**
@@ -66,6 +66,59 @@ export class BufferPool {
   /** Empties the pool, returning what it held (for destruction). */
   drain(): GPUBuffer[] {
     const all = [...this.free.values()].flat().map((e) => e.gpu);
+    this.free.clear();
+    this.bytes = 0;
+    return all;
+  }
+}
+
+/**
+ * Mappable read-back buffers (MAP_READ | COPY_DST), kept for reuse in power-of-two
+ * size classes from 256 bytes to 64 MiB: a read of a few bytes or of 2^24 elements
+ * then costs no allocation (TF.js's webgpu backend reuses its read-back buffers
+ * too). Bounded like BufferPool; a buffer is only given back unmapped.
+ */
+export class StagingPool {
+  private readonly free = new Map<number, GPUBuffer[]>();
+  private bytes = 0;
+  private readonly maxBytes: number;
+  private readonly maxBufferBytes: number;
+
+  constructor(maxBytes = 128 * 2 ** 20, maxBufferBytes = 64 * 2 ** 20) {
+    this.maxBytes = maxBytes;
+    this.maxBufferBytes = maxBufferBytes;
+  }
+
+  /** The buffer size for a read of `bytes`: its size class, or exactly `bytes` past the largest class. */
+  sizeFor(bytes: number): number {
+    const size = Math.max(256, 2 ** Math.ceil(Math.log2(Math.max(1, bytes))));
+    return size <= this.maxBufferBytes ? size : bytes;
+  }
+
+  take(bytes: number): GPUBuffer | undefined {
+    const size = this.sizeFor(bytes);
+    if (size > this.maxBufferBytes) return undefined;
+    const b = this.free.get(size)?.pop();
+    if (b) this.bytes -= size;
+    return b;
+  }
+
+  /** Keeps the buffer if there is room; returns false if the caller must destroy it. */
+  give(b: GPUBuffer): boolean {
+    const size = b.size;
+    if (size > this.maxBufferBytes || size !== this.sizeFor(size) || this.bytes + size > this.maxBytes) return false;
+    let list = this.free.get(size);
+    if (!list) {
+      list = [];
+      this.free.set(size, list);
+    }
+    list.push(b);
+    this.bytes += size;
+    return true;
+  }
+
+  drain(): GPUBuffer[] {
+    const all = [...this.free.values()].flat();
     this.free.clear();
     this.bytes = 0;
     return all;

@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import {
   type BackendBuffer,
   type BackendDevice,
@@ -20,7 +20,7 @@ import {
   UnsupportedFeatureError,
   uniform,
 } from '@trident/core';
-import { allocationBytes, BufferPool, WebGpuBuffer } from './webgpu-buffer.ts';
+import { allocationBytes, BufferPool, StagingPool, WebGpuBuffer } from './webgpu-buffer.ts';
 import { generateWgsl, type UniformSlot, type WgslKernel } from './wgsl.ts';
 
 /** A compiled kernel: its WGSL, pipeline and the layout of its per-dispatch uniforms. */
@@ -105,6 +105,12 @@ const FILL_KERNEL = defineKernel({
  */
 export class WebGpuDevice implements BackendDevice {
   readonly kind = 'webgpu' as const;
+  /**
+   * Host-side operations so far: command-buffer submits, map round trips (reads and
+   * timestamp read-backs), GPU buffers created (storage, staging, query resolve) and
+   * queue waits. Benchmarks count them per call; tests hold what one call costs.
+   */
+  readonly counters = { submits: 0, maps: 0, buffersCreated: 0, waits: 0 };
   readonly info: DeviceInfo;
   readonly caps: DeviceCaps;
   readonly gpu: GPUDevice;
@@ -118,6 +124,8 @@ export class WebGpuDevice implements BackendDevice {
   private nextKernelId = 0;
   private nextBufferId = 0;
   private readonly pool = new BufferPool();
+  /** Mappable read-back buffers, reused: creating one per read cost an allocation per call. */
+  private readonly staging = new StagingPool();
   private readonly bindGroups = new Map<string, GPUBindGroup>();
 
   private encoder: GPUCommandEncoder | undefined;
@@ -186,6 +194,8 @@ export class WebGpuDevice implements BackendDevice {
       preferredWorkgroupSize: Math.min(256, maxInvocations),
       // Rough resident invocations: WebGPU does not say. Software adapters run few.
       concurrency: software ? 4096 : 131072,
+      // One compute pass in a batched submission; software adapters pay more per pass.
+      dispatchCostMicros: software ? 100 : 10,
     };
     this.arena = this.newArena();
     this.arenaId = this.nextBufferId++;
@@ -208,7 +218,7 @@ export class WebGpuDevice implements BackendDevice {
       this.command().clearBuffer(reused.gpu);
       return new WebGpuBuffer(dtype, length, reused.gpu, reused.id);
     }
-    const gpu = this.gpu.createBuffer({
+    const gpu = this.newBuffer({
       size,
       usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
     });
@@ -234,7 +244,7 @@ export class WebGpuDevice implements BackendDevice {
       return;
     }
     // Recorded work must see the old contents: stage the data and record a copy.
-    const staging = this.gpu.createBuffer({ size: data.byteLength, usage: GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
+    const staging = this.newBuffer({ size: data.byteLength, usage: GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
     new Uint8Array(staging.getMappedRange()).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     staging.unmap();
     this.command().copyBufferToBuffer(staging, 0, b.gpu, offset * 4, data.byteLength);
@@ -250,20 +260,26 @@ export class WebGpuDevice implements BackendDevice {
       return new ctor(0);
     }
     const bytes = length * 4;
-    const staging = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const staging =
+      this.staging.take(bytes) ??
+      this.newBuffer({ size: this.staging.sizeFor(bytes), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     this.command().copyBufferToBuffer(b.gpu, offset * 4, staging, 0, bytes);
     this.submit();
     try {
-      await staging.mapAsync(GPUMapMode.READ);
+      this.counters.maps++;
+      await staging.mapAsync(GPUMapMode.READ, 0, bytes);
     } catch (err) {
+      staging.destroy();
       await this.settle();
       throw new KernelExecutionError('webgpu', '(read)', `mapping the read-back buffer failed: ${String(err)}`, { cause: err });
     }
-    const out = new ctor(length);
-    new Uint8Array(out.buffer).set(new Uint8Array(staging.getMappedRange()));
+    // One copy out of the mapping (slice), rather than a zero-filled array plus a copy.
+    const out = new ctor(staging.getMappedRange(0, bytes).slice(0));
     staging.unmap();
-    staging.destroy();
-    await this.settle();
+    if (!this.staging.give(staging)) staging.destroy();
+    // The copy ran after every earlier submission (queue order), so everything submitted
+    // has finished: only the error scopes are left to report (no extra queue wait).
+    await this.report();
     return out;
   }
 
@@ -278,7 +294,7 @@ export class WebGpuDevice implements BackendDevice {
       return;
     }
     // WebGPU refuses a copy within one buffer; go through a temporary.
-    const tmp = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+    const tmp = this.newBuffer({ size: bytes, usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
     enc.copyBufferToBuffer(s.gpu, srcOffset * 4, tmp, 0, bytes);
     enc.copyBufferToBuffer(tmp, 0, d.gpu, dstOffset * 4, bytes);
     this.afterSubmit.push(() => tmp.destroy());
@@ -416,6 +432,7 @@ export class WebGpuDevice implements BackendDevice {
     // copies between its passes included); spans of several command buffers add up.
     let ns = 0n;
     for (const { buffer, count } of timing.readbacks) {
+      this.counters.maps++;
       await buffer.mapAsync(GPUMapMode.READ);
       const stamps = new BigUint64Array(buffer.getMappedRange().slice(0, count * 8));
       buffer.unmap();
@@ -450,6 +467,7 @@ export class WebGpuDevice implements BackendDevice {
     for (const f of this.afterSubmit) f();
     this.afterSubmit = [];
     for (const b of this.pool.drain()) b.destroy();
+    for (const b of this.staging.drain()) b.destroy();
     this.arena.destroy();
     this.bindGroups.clear();
     this.kernels.clear();
@@ -555,8 +573,8 @@ export class WebGpuDevice implements BackendDevice {
     const t = this.timing;
     if (t?.querySet && t.used > 0) {
       const bytes = t.used * 8;
-      const resolve = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-      const readback = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      const resolve = this.newBuffer({ size: bytes, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+      const readback = this.newBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
       encoder.resolveQuerySet(t.querySet, 0, t.used, resolve, 0);
       encoder.copyBufferToBuffer(resolve, 0, readback, 0, bytes);
       t.readbacks.push({ buffer: readback, count: t.used });
@@ -570,6 +588,7 @@ export class WebGpuDevice implements BackendDevice {
     }
     if (this.arenaUsed > 0) this.gpu.queue.writeBuffer(this.arena, 0, this.arenaHost, 0, this.arenaUsed);
     this.gpu.queue.submit([encoder.finish()]);
+    this.counters.submits++;
     const names = [...this.batchKernels];
     this.checks.push({ what: names.length ? names.join(', ') : '(copies)', error: this.gpu.popErrorScope() });
     this.encoder = undefined;
@@ -581,7 +600,13 @@ export class WebGpuDevice implements BackendDevice {
 
   /** Waits for submitted work and reports the first error it (or a pipeline) produced. */
   private async settle(): Promise<void> {
+    this.counters.waits++;
     await this.gpu.queue.onSubmittedWorkDone();
+    await this.report();
+  }
+
+  /** Reports the first error that a submitted batch (or a pipeline) produced. */
+  private async report(): Promise<void> {
     const checks = this.checks;
     this.checks = [];
     const results = await Promise.all(checks.map(async (c) => ({ c, error: await c.error })));
@@ -599,8 +624,13 @@ export class WebGpuDevice implements BackendDevice {
     else gpu.destroy();
   }
 
+  private newBuffer(descriptor: GPUBufferDescriptor): GPUBuffer {
+    this.counters.buffersCreated++;
+    return this.gpu.createBuffer(descriptor);
+  }
+
   private newArena(): GPUBuffer {
-    return this.gpu.createBuffer({ size: ARENA_BYTES, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    return this.newBuffer({ size: ARENA_BYTES, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
   }
 }
 

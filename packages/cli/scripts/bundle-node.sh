@@ -15,7 +15,7 @@ out=${1:-.gpu}
 mkdir -p "$out/dist/linux-x64"
 # Dawn's addon: the webgpu package loads dist/<platform>-<arch>/dawn.node beside the bundled module.
 cp node_modules/webgpu/dist/linux-x64/dawn.node "$out/dist/linux-x64/dawn.node"
-node_modules/.bin/esbuild packages/cli/src/bundle-entry.ts --bundle --platform=node --format=esm --target=node20 --log-level=warning \
+node_modules/.bin/esbuild packages/cli/src/bundle-entry.ts --bundle --platform=node --format=esm --target=node20 --log-level=warning --conditions=trident-source \
   "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" \
   --alias:trident=./bench/h100/trident-webgpu-only.mjs --external:esbuild --external:playwright-core \
   --outfile="$out/trident-cli.mjs"

@@ -3,7 +3,12 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { BACKEND_KINDS, type BackendKind } from '@trident/core';
 import { UsageError } from './errors.ts';
 
-export function parse<T extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: T, allowPositionals = false) {
+/** parseArgs' result for these options (spelt out: the declaration build must name it). */
+export type Parsed<T extends NonNullable<ParseArgsConfig['options']>> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: T; allowPositionals: boolean; strict: true }>
+>;
+
+export function parse<T extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: T, allowPositionals = false): Parsed<T> {
   try {
     return parseArgs({ args: argv, options, allowPositionals, strict: true });
   } catch (err) {

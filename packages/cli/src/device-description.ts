@@ -12,6 +12,7 @@ export interface DeviceDescription {
     readonly timerSource: TimerSource;
     readonly preferredWorkgroupSize: number;
     readonly concurrency: number;
+    readonly dispatchCostMicros: number;
   };
 }
 
@@ -27,6 +28,7 @@ export function describeDevice(device: Device): DeviceDescription {
       timerSource: device.caps.timerSource,
       preferredWorkgroupSize: device.caps.preferredWorkgroupSize,
       concurrency: device.caps.concurrency,
+      dispatchCostMicros: device.caps.dispatchCostMicros,
     },
   };
 }

@@ -97,14 +97,14 @@ export function parseNpy(bytes: Uint8Array, file: string): NpyArray {
   return { dtype, shape, data };
 }
 
-interface NpyHeader {
+export interface NpyHeader {
   descr: string;
   fortranOrder: boolean;
   shape: number[];
 }
 
 /** Parses the header dict literal strictly enough to reject anything odd, loosely enough for every NumPy version's spacing. */
-function parseHeader(header: string, fail: (problem: string) => never): NpyHeader {
+export function parseHeader(header: string, fail: (problem: string) => never): NpyHeader {
   const text = header.trim();
   if (!text.startsWith('{') || !text.endsWith('}')) fail('malformed header (not a dict literal)');
   const descr = /['"]descr['"]\s*:\s*['"]([^'"]*)['"]/.exec(text)?.[1];
@@ -142,11 +142,12 @@ export function readNpy(file: string): NpyArray {
 }
 
 /** Serialises an array as `.npy` (v1.0, or v2.0 if the header outgrows 64 KiB). */
-export function encodeNpy(data: NpyData, shape: readonly number[] = [data.length]): Uint8Array {
+export function encodeNpy(data: NpyData | Float64Array, shape: readonly number[] = [data.length]): Uint8Array {
   const count = shape.reduce((a, b) => a * b, 1);
   if (count !== data.length) throw new RangeError(`shape (${shape.join(', ')}) does not hold ${data.length} elements`);
   const shapeText = shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
-  const dict = `{'descr': '${DESCR[dtypeOfData(data)]}', 'fortran_order': False, 'shape': ${shapeText}, }`;
+  const descr = data instanceof Float64Array ? '<f8' : DESCR[dtypeOfData(data)];
+  const dict = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shapeText}, }`;
   let version = 1;
   let prefix = 10;
   // Pad with spaces and end with '\n' so the data starts on a 64-byte boundary (NumPy >= 1.x convention).

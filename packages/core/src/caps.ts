@@ -50,6 +50,13 @@ export interface DeviceCaps {
    * resident threads for a GPU). Algorithms size grid-stride grids from it.
    */
   readonly concurrency: number;
+  /**
+   * Rough fixed cost of one dispatch (a WebGL2 pass, a CPU worker round trip), in
+   * microseconds, as the backend estimates it for this device. Algorithms weigh
+   * "fewer passes" against "less work per pass" with it; it is an order of
+   * magnitude, not a measurement to report.
+   */
+  readonly dispatchCostMicros: number;
 }
 
 export interface DeviceInfo {

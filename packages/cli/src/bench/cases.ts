@@ -33,6 +33,7 @@ import {
   zfill,
 } from '@trident/algorithms';
 import type { Device } from 'trident';
+import { GRAPH_CASES } from './graph-cases.ts';
 
 export interface PreparedRun {
   /** Records (and may await) one run of the algorithm; timed by device.time. */
@@ -40,6 +41,15 @@ export interface PreparedRun {
   /** Checks the last run's output against the sequential reference. */
   verify(): Promise<boolean>;
   dispose(): void;
+}
+
+/** One Node-side implementation timed beside Trident's (wall clock, one thread). */
+export interface PeerRun {
+  readonly implementation: string;
+  /** Untimed: build the peer's own data structure (e.g. a graphology Graph). */
+  prepare(): void;
+  run(): void;
+  verify(): boolean;
 }
 
 export interface BenchCase {
@@ -50,6 +60,10 @@ export interface BenchCase {
   readonly sizes: readonly number[];
   bytes?(n: number): number;
   flops?(n: number): number;
+  /** Stored edges one run traverses (graph cases: throughput in GTEPS). */
+  edges?(n: number): number;
+  /** Implementations to time beside Trident in Node, in the same run (graphology, the sequential reference). */
+  peers?(n: number): readonly PeerRun[];
   setup(device: Device, n: number): PreparedRun;
 }
 
@@ -265,6 +279,7 @@ export const CASES: readonly BenchCase[] = [
       };
     },
   },
+  ...GRAPH_CASES,
 ];
 
 export const NBODY_SOFTENING2 = 1e-4;

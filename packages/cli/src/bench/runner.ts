@@ -37,6 +37,7 @@ export async function measureCase(
     warmup: settings.warmup,
     ...(c.bytes ? { bytes: c.bytes(n) } : {}),
     ...(c.flops ? { flops: c.flops(n) } : {}),
+    ...(c.edges ? { edges: c.edges(n) } : {}),
   } as const;
   let prepared: ReturnType<BenchCase['setup']> | undefined;
   try {
@@ -65,7 +66,7 @@ export async function measureCase(
       if (samples.length >= 3 && spent > settings.budgetMs) break;
     }
     const ms = summarize(samples);
-    const throughput = throughputOf(base.bytes, base.flops, ms.median);
+    const throughput = throughputOf(base.bytes, base.flops, ms.median, base.edges);
     return {
       ...base,
       timer: timer ?? device.caps.timerSource,

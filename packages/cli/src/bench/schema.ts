@@ -9,7 +9,8 @@ import type { MachineDescription } from '../describe.ts';
 export const SCHEMA_ID = 'trident-bench/1';
 
 export type TimerSourceName = 'gpu-timestamp' | 'wall';
-export type ThroughputUnit = 'GB/s' | 'GFLOP/s';
+/** GTEPS (graph algorithms): 10^9 stored edges traversed per second. */
+export type ThroughputUnit = 'GB/s' | 'GFLOP/s' | 'GTEPS';
 
 /** Who wrote the code that was timed. 'trident' is us; the rest are peers and anchors. */
 export type Implementation = 'trident' | 'gpu.js' | 'tfjs' | 'cub' | 'cuda' | 'wgsl-hand' | (string & {});
@@ -51,6 +52,8 @@ export interface Measurement {
   readonly bytes?: number;
   /** Floating-point operations of one run (nbody: 20 per interaction), for compute-bound ones. */
   readonly flops?: number;
+  /** Stored edges one run traverses (bfs, components: the GTEPS numerator). */
+  readonly edges?: number;
   /** Median throughput: bytes / median time in GB/s, or flops / median time in GFLOP/s. */
   readonly throughput?: { readonly value: number; readonly unit: ThroughputUnit };
   /** Whether the output was checked against the sequential reference (true = matched). */
@@ -85,8 +88,9 @@ export interface BenchResults {
 }
 
 /** Median-based throughput, or undefined without a time or a work count. */
-export function throughputOf(bytes: number | undefined, flops: number | undefined, ms: number): Measurement['throughput'] {
+export function throughputOf(bytes: number | undefined, flops: number | undefined, ms: number, edges?: number): Measurement['throughput'] {
   if (!(ms > 0)) return undefined;
+  if (edges !== undefined) return { value: edges / (ms * 1e6), unit: 'GTEPS' };
   if (flops !== undefined) return { value: flops / (ms * 1e6), unit: 'GFLOP/s' };
   if (bytes !== undefined) return { value: bytes / (ms * 1e6), unit: 'GB/s' };
   return undefined;

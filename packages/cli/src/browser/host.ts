@@ -17,21 +17,31 @@ import type { PageConfig, PageDeviceEntry, PageResult } from './protocol.ts';
 
 const require = createRequire(import.meta.url);
 
+/**
+ * Whether this module runs from the monorepo's TypeScript sources (bin/trident.mjs
+ * through tsx) or from the built package: the page is bundled from the same kind,
+ * with the `trident-source` condition so that sources need no build.
+ */
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+
 /** Bundles the page and its assets into a fresh folder; returns the folder. */
 async function bundlePage(): Promise<string> {
   // Imported here, not at the top: a Node-only bundle of the CLI (the H100 run) must load without esbuild.
   const { build } = await import('esbuild');
   const dir = mkdtempSync(join(tmpdir(), 'trident-bench-page-'));
   const here = dirname(fileURLToPath(import.meta.url));
-  const cpuWorker = join(dirname(require.resolve('@trident/backend-cpu')), 'browser-worker.mjs');
+  const cpuPackage = dirname(require.resolve('@trident/backend-cpu/package.json'));
+  const cpuWorker = join(cpuPackage, FROM_SOURCE ? 'src' : 'dist', 'browser-worker.mjs');
   await build({
-    entryPoints: { 'bench-page': join(here, 'page.ts'), 'browser-worker': cpuWorker },
+    // The worker entry serves the sources' `new URL('./browser-worker.mjs', import.meta.url)`;
+    // the built backend inlines its worker (packages/backend-cpu/scripts/inline-worker.mjs).
+    entryPoints: { 'bench-page': join(here, FROM_SOURCE ? 'page.ts' : 'page.js'), 'browser-worker': cpuWorker },
     outdir: dir,
     outExtension: { '.js': '.mjs' },
     bundle: true,
     format: 'esm',
     platform: 'browser',
-    conditions: ['browser'],
+    conditions: FROM_SOURCE ? ['trident-source', 'browser'] : ['browser'],
     target: 'es2022',
     logLevel: 'error',
     // Dawn's native addon is only reached from Node (a variable import specifier); never in a page.
@@ -58,7 +68,8 @@ const TYPES: Record<string, string> = {
   '.map': 'application/json',
 };
 
-function serve(dir: string): Promise<{ server: Server; url: string }> {
+/** Serves `dir` from 127.0.0.1 on a free port, cross-origin isolated, with any `extraHeaders`. */
+export function serve(dir: string, extraHeaders: Readonly<Record<string, string>> = {}): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     const path = normalize(join(dir, decodeURIComponent((req.url ?? '/').split('?')[0] as string)));
     const file = path.endsWith(sep) || path === dir ? join(path, 'index.html') : path;
@@ -78,6 +89,7 @@ function serve(dir: string): Promise<{ server: Server; url: string }> {
       'Cross-Origin-Opener-Policy': 'same-origin',
       'Cross-Origin-Embedder-Policy': 'require-corp',
       'Cross-Origin-Resource-Policy': 'same-origin',
+      ...extraHeaders,
     });
     res.end(body);
   });

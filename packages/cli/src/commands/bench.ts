@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { BACKEND_KINDS, type BackendKind, createDevice, type Device, registeredBackends } from 'trident';
 import { backendKind, list, parse, positiveInt } from '../args.ts';
 import { type BenchCase, CASES } from '../bench/cases.ts';
+import { measurePeer } from '../bench/peer-runner.ts';
 import { Progress } from '../bench/progress.ts';
 import { measureCase, type RunSettings } from '../bench/runner.ts';
 import { type BenchResults, type Measurement, SCHEMA_ID } from '../bench/schema.ts';
@@ -173,6 +174,18 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         }
       }
     }
+    // Node-side peers of the cases that have them (graphology, sequential references), in the same run.
+    for (const c of options.cases) {
+      for (const n of c.peers ? options.sizes(c) : []) {
+        for (const peer of c.peers?.(n) ?? []) {
+          progress.note(`  ${peer.implementation} ${c.algorithm}:${c.variant} n=${n}`);
+          const m = await measurePeer(c, n, peer, options.settings);
+          measurements.push(m);
+          if (m.error) progress.note(`  ${peer.implementation} ${c.algorithm}:${c.variant} n=${n}: ${m.error}`);
+          else if (m.verified === false) progress.note(`  ${peer.implementation} ${c.algorithm}:${c.variant} n=${n}: result differs`);
+        }
+      }
+    }
   } finally {
     for (const d of devices) await d.destroy();
   }
@@ -216,7 +229,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
     }
   }
   progress.finish();
-  for (const name of ['trident', '@trident/algorithms', 'webgpu', 'gpu.js', '@tensorflow/tfjs', 'playwright-core']) {
+  for (const name of ['trident', '@trident/algorithms', 'webgpu', 'gpu.js', '@tensorflow/tfjs', 'playwright-core', 'graphology']) {
     const v = packageVersion(name);
     if (v) versions[name] = v;
   }

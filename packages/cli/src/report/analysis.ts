@@ -184,7 +184,7 @@ export function analyze(all: readonly LabelledMeasurement[]): Analysis {
     const platforms = [...new Set(list.map(keyOf))].sort();
     const arch: PlatformEfficiency[] = [];
     const app: PlatformEfficiency[] = [];
-    const computeBound = list.some((m) => m.throughput?.unit === 'GFLOP/s' || m.algorithm === 'nbody');
+    const computeBound = list.some((m) => m.throughput?.unit === 'GFLOP/s' || m.throughput?.unit === 'GTEPS' || m.algorithm === 'nbody');
     for (const platform of platforms) {
       const mine = list.filter((m) => keyOf(m) === platform);
       const ok = mine.filter((m) => median(m) !== undefined);

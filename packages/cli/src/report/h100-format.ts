@@ -233,6 +233,8 @@ export function fromH100AbFormat(json: Json): { measurements: Json[]; adapter: s
   const native = isObject(json.native) && Array.isArray(json.native.lines) ? (json.native.lines as unknown[]) : [];
   out.push(...anchorLines(native, gpu));
   if (isObject(json.anchors)) out.push(...anchorObject(json.anchors, gpu));
+  // The suite's call-latency rows (Trident and its TF.js webgpu peer, same process): already measurements.
+  if (Array.isArray(json.peers)) out.push(...json.peers.filter(isObject).map((p) => ({ adapter, ...p })));
   const notes = Array.isArray(json.notes) ? json.notes.filter((x): x is string => typeof x === 'string') : [];
   return { measurements: out, adapter, notes };
 }

@@ -180,7 +180,7 @@ function normalizeMeasurement(raw: unknown, label: string): LabelledMeasurement 
   const flops = num(raw.flops);
   let throughput = stats ? throughputOf(bytes, flops, stats.median) : undefined;
   if (!throughput && isObject(raw.throughput) && num(raw.throughput.value) !== undefined) {
-    const unit = raw.throughput.unit === 'GFLOP/s' ? 'GFLOP/s' : 'GB/s';
+    const unit = raw.throughput.unit === 'GFLOP/s' || raw.throughput.unit === 'GTEPS' ? raw.throughput.unit : 'GB/s';
     throughput = { value: num(raw.throughput.value) as number, unit };
   }
   if (!throughput) {

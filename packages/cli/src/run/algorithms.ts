@@ -9,6 +9,7 @@ import { finiteNumber, positiveInt } from '../args.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { type NpyArray, type NpyDType, readNpy } from '../npy.ts';
 import { type JobSpec, SORT_METHODS } from './execute.ts';
+import { GRAPH_ALGORITHMS } from './graph-commands.ts';
 
 /** Every flag any algorithm takes; each algorithm lists the ones it accepts. */
 export const RUN_OPTIONS = {
@@ -29,6 +30,9 @@ export const RUN_OPTIONS = {
   steps: { type: 'string' },
   dt: { type: 'string' },
   softening: { type: 'string' },
+  graph: { type: 'string' },
+  source: { type: 'string' },
+  'out-weight': { type: 'string' },
 } as const;
 
 export type RunValues = { [K in keyof typeof RUN_OPTIONS]?: (typeof RUN_OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
@@ -201,4 +205,5 @@ export const ALGORITHMS: Record<string, AlgorithmCli> = {
       };
     },
   },
+  ...GRAPH_ALGORITHMS,
 };

@@ -20,9 +20,11 @@ import {
   zcopy,
 } from '@trident/algorithms';
 import type { Buffer, Device } from 'trident';
+import { GRAPH_EXECUTORS } from './graph-execute.ts';
 
-export type HostData = Uint32Array | Int32Array | Float32Array;
-export type DTypeName = 'u32' | 'i32' | 'f32';
+/** f64 only appears in outputs (mst's total weight); device buffers are 32-bit. */
+export type HostData = Uint32Array | Int32Array | Float32Array | Float64Array;
+export type DTypeName = 'u32' | 'i32' | 'f32' | 'f64';
 
 export interface HostArray {
   readonly dtype: DTypeName;
@@ -51,7 +53,7 @@ type SortFn = (
 const SORTS: Record<SortMethod, SortFn> = { radix: radixSort, merge: mergeSort, bitonic: bitonicSort, quick: quickSort };
 
 const arr = (data: HostData, shape: readonly number[] = [data.length]): HostArray => ({
-  dtype: data instanceof Uint32Array ? 'u32' : data instanceof Int32Array ? 'i32' : 'f32',
+  dtype: data instanceof Uint32Array ? 'u32' : data instanceof Int32Array ? 'i32' : data instanceof Float64Array ? 'f64' : 'f32',
   shape,
   data,
 });
@@ -64,9 +66,10 @@ function input(spec: JobSpec, role: string): HostArray {
 
 type Executor = (device: Device, spec: JobSpec) => Promise<JobOutputs>;
 
-const upload = (device: Device, a: HostArray): Buffer => device.createBuffer(a.dtype, a.data);
+const upload = (device: Device, a: HostArray): Buffer => device.createBuffer(a.dtype as 'u32', a.data as Uint32Array);
 
 export const EXECUTORS: Record<string, Executor> = {
+  ...GRAPH_EXECUTORS,
   async zcopy(device, spec) {
     return { out: arr(await zcopy(device, upload(device, input(spec, 'in'))).read()) };
   },
@@ -134,6 +137,12 @@ export function fromWire(w: WireArray): HostArray {
   const bytes = new Uint8Array(s.length);
   for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
   const data =
-    w.dtype === 'u32' ? new Uint32Array(bytes.buffer) : w.dtype === 'i32' ? new Int32Array(bytes.buffer) : new Float32Array(bytes.buffer);
+    w.dtype === 'u32'
+      ? new Uint32Array(bytes.buffer)
+      : w.dtype === 'i32'
+        ? new Int32Array(bytes.buffer)
+        : w.dtype === 'f64'
+          ? new Float64Array(bytes.buffer)
+          : new Float32Array(bytes.buffer);
   return { dtype: w.dtype, shape: w.shape, data };
 }

@@ -1,4 +1,4 @@
-import { KernelBuildError, UnsupportedFeatureError } from '../errors.ts';
+import { KernelBuildError } from '../errors.ts';
 import { containsBarrier, walkStmts } from '../ir/analyze.ts';
 import type { Kernel } from '../ir/builder.ts';
 import type { BinaryFn, Expr, KernelIR, Stmt } from '../ir/nodes.ts';
@@ -41,7 +41,6 @@ const SCALAR_ARRAY: Record<string, string> = { u32: 'Uint32Array', i32: 'Int32Ar
 
 class JsGenerator {
   private readonly ir: KernelIR;
-  private readonly backend: string;
   private readonly vectorWidth = new Map<string, number>();
   private readonly varName = new Map<number, string>();
   private readonly hasBarrier: boolean;
@@ -55,10 +54,12 @@ class JsGenerator {
   private labelCount = 0;
   /** Innermost loop first: its labels and whether it lies outside the current phase. */
   private loops: Array<{ brk: string; cont: string; outsidePhase: boolean }> = [];
+  /** Jumps (`break L0`, `break C0`) out of the current phase to barrier loops around it. */
+  private phaseJumps: string[] = [];
 
   constructor(ir: KernelIR, backend: string) {
     this.ir = ir;
-    this.backend = backend;
+    void backend; // every IR construct runs on the CPU backend: nothing to refuse by name
     for (const [name, decl] of ir.params) if (decl.kind === 'buffer') this.vectorWidth.set(name, decl.vector);
     for (const v of ir.vars) this.varName.set(v.id, v.name);
     this.hasBarrier = containsBarrier(ir.body);
@@ -103,6 +104,7 @@ class JsGenerator {
       else lines.push(`  let ${v.name} = ${zeroOf(v.type)};`);
     }
     if (this.hasBarrier && this.hasReturn) lines.push('  const done = new Uint8Array(WG);');
+    if (this.hasBarrier) lines.push('  let $xf = 0; // a break/continue out of a barrier loop, taken after the phase');
     lines.push('  for (let wgi = wgStart; wgi < wgEnd; wgi++) {');
     for (const a of ir.workgroupArrays) lines.push(`    wg_${a.id}.fill(${zeroOf(a.type)});`);
     if (this.hasBarrier && this.hasReturn) lines.push('    done.fill(0);');
@@ -168,8 +170,15 @@ class JsGenerator {
     this.phase = this.phaseCount++;
     const savedLoops = this.loops;
     this.loops = this.loops.map((l) => ({ ...l, outsidePhase: true }));
+    const savedJumps = this.phaseJumps;
+    this.phaseJumps = [];
     const skip = this.hasBarrier && this.hasReturn ? `${ind}  if (done[lid]) continue;\n` : '';
-    const code = `${ind}inv: for (let lid = 0; lid < WG; lid++) {\n${skip}${this.stmts(stmts, `${ind}  `)}\n${ind}}`;
+    let code = `${ind}inv: for (let lid = 0; lid < WG; lid++) {\n${skip}${this.stmts(stmts, `${ind}  `)}\n${ind}}`;
+    // A break/continue out of a barrier loop is workgroup-uniform (checked when the kernel
+    // was built): each invocation leaves the phase, then the workgroup takes the jump.
+    const jumps = this.phaseJumps.map((j, i) => `${ind}  if (j === ${i + 1}) ${j};`);
+    if (jumps.length) code += `\n${ind}if ($xf !== 0) {\n${ind}  const j = $xf;\n${ind}  $xf = 0;\n${jumps.join('\n')}\n${ind}}`;
+    this.phaseJumps = savedJumps;
     this.loops = savedLoops;
     this.phase = saved;
     return code;
@@ -226,12 +235,10 @@ class JsGenerator {
         const loop = this.loops[0];
         if (!loop) throw new KernelBuildError(this.ir.name, `${s.op} outside a loop`);
         if (loop.outsidePhase) {
-          throw new UnsupportedFeatureError(
-            this.backend,
-            'workgroup',
-            this.ir.name,
-            `${s.op} out of a loop that contains a barrier; express the exit in the loop condition`,
-          );
+          const target = `break ${s.op === 'break' ? loop.brk : loop.cont}`;
+          let code = this.phaseJumps.indexOf(target) + 1;
+          if (code === 0) code = this.phaseJumps.push(target);
+          return `${ind}$xf = ${code}; continue inv;`;
         }
         return `${ind}break ${s.op === 'break' ? loop.brk : loop.cont};`;
       }

@@ -1,5 +1,5 @@
 import type { BufferDType } from '../dtype.ts';
-import { analyzeKernel, type KernelInfo } from './analyze.ts';
+import { analyzeKernel, forEachExprOfStmt, type KernelInfo } from './analyze.ts';
 import type {
   AtomicFn,
   BufferAccess,
@@ -15,7 +15,19 @@ import type {
   WorkgroupArrayDecl,
 } from './nodes.ts';
 import { typeInfo, type ValueType, type VecWidth, vecType } from './types.ts';
-import { buildError, constant, type Operand, setBuildingKernel, Val, Var } from './values.ts';
+import { checkBarrierUniformity } from './uniformity.ts';
+import {
+  buildError,
+  checkOwnership,
+  coerce,
+  constant,
+  enterBuildScope,
+  type Operand,
+  ownNode,
+  restoreBuildScope,
+  Val,
+  Var,
+} from './values.ts';
 
 // ---------- parameter declarations ----------
 
@@ -96,7 +108,7 @@ abstract class AtomicOps<T extends ValueType> {
   }
   /** Stores `value` if the element equals `expected`; returns the old element either way. */
   atomicCompareExchange(index: Index, expected: Operand<T>, value: Operand<T>): Val<T> {
-    const cmp = typeof expected === 'number' ? constant(this.type, expected) : expected;
+    const cmp = coerce(this.type, expected, 'atomicCompareExchange');
     return this.atomic('compareExchange', index, value, true, cmp);
   }
 }
@@ -130,7 +142,7 @@ export class BufferHandle<T extends ValueType, A extends BufferAccess> extends A
   /** Writes element `index`; dropped when out of range. */
   store(index: Index, value: Operand<T>): void {
     if (this.access === 'read') throw buildError(`buffer '${this.name}' is read-only`);
-    const v = typeof value === 'number' ? constant(this.type, value) : value;
+    const v = coerce(this.type, value, `store to '${this.name}'`);
     if (v.type !== this.type) throw buildError(`store to '${this.name}': value is ${v.type}, buffer holds ${this.type}`);
     if (this.access === 'atomic') {
       this.atomic('store', index, v, false);
@@ -142,7 +154,7 @@ export class BufferHandle<T extends ValueType, A extends BufferAccess> extends A
   protected atomic(fn: AtomicFn, index: Index, value: Operand<T>, useResult = true, compare?: Val<T>): Val<T> {
     if (this.access !== 'atomic') throw buildError(`atomic ${fn} on '${this.name}' needs access 'atomic'`);
     if (this.type !== 'u32' && this.type !== 'i32') throw buildError(`atomics need a u32 or i32 buffer, '${this.name}' is ${this.type}`);
-    const v = typeof value === 'number' ? constant(this.type, value) : value;
+    const v = coerce(this.type, value, `atomic ${fn} on '${this.name}'`);
     if (v.type !== this.type) throw buildError(`atomic ${fn} on '${this.name}': value is ${v.type}`);
     const node: Expr = {
       op: 'atomic',
@@ -177,7 +189,7 @@ export class WorkgroupArray<T extends ValueType> {
     return this.k.materialize({ op: 'wgLoad', type: this.type, array: this.id, index: this.k.index(index) }, this.type);
   }
   store(index: Index, value: Operand<T>): void {
-    const v = typeof value === 'number' ? constant(this.type, value) : value;
+    const v = coerce(this.type, value, 'workgroup store');
     if (v.type !== this.type) throw buildError(`workgroup store: value is ${v.type}, array holds ${this.type}`);
     this.k.emit({ op: 'wgStore', array: this.id, index: this.k.index(index), value: v.node });
   }
@@ -208,7 +220,7 @@ export class AtomicWorkgroupArray<T extends 'u32' | 'i32'> extends AtomicOps<T> 
   }
 
   protected atomic(fn: AtomicFn, index: Index, value: Operand<T>, useResult = true, compare?: Val<T>): Val<T> {
-    const v = typeof value === 'number' ? constant(this.type, value) : value;
+    const v = coerce(this.type, value, `workgroup atomic ${fn}`);
     if (v.type !== this.type) throw buildError(`workgroup atomic ${fn}: value is ${v.type}, array holds ${this.type}`);
     const node: Expr = {
       op: 'wgAtomic',
@@ -287,6 +299,7 @@ export class KernelBuilder {
   }
 
   if(cond: Val<'bool'>, then: () => void, otherwise?: () => void): void {
+    if (!(cond instanceof Val)) throw buildError(`if: the condition must be a bool kernel value (e.g. i.lt(n)), got ${typeof cond}`);
     if (cond.type !== 'bool') throw buildError(`if: condition must be bool, got ${cond.type}`);
     const thenBlock = this.block(then);
     const elseBlock = otherwise ? this.block(otherwise) : [];
@@ -302,7 +315,7 @@ export class KernelBuilder {
    * `for (i = from; i < to; i += step) body(i)`, with `to` and `step` evaluated once
    * before the loop. Counts up; `step` must be positive.
    */
-  for<T extends 'u32' | 'i32'>(
+  for<T extends 'u32' | 'i32' = 'u32'>(
     range: { from: Val<T> | number; to: Val<T> | number; step?: Val<T> | number; type?: T },
     body: (i: Val<T>) => void,
   ): void {
@@ -324,7 +337,9 @@ export class KernelBuilder {
     const condPrelude = this.block(() => {
       condition = cond();
     });
-    if (condition?.type !== 'bool') throw buildError('loop condition must be bool');
+    if (!(condition instanceof Val) || condition.type !== 'bool') {
+      throw buildError('the loop condition must return a bool kernel value (e.g. () => i.lt(n))');
+    }
     this.loopDepth++;
     const bodyBlock = this.block(body);
     this.loopDepth--;
@@ -423,13 +438,16 @@ export class KernelBuilder {
   emit(stmt: Stmt): void {
     const current = this.blocks[this.blocks.length - 1];
     if (!current) throw buildError('internal: no open block');
+    forEachExprOfStmt(stmt, checkOwnership);
     current.push(stmt);
   }
 
   materialize<T extends ValueType>(node: Expr, type: T): Val<T> {
     const id = this.declare(type, 'tmp');
     this.emit({ op: 'let', id, type, init: node });
-    return new Val(type, { op: 'var', type, id });
+    const v = new Val(type, { op: 'var', type, id });
+    ownNode(v.node);
+    return v;
   }
 
   index(index: Index): Expr {
@@ -502,7 +520,7 @@ const NAME_RE = /^[A-Za-z][A-Za-z0-9_]*$/;
 
 /** Builds a kernel from its spec; malformed kernels throw a KernelBuildError naming the kernel. */
 export function defineKernel<P extends Record<string, ParamDecl>>(spec: KernelSpec<P>): Kernel<P> {
-  const previous = setBuildingKernel(spec.name);
+  const { previous } = enterBuildScope(spec.name);
   try {
     if (!NAME_RE.test(spec.name)) throw buildError('name must match /^[A-Za-z][A-Za-z0-9_]*$/');
     if (!Number.isInteger(spec.workgroupSize) || spec.workgroupSize < 1) {
@@ -517,15 +535,18 @@ export function defineKernel<P extends Record<string, ParamDecl>>(spec: KernelSp
       if (decl.kind === 'buffer') {
         handles[name] = new BufferHandle(k, name, vecType(decl.dtype, decl.vector), decl.access);
       } else {
-        handles[name] = new Val(decl.dtype, { op: 'uniform', type: decl.dtype, name });
+        const u = new Val(decl.dtype, { op: 'uniform', type: decl.dtype, name });
+        ownNode(u.node);
+        handles[name] = u;
       }
     }
     spec.body(handles as ParamHandles<P>, k);
     const { body, vars, arrays } = k.finish();
     const ir: KernelIR = { name: spec.name, workgroupSize: spec.workgroupSize, params, workgroupArrays: arrays, vars, body };
     const info = analyzeKernel(ir);
+    checkBarrierUniformity(ir);
     return { name: spec.name, ir, info, key: JSON.stringify(ir), params: spec.params };
   } finally {
-    setBuildingKernel(previous);
+    restoreBuildScope(previous);
   }
 }

@@ -1,22 +1,71 @@
 import type { BufferDType } from '../dtype.ts';
 import { KernelBuildError } from '../errors.ts';
+import { childExprs } from './analyze.ts';
 import type { BinaryFn, Expr, MathFn } from './nodes.ts';
 import { COMPARISONS } from './nodes.ts';
 import { type ElementOf, isFloat, isInteger, typeInfo, type ValueType, type VecWidth, vecType } from './types.ts';
 
-/** Name of the kernel being built, for error messages (building is synchronous). */
-let buildingKernel = '<no kernel>';
-export function setBuildingKernel(name: string): string {
-  const previous = buildingKernel;
-  buildingKernel = name;
-  return previous;
+/**
+ * The kernel being built (building is synchronous): its name, for error messages,
+ * and its identity, so that values built in one kernel's body are refused in another's.
+ */
+export interface BuildScope {
+  readonly kernel: string;
+}
+let currentScope: BuildScope | undefined;
+/** Enters a kernel's build; returns the scope to restore with `restoreBuildScope`. */
+export function enterBuildScope(kernel: string): { scope: BuildScope; previous: BuildScope | undefined } {
+  const previous = currentScope;
+  currentScope = { kernel };
+  return { scope: currentScope, previous };
+}
+export function restoreBuildScope(previous: BuildScope | undefined): void {
+  currentScope = previous;
 }
 export function buildError(problem: string): KernelBuildError {
-  return new KernelBuildError(buildingKernel, problem);
+  return new KernelBuildError(currentScope?.kernel ?? '<no kernel>', problem);
 }
 
-/** A number literal, or a value of the same type, where an operand of type T is expected. */
-export type Operand<T extends ValueType> = Val<T> | number;
+/**
+ * Which build made each variable and parameter node: a value holding one belongs
+ * to that kernel. Keyed by node identity, so the IR itself stays plain data.
+ */
+const nodeScope = new WeakMap<Expr, BuildScope>();
+export function ownNode(node: Expr): void {
+  if (currentScope) nodeScope.set(node, currentScope);
+}
+/** Throws if `e` holds a variable or parameter of a kernel other than the one being built. */
+export function checkOwnership(e: Expr): void {
+  const seen = new Set<Expr>();
+  walkExprOnce(e, seen, (x) => {
+    const owner = nodeScope.get(x);
+    if (owner !== undefined && owner !== currentScope) {
+      const what = x.op === 'var' ? 'a variable' : x.op === 'uniform' ? `parameter '${x.name}'` : 'a value';
+      throw buildError(
+        `uses ${what} built in the body of kernel '${owner.kernel}'. A kernel value belongs to the kernel whose body built it; ` +
+          'build it again in this body (share a function that takes the builder `k` and returns the value)',
+      );
+    }
+  });
+}
+function walkExprOnce(e: Expr, seen: Set<Expr>, fn: (e: Expr) => void): void {
+  if (seen.has(e)) return;
+  seen.add(e);
+  fn(e);
+  for (const c of childExprs(e)) walkExprOnce(c, seen, fn);
+}
+
+/** Why JavaScript operators cannot work on kernel values, and what to use instead. */
+const OPERATOR_MISUSE =
+  'a kernel value was used with a JavaScript operator (<, +, ==, template strings, Number(), ...). The kernel body runs once in ' +
+  'JavaScript to build the kernel, so the value has no number yet. Use the builder methods: .lt/.le/.gt/.ge/.eq/.ne to ' +
+  'compare, .add/.sub/.mul/.div/.rem/.and/.or/.shl/.shr for arithmetic, k.if(cond, ...) to branch, select(cond, a, b) to choose';
+
+/**
+ * A number literal, or a value of the same type, where an operand of type T is
+ * expected; for a vector T also a scalar of its element type (used in every component).
+ */
+export type Operand<T extends ValueType> = Val<T> | Val<ElementOf<T>> | number;
 type IntegerType = 'u32' | 'i32' | `vec${VecWidth}<u32>` | `vec${VecWidth}<i32>`;
 type NumericType = Exclude<ValueType, 'bool'>;
 type ShiftAmount<T extends ValueType> = T extends `vec${infer W}<${string}>`
@@ -28,15 +77,19 @@ const U32_MAX = 0xffffffff;
 /** Validates a JS number as a constant of scalar type `scalar`; throws on values that do not fit. */
 export function checkConstant(scalar: BufferDType | 'bool', value: number | boolean): number | boolean {
   if (scalar === 'bool') {
-    if (typeof value !== 'boolean') throw buildError(`bool constant must be true or false, got ${String(value)}`);
+    if (typeof value !== 'boolean') throw buildError(`bool constant must be true or false, got ${describe(value)}`);
     return value;
   }
-  if (typeof value !== 'number') throw buildError(`${scalar} constant must be a number, got ${String(value)}`);
+  if (typeof value !== 'number') throw buildError(`${scalar} constant must be a number, got ${describe(value)}`);
   if (scalar === 'f32') return Math.fround(value);
   if (!Number.isInteger(value)) throw buildError(`${scalar} constant must be an integer, got ${value}`);
   if (scalar === 'u32' && (value < 0 || value > U32_MAX)) throw buildError(`u32 constant out of range: ${value}`);
   if (scalar === 'i32' && (value < -0x80000000 || value > 0x7fffffff)) throw buildError(`i32 constant out of range: ${value}`);
   return value;
+}
+
+function describe(value: unknown): string {
+  return value instanceof Val ? `a ${value.type} kernel value` : typeof value === 'object' ? typeof value : String(value);
 }
 
 export function constant<T extends ValueType>(type: T, value: number | boolean): Val<T> {
@@ -57,6 +110,14 @@ export class Val<T extends ValueType> {
   constructor(type: T, node: Expr) {
     this.type = type;
     this.node = node;
+  }
+
+  /** JavaScript operators would see an object, not a number: refuse them loudly (`if (v)` cannot be caught). */
+  [Symbol.toPrimitive](): never {
+    throw buildError(OPERATOR_MISUSE);
+  }
+  valueOf(): never {
+    throw buildError(OPERATOR_MISUSE);
   }
 
   add(b: Operand<T>): Val<T> {
@@ -161,10 +222,7 @@ export class Val<T extends ValueType> {
   }
 
   private operand(b: Operand<T>, fn: string): Val<T> {
-    if (typeof b === 'number') return constant(this.type, b);
-    if (!(b instanceof Val)) throw buildError(`${fn}: operand is not a kernel value`);
-    if (b.type !== this.type) throw buildError(`${fn}: operand types differ (${this.type} vs ${b.type}); cast explicitly`);
-    return b;
+    return coerce(this.type, b, fn);
   }
 
   private arith(fn: BinaryFn, b: Operand<T>): Val<T> {
@@ -196,19 +254,35 @@ export class Val<T extends ValueType> {
   }
 }
 
+/**
+ * `b` as an operand of type `type`: a number becomes a constant, a scalar of a
+ * vector's element type is splatted into every component; other types are refused.
+ */
+export function coerce<T extends ValueType>(type: T, b: Operand<T> | unknown, fn: string): Val<T> {
+  if (typeof b === 'number') return constant(type, b);
+  if (!(b instanceof Val)) throw buildError(`${fn}: operand is not a kernel value or a number (got ${describe(b)})`);
+  if (b.type === type) return b as Val<T>;
+  const { scalar, width } = typeInfo(type);
+  if (width > 1 && b.type === scalar) {
+    return new Val(type, { op: 'construct', type, args: new Array<Expr>(width).fill(b.node) });
+  }
+  throw buildError(`${fn}: operand types differ (${type} vs ${b.type}); cast explicitly`);
+}
+
 /** A mutable private variable. Reading it is using it as a value. */
 export class Var<T extends ValueType> extends Val<T> {
   readonly id: number;
   private readonly assign: (id: number, value: Expr) => void;
   constructor(type: T, id: number, assign: (id: number, value: Expr) => void) {
     super(type, { op: 'var', type, id });
+    ownNode(this.node);
     this.id = id;
     this.assign = assign;
   }
-  /** Assigns a value of the same type, or a number / boolean literal of it. */
+  /** Assigns a value of the same type (a scalar splats into a vector), or a number / boolean literal of it. */
   set(value: Operand<T> | boolean): void {
-    const v = value instanceof Val ? value : constant(this.type, value);
-    if (v.type !== this.type) throw buildError(`cannot assign ${v.type} to a ${this.type} variable`);
+    checkOwnership(this.node);
+    const v = typeof value === 'boolean' ? constant(this.type, value) : coerce(this.type, value, 'set');
     this.assign(this.id, v.node);
   }
 }
@@ -234,15 +308,27 @@ export function vec<S extends BufferDType, W extends VecWidth>(
   return new Val(type, { op: 'construct', type, args });
 }
 
-/** `cond ? ifTrue : ifFalse`, element types equal; both sides are evaluated. */
-export function select<T extends ValueType>(cond: Val<'bool'>, ifTrue: Val<T> | number, ifFalse: Val<T> | number): Val<T> {
-  if (cond.type !== 'bool') throw buildError(`select: condition must be bool, got ${cond.type}`);
-  const t = ifTrue instanceof Val ? ifTrue.type : ifFalse instanceof Val ? ifFalse.type : undefined;
-  if (t === undefined) throw buildError('select: at least one branch must be a typed value');
+/**
+ * `cond ? ifTrue : ifFalse`, both sides evaluated. The branches have one type; a
+ * number takes the other branch's type. With two numbers the type is `type`
+ * (default u32): `select(c, 10, 20)`, `select(c, -1, 1, 'i32')`, `select(c, 0.5, 1, 'f32')`.
+ */
+export function select<T extends ValueType>(cond: Val<'bool'>, ifTrue: Val<T>, ifFalse: Val<T> | number): Val<T>;
+export function select<T extends ValueType>(cond: Val<'bool'>, ifTrue: number, ifFalse: Val<T>): Val<T>;
+export function select<T extends BufferDType = 'u32'>(cond: Val<'bool'>, ifTrue: number, ifFalse: number, type?: T): Val<T>;
+export function select(
+  cond: Val<'bool'>,
+  ifTrue: Val<ValueType> | number,
+  ifFalse: Val<ValueType> | number,
+  type?: BufferDType,
+): Val<ValueType> {
+  if (!(cond instanceof Val) || cond.type !== 'bool')
+    throw buildError(`select: condition must be a bool kernel value, got ${describe(cond)}`);
+  const t = ifTrue instanceof Val ? ifTrue.type : ifFalse instanceof Val ? ifFalse.type : (type ?? 'u32');
   const a = typeof ifTrue === 'number' ? constant(t, ifTrue) : ifTrue;
   const b = typeof ifFalse === 'number' ? constant(t, ifFalse) : ifFalse;
   if (a.type !== b.type) throw buildError(`select: branch types differ (${a.type} vs ${b.type})`);
-  return new Val(a.type as T, { op: 'select', type: a.type, cond: cond.node, ifTrue: a.node, ifFalse: b.node });
+  return new Val(a.type, { op: 'select', type: a.type, cond: cond.node, ifTrue: a.node, ifFalse: b.node });
 }
 
 type MathSpec = { arity: number; floatOnly: boolean; intOnly?: boolean; noUnsigned?: boolean };
@@ -275,11 +361,7 @@ function call<T extends ValueType>(fn: MathFn, first: Val<T>, rest: Array<Operan
   if (spec.floatOnly && !isFloat(t)) throw buildError(`${fn} needs f32, got ${t}`);
   if (spec.intOnly && !isInteger(t)) throw buildError(`${fn} needs an integer type, got ${t}`);
   if (rest.length + 1 !== spec.arity) throw buildError(`${fn} takes ${spec.arity} arguments`);
-  const args = [first, ...rest].map((a) => {
-    const v = typeof a === 'number' ? constant(t, a) : a;
-    if (v.type !== t) throw buildError(`${fn}: argument types differ (${t} vs ${v.type})`);
-    return v.node;
-  });
+  const args = [first, ...rest].map((a) => coerce(t, a, fn).node);
   return new Val(t, { op: 'call', type: t, fn, args });
 }
 

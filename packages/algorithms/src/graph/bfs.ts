@@ -1,0 +1,311 @@
+/**
+ * Breadth-first search from one source: the depth of every vertex, following
+ * stored edges (row u lists u's out-neighbours), 0 at the source, -1 where
+ * unreachable. Level-synchronous, one host step per level (seed 000's
+ * meta-program: the level loop on the host, each level a kernel).
+ *
+ * Formulations (by caps, seed 000 §4.2's two ways to hold an active set):
+ * - 'frontier' (list method; needs 'atomic' and 'atomic-other' and 'scatter'): the
+ *   frontier is a compact list; one invocation per frontier vertex walks its row
+ *   and claims each unvisited neighbour with atomicMin on its level (the one that
+ *   sees the old "unvisited" appends it to the next list through an atomic
+ *   counter). O(n + m) work in all.
+ * - 'frontier-balanced' (the same, for GPUs): the frontier's edges are numbered by
+ *   a scan of its degrees and cut into equal chunks, so a hub's row (R-MAT graphs
+ *   have rows of 10^5 edges) is spread over many invocations instead of one.
+ * - 'edges' (bitset method; gather + scatter, for devices whose atomics cannot
+ *   return a value, such as WebGL2's blending): one invocation per edge marks
+ *   next[v] = d + 1 where level[u] = d and v is unvisited (all writers write the
+ *   same value), levels double-buffered. O(m) work per level.
+ * Either way the host reads one number per level (the next frontier's size, or a
+ * "reached something" flag) to stop.
+ */
+import { type Buffer, buffer, type Device, defineKernel, InvalidArgumentError, min, u32, uniform } from '@trident/core';
+import { cachedKernel, checkChoice, gatherSize, gridStride, hasAll, strideWorkgroups, unsupported } from '../common.ts';
+import { scan } from '../scan.ts';
+import { checkGraph, checkSquare, type Graph } from './graph.ts';
+import { asI32, NONE } from './kernels.ts';
+
+export type BfsFormulation = 'frontier' | 'frontier-balanced' | 'edges';
+
+export interface BfsOptions {
+  /** Force a formulation (tests and benchmarks); by default `bfsFormulation(device)`. */
+  readonly formulation?: BfsFormulation;
+}
+
+/** Edges one invocation of the balanced expansion walks (one binary search per chunk). */
+const CHUNK = 16;
+
+/**
+ * The formulation `bfs` uses on `device`: with atomics that return values, the
+ * frontier list — one invocation per frontier vertex where the device runs few
+ * fat invocations (worker pools: a hub's row is one loop), edge-balanced where it
+ * runs many thin ones (GPUs: a hub's row would serialise one thread); otherwise
+ * the edge passes.
+ */
+export function bfsFormulation(device: Device): BfsFormulation {
+  if (!hasAll(device, 'atomic', 'atomic-other', 'scatter')) return 'edges';
+  return device.caps.concurrency >= 1024 ? 'frontier-balanced' : 'frontier';
+}
+
+function expandKernel(device: Device) {
+  const wg = gatherSize(device.caps);
+  return cachedKernel(`bfs_expand:${wg}`, () =>
+    defineKernel({
+      name: 'bfs_expand',
+      workgroupSize: wg,
+      params: {
+        frontier: buffer('u32', 'read'),
+        indptr: buffer('u32', 'read'),
+        indices: buffer('u32', 'read'),
+        level: buffer('u32', 'atomic'),
+        next: buffer('u32', 'write'),
+        nextCount: buffer('u32', 'atomic'),
+        count: uniform('u32'),
+        depth: uniform('u32'),
+      },
+      body: ({ frontier, indptr, indices, level, next, nextCount, count, depth }, k) => {
+        const i = k.let(k.globalIndex, 'i');
+        k.if(i.lt(count), () => {
+          const u = k.let(frontier.load(i), 'u');
+          const end = k.let(indptr.load(u.add(1)), 'end');
+          const e = k.let(indptr.load(u), 'e');
+          k.while(
+            () => e.lt(end),
+            () => {
+              const v = k.let(indices.load(e), 'v');
+              // A plain check first: most neighbours are already visited, and claiming costs an RMW.
+              k.if(level.load(v).eq(NONE), () => {
+                const old = level.atomicMin(v, depth.add(1));
+                k.if(old.eq(NONE), () => next.store(nextCount.atomicAdd(0, u32(1)), v));
+              });
+              e.set(e.add(1));
+            },
+          );
+        });
+      },
+    }),
+  );
+}
+
+/** deg[i] = out-degree of frontier[i]. */
+function degreeKernel(device: Device) {
+  const wg = gatherSize(device.caps);
+  return cachedKernel(`bfs_degree:${wg}`, () =>
+    defineKernel({
+      name: 'bfs_degree',
+      workgroupSize: wg,
+      params: { frontier: buffer('u32', 'read'), indptr: buffer('u32', 'read'), deg: buffer('u32', 'write'), count: uniform('u32') },
+      body: ({ frontier, indptr, deg, count }, k) => {
+        const i = k.let(k.globalIndex, 'i');
+        k.if(i.lt(count), () => {
+          const u = k.let(frontier.load(i), 'u');
+          deg.store(i, indptr.load(u.add(1)).sub(indptr.load(u)));
+        });
+      },
+    }),
+  );
+}
+
+/**
+ * Edge-balanced expansion: the frontier's edges, numbered through the inclusive
+ * scan of its degrees (`ends`), are cut into chunks of CHUNK; a grid-stride loop
+ * gives each invocation whole chunks, found by one binary search each.
+ */
+function balancedKernel(device: Device) {
+  const wg = gatherSize(device.caps);
+  return cachedKernel(`bfs_expand_balanced:${wg}`, () =>
+    defineKernel({
+      name: 'bfs_expand_balanced',
+      workgroupSize: wg,
+      params: {
+        frontier: buffer('u32', 'read'),
+        ends: buffer('u32', 'read'),
+        indptr: buffer('u32', 'read'),
+        indices: buffer('u32', 'read'),
+        level: buffer('u32', 'atomic'),
+        next: buffer('u32', 'write'),
+        nextCount: buffer('u32', 'atomic'),
+        count: uniform('u32'),
+        depth: uniform('u32'),
+        groups: uniform('u32'),
+      },
+      body: ({ frontier, ends, indptr, indices, level, next, nextCount, count, depth, groups }, k) => {
+        const total = k.let(ends.load(count.sub(1)), 'total');
+        const chunks = k.let(total.add(CHUNK - 1).div(CHUNK), 'chunks');
+        const { i: q, stride } = gridStride(k, groups, chunks);
+        k.while(
+          () => q.lt(chunks),
+          () => {
+            const t = k.let(q.mul(CHUNK), 't');
+            const stop = k.let(min(t.add(CHUNK), total), 'stop');
+            // First frontier slot whose end lies beyond t.
+            const lo = k.var('u32', 0, 'lo');
+            const hi = k.let(count, 'hi');
+            k.while(
+              () => lo.lt(hi),
+              () => {
+                const mid = k.let(lo.add(hi).shr(1), 'mid');
+                k.if(
+                  ends.load(mid).le(t),
+                  () => lo.set(mid.add(1)),
+                  () => hi.set(mid),
+                );
+              },
+            );
+            const slot = k.let(lo, 'slot');
+            k.while(
+              () => t.lt(stop),
+              () => {
+                k.while(
+                  () => ends.load(slot).le(t),
+                  () => slot.set(slot.add(1)),
+                );
+                const u = k.let(frontier.load(slot), 'u');
+                const end = k.let(ends.load(slot), 'end');
+                const row = k.let(indptr.load(u.add(1)), 'row');
+                // Edges of this slot inside the chunk: row - (end - t) onwards.
+                const e = k.let(row.sub(end.sub(t)), 'e');
+                const last = k.let(min(stop, end), 'last');
+                k.while(
+                  () => t.lt(last),
+                  () => {
+                    const v = k.let(indices.load(e), 'v');
+                    k.if(level.load(v).eq(NONE), () => {
+                      const old = level.atomicMin(v, depth.add(1));
+                      k.if(old.eq(NONE), () => next.store(nextCount.atomicAdd(0, u32(1)), v));
+                    });
+                    e.set(e.add(1));
+                    t.set(t.add(1));
+                  },
+                );
+              },
+            );
+            q.set(q.add(stride));
+          },
+        );
+      },
+    }),
+  );
+}
+
+function edgeStepKernel(device: Device) {
+  const wg = gatherSize(device.caps);
+  return cachedKernel(`bfs_edge_step:${wg}`, () =>
+    defineKernel({
+      name: 'bfs_edge_step',
+      workgroupSize: wg,
+      params: {
+        sources: buffer('u32', 'read'),
+        indices: buffer('u32', 'read'),
+        level: buffer('u32', 'read'),
+        next: buffer('u32', 'write'),
+        reached: buffer('u32', 'write'),
+        edges: uniform('u32'),
+        depth: uniform('u32'),
+      },
+      body: ({ sources, indices, level, next, reached, edges, depth }, k) => {
+        const e = k.let(k.globalIndex, 'e');
+        k.if(e.lt(edges), () => {
+          const v = k.let(indices.load(e), 'v');
+          k.if(level.load(sources.load(e)).eq(depth).and(level.load(v).eq(NONE)), () => {
+            next.store(v, depth.add(1));
+            reached.store(0, u32(1));
+          });
+        });
+      },
+    }),
+  );
+}
+
+/**
+ * BFS depths from `source` over the stored (directed) edges of a square graph.
+ * Returns an (n,) i32 buffer: 0 at `source`, the number of edges on a shortest
+ * path elsewhere, -1 where unreachable. Self-loops and duplicate edges change nothing.
+ *
+ * Complexity: 'frontier' O(n + m) work and one host round trip per level;
+ * 'edges' O(m) work per level. A long path (depth D) costs D round trips.
+ * Throws InvalidArgumentError for a non-square graph or a source out of range.
+ */
+export async function bfs(device: Device, graph: Graph, source: number, options: BfsOptions = {}): Promise<Buffer<'i32'>> {
+  checkGraph(device, graph);
+  checkSquare(graph);
+  const n = graph.rows;
+  if (typeof source !== 'number' || !Number.isInteger(source) || source < 0 || source >= n)
+    throw new InvalidArgumentError('source', `must be a vertex in [0, ${n}), got ${String(source)}`);
+  const formulation = options.formulation ?? bfsFormulation(device);
+  checkChoice('options.formulation', formulation, ['frontier', 'frontier-balanced', 'edges']);
+  if (formulation !== 'edges' && !hasAll(device, 'atomic', 'atomic-other', 'scatter'))
+    throw unsupported(device, 'atomic-other', 'bfs', `the '${formulation}' formulation claims vertices with atomics that return values`);
+  const level = device.createBuffer('u32', n);
+  level.fill(NONE);
+  level.fill(0, { offset: source, length: 1 });
+  try {
+    if (formulation === 'edges') await edgeBfs(device, graph, level);
+    else await frontierBfs(device, graph, level, source, formulation === 'frontier-balanced');
+    return asI32(device, level, n);
+  } finally {
+    level.destroy();
+  }
+}
+
+async function frontierBfs(device: Device, graph: Graph, level: Buffer<'u32'>, source: number, balanced: boolean): Promise<void> {
+  const n = graph.rows;
+  const kernel = expandKernel(device);
+  const wg = gatherSize(device.caps);
+  let cur = device.createBuffer('u32', n);
+  let nxt = device.createBuffer('u32', n);
+  const counter = device.createBuffer('u32', 1);
+  const temps: Buffer<'u32'>[] = [];
+  try {
+    cur.fill(source, { length: 1 });
+    let count = 1;
+    for (let depth = 0; count > 0; depth++) {
+      counter.fill(0);
+      const args = { frontier: cur, indptr: graph.indptr, indices: graph.indices, level, next: nxt, nextCount: counter, count, depth };
+      if (balanced) {
+        const deg = device.createBuffer('u32', count);
+        device.dispatch(degreeKernel(device), { invocations: count }, { frontier: cur, indptr: graph.indptr, deg, count });
+        const ends = scan(device, deg);
+        // Enough groups for the largest frontier's chunks, at most a few waves of the device.
+        const groups = strideWorkgroups(device.caps, Math.ceil(graph.edges / CHUNK), wg, 1, 4);
+        device.dispatch(balancedKernel(device), { invocations: groups * wg }, { ...args, ends, groups });
+        temps.push(deg, ends);
+      } else {
+        device.dispatch(kernel, { invocations: count }, args);
+      }
+      count = (await counter.read())[0] as number;
+      // Freed once the read has run the level's work.
+      for (const b of temps.splice(0)) b.destroy();
+      [cur, nxt] = [nxt, cur];
+    }
+  } finally {
+    cur.destroy();
+    nxt.destroy();
+    counter.destroy();
+  }
+}
+
+async function edgeBfs(device: Device, graph: Graph, level: Buffer<'u32'>): Promise<void> {
+  const n = graph.rows;
+  const m = graph.edges;
+  if (m === 0) return;
+  const kernel = edgeStepKernel(device);
+  const sources = graph.sources();
+  let cur = level;
+  let nxt = device.createBuffer('u32', n);
+  const reached = device.createBuffer('u32', 1);
+  try {
+    for (let depth = 0; ; depth++) {
+      device.copyBuffer(cur, nxt);
+      reached.fill(0);
+      device.dispatch(kernel, { invocations: m }, { sources, indices: graph.indices, level: cur, next: nxt, reached, edges: m, depth });
+      [cur, nxt] = [nxt, cur];
+      if ((await reached.read())[0] === 0) break;
+    }
+    if (cur !== level) device.copyBuffer(cur, level);
+  } finally {
+    (cur === level ? nxt : cur).destroy();
+    reached.destroy();
+  }
+}

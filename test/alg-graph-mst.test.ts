@@ -1,0 +1,48 @@
+/**
+ * Conformance of mst: the forest equals the sequential reference (Kruskal under the
+ * same (weight, smaller end, larger end) order) on every edge-case graph, weighted
+ * with random and with tied integer weights and pattern-only; typed errors.
+ */
+import { createGraph, mst, mstReference } from '@trident/algorithms';
+import { InvalidArgumentError } from 'trident';
+import { expect, it } from 'vitest';
+import { graphCases } from './alg-graph-helpers.ts';
+import { expectBitsEqual, formulations, isSlow } from './alg-helpers.ts';
+import { describeEachBackend } from './harness.ts';
+
+describeEachBackend('mst', (ctx) => {
+  it('the forest equals the reference: random, tied and unit weights', async () => {
+    for (const { label, device } of formulations(ctx.device, ctx.kind)) {
+      for (const weights of ['random', 'integer', undefined] as const) {
+        for (const { name, graph } of graphCases({ symmetric: true, ...(weights ? { weights } : {}), slow: isSlow(ctx.device) })) {
+          const g = createGraph(device, graph);
+          const got = await mst(device, g);
+          const want = mstReference(graph);
+          const what = `${label} ${name} weights=${weights ?? 'none'}`;
+          expectBitsEqual(got.edges, want.edges, `${what} edges`);
+          expectBitsEqual(got.weights, want.weights, `${what} weights`);
+          expect(got.totalWeight, what).toBe(want.totalWeight);
+          g.destroy();
+        }
+      }
+    }
+  });
+
+  it('entries stored in one direction only count as undirected edges', async () => {
+    const graph = { rows: 4, indptr: [0, 2, 3, 3, 3], indices: [1, 3, 2], weights: [5, 1, 2] };
+    for (const { label, device } of formulations(ctx.device, ctx.kind)) {
+      const got = await mst(device, createGraph(device, graph));
+      expect(Array.from(got.edges), label).toEqual([0, 1, 0, 3, 1, 2]);
+      expect(got.totalWeight, label).toBe(8);
+    }
+  });
+
+  it('rejects bad input with typed errors', async () => {
+    const device = ctx.device;
+    const rect = createGraph(device, { rows: 2, columns: 3, indptr: [0, 1, 2], indices: [2, 0] });
+    await expect(mst(device, rect)).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(() => createGraph(device, { rows: 2, indptr: [0, 1, 2], indices: [1, 0], weights: [1, Number.NaN] })).toThrow(
+      InvalidArgumentError,
+    );
+  });
+});
