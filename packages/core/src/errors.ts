@@ -12,16 +12,19 @@ export type TridentErrorCode =
   | 'KERNEL_EXECUTION';
 
 export class TridentError extends Error {
+  // Names are spelt out, not taken from the constructor: a minifier renames classes
+  // (a Vite build reported a KernelExecutionError as 'l').
+  override name = 'TridentError';
   readonly code: TridentErrorCode;
   constructor(code: TridentErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
-    this.name = new.target.name;
   }
 }
 
 /** A backend could not give a working device (no adapter, no context, missing API). */
 export class BackendUnavailableError extends TridentError {
+  override name = 'BackendUnavailableError';
   readonly backend: string;
   readonly reason: string;
   constructor(backend: string, reason: string, options?: { cause?: unknown }) {
@@ -33,6 +36,7 @@ export class BackendUnavailableError extends TridentError {
 
 /** No backend in a preference list gave a device; `reasons` says why for each. */
 export class NoBackendAvailableError extends TridentError {
+  override name = 'NoBackendAvailableError';
   readonly reasons: ReadonlyArray<{ backend: string; reason: string }>;
   constructor(reasons: ReadonlyArray<{ backend: string; reason: string }>) {
     const list = reasons.map((r) => `${r.backend}: ${r.reason}`).join('; ');
@@ -43,6 +47,7 @@ export class NoBackendAvailableError extends TridentError {
 
 /** A kernel needs a feature the backend cannot provide. Raised when compiling, never at run time. */
 export class UnsupportedFeatureError extends TridentError {
+  override name = 'UnsupportedFeatureError';
   readonly backend: string;
   readonly feature: string;
   readonly kernel: string | undefined;
@@ -60,6 +65,7 @@ export class UnsupportedFeatureError extends TridentError {
 
 /** An argument was wrong; nothing was enqueued or changed. */
 export class InvalidArgumentError extends TridentError {
+  override name = 'InvalidArgumentError';
   readonly argument: string;
   constructor(argument: string, problem: string) {
     super('INVALID_ARGUMENT', `invalid argument '${argument}': ${problem}`);
@@ -69,6 +75,7 @@ export class InvalidArgumentError extends TridentError {
 
 /** A request exceeds a device limit (named as in `device.caps.limits`). */
 export class LimitExceededError extends TridentError {
+  override name = 'LimitExceededError';
   readonly backend: string;
   readonly limit: string;
   readonly requested: number;
@@ -84,6 +91,7 @@ export class LimitExceededError extends TridentError {
 
 /** The device was lost (GPU reset, context loss, destroyed). Every later call fails with this. */
 export class DeviceLostError extends TridentError {
+  override name = 'DeviceLostError';
   readonly backend: string;
   constructor(backend: string, reason: string, options?: { cause?: unknown }) {
     super('DEVICE_LOST', `device of backend '${backend}' was lost: ${reason}`, options);
@@ -93,6 +101,7 @@ export class DeviceLostError extends TridentError {
 
 /** The kernel IR is malformed (type mismatch, misuse of the builder). */
 export class KernelBuildError extends TridentError {
+  override name = 'KernelBuildError';
   readonly kernel: string;
   constructor(kernel: string, problem: string) {
     super('KERNEL_BUILD', `kernel '${kernel}': ${problem}`);
@@ -102,6 +111,7 @@ export class KernelBuildError extends TridentError {
 
 /** A kernel failed while running (e.g. an exception inside a CPU worker). */
 export class KernelExecutionError extends TridentError {
+  override name = 'KernelExecutionError';
   readonly backend: string;
   readonly kernel: string;
   constructor(backend: string, kernel: string, detail: string, options?: { cause?: unknown }) {

@@ -11,6 +11,8 @@
  * dijkstra.singleSource from every vertex for APSP; it has no MST) and Trident's
  * own sequential references. Graph construction is untimed for everyone.
  */
+
+import { createRequire } from 'node:module';
 import {
   apsp,
   apspReference,
@@ -26,13 +28,22 @@ import {
   randomGraph,
   rmatGraph,
 } from '@trident/algorithms';
-import Graph from 'graphology';
+import type { MultiUndirectedGraph } from 'graphology';
 import { connectedComponents } from 'graphology-components';
 import { dijkstra } from 'graphology-shortest-path';
 import { bfsFromNode } from 'graphology-traversal';
 import type { Device } from 'trident';
 import type { BenchCase, PreparedRun } from './cases.ts';
 import { sameArray } from './cases.ts';
+
+/**
+ * graphology is CommonJS (module.exports is its Graph class, the other classes hang off it)
+ * while its typings declare ES exports: a default import is the class under the monorepo's
+ * bundler resolution but the whole module under the build's NodeNext. `require` gives the
+ * same object in both, typed by the named export they agree on.
+ */
+const { MultiUndirectedGraph: GraphologyGraph } = createRequire(import.meta.url)('graphology') as typeof import('graphology');
+type Graph = MultiUndirectedGraph;
 
 type Shape = 'random' | 'rmat';
 
@@ -65,7 +76,7 @@ function graphFor(shape: Shape, n: number, weights?: 'random'): GraphInput {
 
 /** The graph as graphology holds it: undirected, each stored pair once (u <= v), parallel edges and self-loops kept. */
 function toGraphology(g: GraphInput, weighted: boolean): Graph {
-  const out = new Graph({ type: 'undirected', multi: true, allowSelfLoops: true });
+  const out = new GraphologyGraph({ allowSelfLoops: true });
   for (let v = 0; v < g.rows; v++) out.addNode(v);
   for (let u = 0; u < g.rows; u++) {
     for (let e = g.indptr[u] as number; e < (g.indptr[u + 1] as number); e++) {
