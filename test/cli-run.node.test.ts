@@ -184,6 +184,51 @@ for (const backend of TEST_BACKENDS) {
       }
     });
 
+    it('nbody: (n, 3) velocities (the NumPy shape) come back (n, 3); without --velocities (zero start) the output is (n, 3)', () => {
+      const n = 16;
+      const raw = randomU32(7 * n, 6);
+      const bodies = Float32Array.from(raw.subarray(0, 4 * n), (x, i) => (i % 4 === 3 ? 1 : (x % 2001) / 1000 - 1));
+      const vel3 = Float32Array.from(raw.subarray(4 * n), (x) => ((x % 201) - 100) / 1000);
+      const vel4 = new Float32Array(4 * n);
+      for (let i = 0; i < n; i++) vel4.set(vel3.subarray(3 * i, 3 * i + 3), 4 * i);
+      const outB = join(dir, 'nbody3.b.npy');
+      const outV = join(dir, 'nbody3.v.npy');
+      const common = ['--steps', '2', '--dt', '0.001', '--softening', '0.05', '--out', outB, '--out-velocities', outV];
+      const r = run('nbody', '--in', save('bodies3.npy', bodies, [n, 4]), '--velocities', save('vel3.npy', vel3, [n, 3]), ...common);
+      expect(r.code, r.stderr).toBe(0);
+      const gotV = readNpy(outV);
+      expect(gotV.shape).toEqual([n, 3]);
+      const want = nbodyReference(bodies, { steps: 2, dt: 0.001, softening2: 0.0025, velocities: vel4 });
+      const scale = nbodyForceScale(bodies, 0.0025);
+      for (let i = 0; i < n; i++) {
+        const tol = 1e-4 * (1 + (scale[i] as number) * 0.003);
+        for (let c = 0; c < 3; c++) {
+          expect(Math.abs((gotV.data[3 * i + c] as number) - (want.velocities[4 * i + c] as number))).toBeLessThanOrEqual(tol);
+        }
+      }
+      // No velocities given: they start at zero and are written (n, 3).
+      const r0 = run('nbody', '--in', save('bodies3.npy', bodies, [n, 4]), ...common);
+      expect(r0.code, r0.stderr).toBe(0);
+      expect(readNpy(outV).shape).toEqual([n, 3]);
+    });
+
+    it('nbody: velocities of another shape or row count are exit 2 with the accepted shapes named', () => {
+      const n = 4;
+      const bodiesFile = save('bodies4.npy', new Float32Array(4 * n).fill(1), [n, 4]);
+      const out = join(dir, 'nbody-badv.npy');
+      const badShape = save('vel2.npy', new Float32Array(2 * n), [n, 2]);
+      const r = run('nbody', '--in', bodiesFile, '--velocities', badShape, '--steps', '1', '--dt', '0.1', '--out', out);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim()).toBe(
+        `trident run: ${badShape}: wrong shape (${n}, 2): expected (n, 3) = vx, vy, vz (or (n, 4), the 4th column carried through)`,
+      );
+      const badRows = save('vel5.npy', new Float32Array(3 * 5), [5, 3]);
+      const r2 = run('nbody', '--in', bodiesFile, '--velocities', badRows, '--steps', '1', '--dt', '0.1', '--out', out);
+      expect(r2.code).toBe(2);
+      expect(r2.stderr.trim()).toBe(`trident run: ${badRows}: 5 velocities for ${n} bodies in ${bodiesFile}`);
+      expect(existsSync(out)).toBe(false);
+    });
+
     it('nbody: a 1-D bodies file is exit 2 (wrong shape), nothing written', () => {
       const out = join(dir, 'nbody-bad.npy');
       const file = save('bodies-1d.npy', new Float32Array(8));

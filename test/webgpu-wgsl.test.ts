@@ -56,6 +56,21 @@ describe('WGSL generation', () => {
     expect(src).toContain('@compute @workgroup_size(32)');
   });
 
+  it('declares a 2-D workgroup shape and maps the 3-D ids onto the WGSL built-ins', () => {
+    const k = defineKernel({
+      name: 'ids2',
+      workgroupSize: [8, 4],
+      params: { out: buffer('u32', 'write') },
+      body: ({ out }, k) => out.store(k.globalId.y, k.localId.x.add(k.workgroupId.z).add(k.workgroupCount.x)),
+    });
+    const src = generateWgsl(k, withSubgroups).source;
+    expect(src).toContain('@compute @workgroup_size(8, 4, 1)');
+    expect(src).toContain('@builtin(local_invocation_id) lid3: vec3<u32>');
+    expect(src).toContain('((wid * vec3<u32>(8u, 4u, 1u) + lid3)).y');
+    expect(src).toContain('(lid3).x');
+    expect(src).toContain('nwg3');
+  });
+
   it('makes the IR semantics explicit: shift masks, saturating NaN-safe conversions, bitcasts, bool -> 0/1', () => {
     const k = defineKernel({
       name: 'sem',

@@ -181,8 +181,10 @@ class WgslGenerator {
     ];
     if (usesSubgroups) entry.push('@builtin(subgroup_size) sg_size: u32', '@builtin(subgroup_invocation_id) sg_id: u32');
     const [sx, sy, sz] = ir.workgroupShape;
-    out.push('', `@compute @workgroup_size(${sx}, ${sy}, ${sz})`, `fn main(${entry.join(', ')}) {`);
-    out.push('  // The grid is linear to the kernel: workgroups beyond one dimension fold into y and z.');
+    const size = sy === 1 && sz === 1 ? `${sx}` : `${sx}, ${sy}, ${sz}`;
+    out.push('', `@compute @workgroup_size(${size})`, `fn main(${entry.join(', ')}) {`);
+    out.push('  // The linear ids: a 1-D grid past the per-dimension limit folds into y and z (globalId, localId,');
+    out.push('  // workgroupId and workgroupCount are the built-ins themselves).');
     out.push('  let wgi = wid.x + wid.y * nwg3.x + wid.z * nwg3.x * nwg3.y;');
     out.push('  let nwg = nwg3.x * nwg3.y * nwg3.z;');
     out.push(`  let gid = wgi * ${ir.workgroupSize}u + lid;`);

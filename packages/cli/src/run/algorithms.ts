@@ -91,6 +91,28 @@ export function bodiesArray(file: string): NpyArray {
   return a;
 }
 
+/**
+ * A velocities file for `n` bodies: (n, 3) = vx, vy, vz (the shape a NumPy user has)
+ * or (n, 4) with a 4th column carried through. Returned as the (n, 4) rows the library
+ * takes (a 0 4th column for (n, 3)) and the column count given, so the output keeps it.
+ */
+export function velocitiesArray(file: string, n: number, bodiesFile: string): { rows4: NpyArray; columns: 3 | 4 } {
+  const a = readNpy(file);
+  if (a.dtype !== 'f32') throw new InputError(file, `dtype ${a.dtype} is not accepted here (expected f32)`);
+  const columns = a.shape[1];
+  if (a.shape.length !== 2 || (columns !== 3 && columns !== 4)) {
+    throw new InputError(
+      file,
+      `wrong shape (${a.shape.join(', ')}): expected (n, 3) = vx, vy, vz (or (n, 4), the 4th column carried through)`,
+    );
+  }
+  if (a.shape[0] !== n) throw new InputError(file, `${a.shape[0]} velocities for ${n} bodies in ${bodiesFile}`);
+  if (columns === 4) return { rows4: a, columns };
+  const data = new Float32Array(4 * n);
+  for (let i = 0; i < n; i++) data.set((a.data as Float32Array).subarray(3 * i, 3 * i + 3), 4 * i);
+  return { rows4: { dtype: 'f32', shape: [n, 4], data }, columns };
+}
+
 const NO_PARAMS: Readonly<Record<string, string>> = {};
 
 /** `base` plus `key: value` when a value was given (optional inputs and outputs). */
@@ -177,16 +199,13 @@ export const ALGORITHMS: Record<string, AlgorithmCli> = {
   },
   nbody: {
     usage:
-      'nbody --in bodies.npy [--velocities v.npy] --steps S --dt DT [--softening EPS] --out bodies.npy [--out-velocities v2.npy]   (bodies: (n, 4) f32 = x, y, z, mass; leapfrog, G = 1)',
+      'nbody --in bodies.npy [--velocities v.npy] --steps S --dt DT [--softening EPS] --out bodies.npy [--out-velocities v2.npy]   (bodies: (n, 4) f32 = x, y, z, mass; velocities: (n, 3) f32 = vx, vy, vz, or (n, 4), written in the shape given, (n, 3) by default; leapfrog, G = 1)',
     flags: ['in', 'velocities', 'steps', 'dt', 'softening', 'out', 'out-velocities'],
     prepare(values) {
       const inFile = required(values, 'in');
       const bodies = bodiesArray(inFile);
       const velFile = values.velocities;
-      const vel = velFile === undefined ? undefined : bodiesArray(velFile);
-      if (velFile !== undefined && vel && vel.shape[0] !== bodies.shape[0]) {
-        throw new InputError(velFile, `${vel.shape[0]} velocities for ${bodies.shape[0]} bodies in ${inFile}`);
-      }
+      const vel = velFile === undefined ? undefined : velocitiesArray(velFile, bodies.shape[0] as number, inFile);
       const stepsText = required(values, 'steps');
       const steps = stepsText === '0' ? 0 : positiveInt(stepsText, '--steps');
       const dt = finiteNumber(required(values, 'dt'), '--dt');
@@ -198,8 +217,13 @@ export const ALGORITHMS: Record<string, AlgorithmCli> = {
         spec: {
           algorithm: 'nbody',
           // The CLI takes the softening length ε; the library takes ε².
-          params: { steps, dt, softening2: values.softening === undefined ? DEFAULT_SOFTENING2 : eps * eps },
-          inputs: withOptional({ in: bodies }, 'velocities', vel),
+          params: {
+            steps,
+            dt,
+            softening2: values.softening === undefined ? DEFAULT_SOFTENING2 : eps * eps,
+            velocityColumns: vel?.columns ?? 3,
+          },
+          inputs: withOptional({ in: bodies }, 'velocities', vel?.rows4),
         },
         outputs: withOptional({ out }, 'out-velocities', outVel),
       };

@@ -107,9 +107,19 @@ export const EXECUTORS: Record<string, Executor> = {
       softening2: spec.params.softening2 as number,
       ...(velocities ? { velocities } : {}),
     });
-    return { out: arr(await r.bodies.read(), bodies.shape), 'out-velocities': arr(await r.velocities.read(), bodies.shape) };
+    const vel4 = await r.velocities.read();
+    // Velocities go back in the shape they came in: (n, 3) unless an (n, 4) file was given.
+    const n = bodies.shape[0] as number;
+    const velOut = spec.params.velocityColumns === 4 ? arr(vel4, [n, 4]) : arr(dropFourthColumn(vel4, n), [n, 3]);
+    return { out: arr(await r.bodies.read(), bodies.shape), 'out-velocities': velOut };
   },
 };
+
+function dropFourthColumn(rows4: Float32Array, n: number): Float32Array {
+  const out = new Float32Array(3 * n);
+  for (let i = 0; i < n; i++) out.set(rows4.subarray(4 * i, 4 * i + 3), 3 * i);
+  return out;
+}
 
 export async function executeJob(device: Device, spec: JobSpec): Promise<JobOutputs> {
   const run = EXECUTORS[spec.algorithm];
