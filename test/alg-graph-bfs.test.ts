@@ -2,7 +2,7 @@
  * Conformance of bfs: depths equal the sequential reference on every edge-case
  * graph, on the device and its gather-only view; typed errors on bad input.
  */
-import { type BfsFormulation, bfs, bfsFormulation, bfsReference, createGraph, randomGraph } from '@trident/algorithms';
+import { type BfsFormulation, bfs, bfsFormulation, bfsReference, createGraph, fromEdges, randomGraph } from '@trident/algorithms';
 import { InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
 import { graphCases } from './alg-graph-helpers.ts';
@@ -16,9 +16,13 @@ describeEachBackend('bfs', (ctx) => {
         for (const { name, graph } of graphCases({ symmetric, slow: isSlow(ctx.device) })) {
           const g = createGraph(device, graph);
           const sources = graph.rows === 0 ? [] : [0, graph.rows - 1, Math.floor(graph.rows / 2)];
-          // Every formulation the view's caps allow (the gather-only view: 'edges' only).
-          const forms: BfsFormulation[] = device.caps.features.has('atomic-other') ? ['frontier', 'frontier-balanced'] : ['edges'];
-          expect(forms, label).toContain(bfsFormulation(device));
+          // Every formulation the view's caps allow (the gather-only view: 'edges' only);
+          // bottom-up levels only on graphs declared symmetric.
+          const atomics = device.caps.features.has('atomic-other');
+          const forms: BfsFormulation[] = atomics ? ['frontier', 'frontier-balanced'] : ['edges'];
+          if (atomics && symmetric) forms.push('direction-optimizing');
+          expect(g.symmetric, name).toBe(symmetric);
+          expect(forms, label).toContain(bfsFormulation(device, g));
           for (const s of sources) {
             const want = bfsReference(graph, s);
             for (const formulation of forms) {
@@ -46,5 +50,58 @@ describeEachBackend('bfs', (ctx) => {
     }
     const rect = createGraph(device, { rows: 2, columns: 3, indptr: [0, 1, 2], indices: [2, 0] });
     await expect(bfs(device, rect, 0)).rejects.toBeInstanceOf(InvalidArgumentError);
+    // Bottom-up levels read rows as in-neighbours: refused on a graph not declared symmetric.
+    const asked = await bfs(device, g, 0, { formulation: 'direction-optimizing' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(asked).toBeInstanceOf(InvalidArgumentError);
+    expect((asked as Error).message).toMatch(/declared symmetric/);
+    g.destroy();
+    rect.destroy();
+  });
+
+  it('a long path and a star, bottom-up and top-down levels mixed, equal the reference', async () => {
+    const device = ctx.device;
+    if (!device.caps.features.has('atomic-other')) return; // the gather-only view runs 'edges' (covered above)
+    // A star whose centre is reached late: a long thin start, then one huge level, then a tail.
+    const n = 600;
+    const us: number[] = [];
+    const vs: number[] = [];
+    for (let i = 0; i < 20; i++) us.push(i), vs.push(i + 1); // path 0..20
+    for (let i = 21; i < 580; i++) us.push(20, i), vs.push(i, i + 1 < 580 ? i + 1 : 21); // hub 20 + ring
+    for (let i = 580; i < n - 1; i++) us.push(i - 1, i), vs.push(i, i + 1); // tail
+    const input = fromEdges(n, us, vs, undefined, true);
+    const g = createGraph(device, input);
+    for (const s of [0, 20, 300, n - 1]) {
+      const levels = await bfs(device, g, s, { formulation: 'direction-optimizing' });
+      expectBitsEqual(await levels.read(), bfsReference(input, s), `source ${s}`);
+      levels.destroy();
+    }
+    g.destroy();
+  });
+
+  it('checks a symmetric declaration', () => {
+    const device = ctx.device;
+    const ok = createGraph(device, { rows: 3, indptr: [0, 2, 3, 4], indices: [1, 2, 0, 0], symmetric: true });
+    expect(ok.symmetric).toBe(true);
+    ok.destroy();
+    const bad = [
+      { rows: 3, indptr: [0, 2, 3, 3], indices: [1, 2, 0] }, // (0, 2) without (2, 0)
+      { rows: 2, indptr: [0, 2, 3], indices: [1, 1, 0] }, // (0, 1) twice, (1, 0) once
+      { rows: 2, indptr: [0, 1, 2], indices: [1, 0], weights: [1, 2] }, // weights differ
+      { rows: 2, columns: 3, indptr: [0, 1, 2], indices: [1, 0] }, // not square
+    ];
+    for (const input of bad) {
+      const error = (() => {
+        try {
+          createGraph(device, { ...input, symmetric: true });
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error, JSON.stringify(input)).toBeInstanceOf(InvalidArgumentError);
+      expect((error as InvalidArgumentError).argument).toBe('symmetric');
+    }
   });
 });

@@ -19,7 +19,8 @@ export function disjointUnion(a: GraphInput, b: GraphInput): GraphInput {
   for (let i = 1; i <= b.rows; i++) indptr[a.rows + i] = (b.indptr[i] as number) + ma;
   const indices = Uint32Array.from([...Array.from(a.indices), ...Array.from(b.indices, (v) => v + a.rows)]);
   const weights = a.weights && b.weights ? Float32Array.from([...Array.from(a.weights), ...Array.from(b.weights)]) : undefined;
-  return weights ? { rows: a.rows + b.rows, indptr, indices, weights } : { rows: a.rows + b.rows, indptr, indices };
+  const shape = { rows: a.rows + b.rows, indptr, indices, ...(a.symmetric && b.symmetric ? { symmetric: true } : {}) };
+  return weights ? { ...shape, weights } : shape;
 }
 
 /**
@@ -33,10 +34,10 @@ export function graphCases(options: { symmetric: boolean; weights?: 'random' | '
   const loop = fromEdges(1, [0], [0], weights ? [2] : undefined, symmetric);
   const big = slow ? 300 : 1999;
   return [
-    { name: 'empty', graph: fromEdges(0, [], [], weights ? [] : undefined) },
+    { name: 'empty', graph: fromEdges(0, [], [], weights ? [] : undefined, symmetric) },
     { name: 'one vertex', graph: one },
     { name: 'one vertex with a self-loop', graph: loop },
-    { name: 'isolated vertices', graph: fromEdges(7, [], [], weights ? [] : undefined) },
+    { name: 'isolated vertices', graph: fromEdges(7, [], [], weights ? [] : undefined, symmetric) },
     {
       name: 'self-loops and duplicates',
       graph: fromEdges(6, [0, 0, 1, 1, 2, 3, 3, 5], [0, 1, 0, 1, 3, 2, 2, 5], weights ? [3, 2, 2, 1, 4, 4, 1, 7] : undefined, symmetric),

@@ -10,6 +10,7 @@
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, InvalidArgumentError, select, uniform } from '@trident/core';
 import { cachedKernel, checkBuffer, familyOf, gatherSize } from './common.ts';
 import { recordScan } from './scan.ts';
+import { recordGatherBlockScan } from './scan-gather.ts';
 
 const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
 
@@ -101,7 +102,8 @@ export interface CompactResult<D extends BufferDType> {
  * quieted, as with zcopy).
  *
  * Complexity: O(n) work on workgroup devices (predicate, scan, scatter: about 5
- * element moves each); O(n log n + count log n) on gather devices. One small
+ * element moves each); on gather devices O(n) for the blocked scan of the flags
+ * plus O(count log n) for the searches. One small
  * readback for the count. Throws InvalidArgumentError for bad buffers, a flags
  * dtype other than u32, or a length mismatch; the inputs are never modified.
  */
@@ -116,19 +118,24 @@ export async function compact<D extends BufferDType>(device: Device, input: Buff
   const wg = gatherSize(device.caps);
   // Fresh temporaries: they are used after an await, when pooled ones could have
   // been taken by another call meanwhile.
-  const pred = device.createBuffer('u32', n);
+  const pred = family === 'workgroup' ? device.createBuffer('u32', n) : undefined;
   const pos = device.createBuffer('u32', n);
   const release = () => {
     void device
       .flush()
       .catch(() => undefined)
       .finally(() => {
-        pred.destroy();
+        pred?.destroy();
         pos.destroy();
       });
   };
-  device.dispatch(predicateKernel(wg), { invocations: n }, { flags, pred, n });
-  recordScan(device, pred, pos, n, family === 'workgroup');
+  if (pred) {
+    device.dispatch(predicateKernel(wg), { invocations: n }, { flags, pred, n });
+    recordScan(device, pred, pos, n, true);
+  } else {
+    // Gather devices scan the flags as 0/1 directly (no predicate pass), inclusive.
+    recordGatherBlockScan(device, flags, pos, n, false, 'flags', 'compact.scan');
+  }
   const [last, lastFlag] = await Promise.all([pos.read({ offset: n - 1, length: 1 }), flags.read({ offset: n - 1, length: 1 })]);
   const count = family === 'workgroup' ? (last[0] as number) + (lastFlag[0] !== 0 ? 1 : 0) : (last[0] as number);
   const output = device.createBuffer(input.dtype, count);

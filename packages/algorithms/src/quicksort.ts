@@ -13,10 +13,15 @@
  *
  * Keys become u32 order keys paired with their original index, as in the other
  * comparison sorts; values are fetched by index at the end.
+ *
+ * Gather-only devices (WebGL2) run the formulation of quicksort-gather.ts: every
+ * range of a level partitioned in the same passes, each output element finding its
+ * source by a binary search over the scanned flags, and a rank-counting local sort.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, select, uniform, type Val } from '@trident/core';
 import { finishSort, initKernel } from './bitonic-sort.ts';
-import { blockSize, cachedKernel, dispatchGroups, gatherSize, hasAll, unsupported } from './common.ts';
+import { blockSize, cachedKernel, dispatchGroups, familyOf, gatherSize } from './common.ts';
+import { gatherQuickSortPairs } from './quicksort-gather.ts';
 import { recordScan } from './scan.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
 
@@ -151,8 +156,9 @@ function localSortKernel(wg: number) {
 
 /**
  * Stable quicksort of `keys` (u32 / i32 / f32) with optional `values`, resolving
- * to new buffers; same order and results as `radixSort`. Needs 'workgroup' and
- * 'scatter' (UnsupportedFeatureError otherwise).
+ * to new buffers; same order and results as `radixSort`. Runs on every device
+ * with 'gather' (workgroup devices partition one range at a time with scatters and
+ * sort short ranges in workgroup memory; gather-only devices see quicksort-gather.ts).
  *
  * Complexity: expected O(n log n) work over O(log n) partition levels; each
  * partition of a range of m elements costs two scans of m flags, one scatter, one
@@ -166,13 +172,25 @@ export async function quickSort<K extends SortKeyType, V extends BufferDType = B
   options?: SortOptions<V>,
 ): Promise<SortResult<K, V>> {
   validateSort(device, keys, options);
-  if (!hasAll(device, 'workgroup', 'scatter'))
-    throw unsupported(device, hasAll(device, 'workgroup') ? 'scatter' : 'workgroup', 'quickSort');
+  const family = familyOf(device, 'quickSort');
   const { keysOut, valuesOut, values } = prepareSort(device, keys, options, keys.length);
   const n = keys.length;
   const result = valuesOut ? { keys: keysOut, values: valuesOut } : { keys: keysOut };
   if (n === 0) return result;
   const gw = gatherSize(device.caps);
+  if (family === 'gather') {
+    const pairs = { keys: device.createBuffer('u32', n), idx: device.createBuffer('u32', n) };
+    const spare = { keys: device.createBuffer('u32', n), idx: device.createBuffer('u32', n) };
+    try {
+      device.dispatch(initKernel(keys.dtype as SortKeyType, gw), { invocations: n }, { input: keys, ...pairs, n, size: n });
+      const sorted = await gatherQuickSortPairs(device, pairs, spare, n);
+      finishSort(device, sorted, { keys, values }, { keys: keysOut, values: valuesOut }, n, gw);
+      await device.flush();
+    } finally {
+      for (const b of [pairs.keys, pairs.idx, spare.keys, spare.idx]) b.destroy();
+    }
+    return result;
+  }
   const wg = blockSize(device.caps, 16);
   const local = 2 * wg;
   // Fresh temporaries: this function awaits, so pooled ones could be taken meanwhile.

@@ -16,9 +16,10 @@
  * totals — subgroup scans first where 'subgroup' exists — and a running carry),
  * starting from the tile's carry-in. About 3n element moves.
  *
- * Gather (devices without workgroups: WebGL2): Hillis–Steele passes
- * (dst[i] = src[i] + src[i - d] for d = 1, 2, 4, …) ping-ponging between
- * temporaries; an exclusive scan first shifts the input by one.
+ * Gather (devices without workgroups: WebGL2; scan-gather.ts): a blocked scan whose
+ * invocations loop over blocks of consecutive elements (block length from a tuning
+ * table by the cost of a pass), block sums scanned recursively: about
+ * 2 log_block n passes instead of Hillis–Steele's log2 n.
  */
 import {
   type Buffer,
@@ -38,12 +39,12 @@ import {
   checkBuffer,
   dispatchGroups,
   familyOf,
-  gatherSize,
   scratch,
   strideWorkgroups,
   unsupported,
   workgroupScan,
 } from './common.ts';
+import { gatherScanSumDepth, recordGatherBlockScan } from './scan-gather.ts';
 import {
   type LookbackTuning,
   lookbackPreferred,
@@ -240,42 +241,6 @@ function recordBlockScan(device: Device, src: Buffer, dst: Buffer, n: number, ex
   });
 }
 
-// ---------- gather formulation ----------
-
-/** dst[i] = src[i] + src[i - d] (i >= d), or src[i - 1] / 0 for the exclusive shift. */
-function hillisSteeleKernel(dtype: Num, wg: number, shift: boolean) {
-  return cachedKernel(`scan-hs:${dtype}:${wg}:${shift}`, () =>
-    defineKernel({
-      name: shift ? `scan_shift_${dtype}` : `scan_hs_${dtype}`,
-      workgroupSize: wg,
-      params: { src: buffer(dtype, 'read'), dst: buffer(dtype, 'write'), d: uniform('u32'), n: uniform('u32') },
-      body: ({ src, dst, d, n }, k) => {
-        const i = k.let(k.globalIndex, 'i');
-        k.if(i.lt(n), () => {
-          const behind = k.var(dtype as Num, 0, 'behind');
-          k.if(i.ge(d), () => behind.set(src.load(i.sub(d)) as Val<Num>));
-          dst.store(i, (shift ? behind : (src.load(i) as Val<Num>).add(behind as never)) as never);
-        });
-      },
-    }),
-  );
-}
-
-function recordGatherScan(device: Device, input: Buffer, output: Buffer, n: number, exclusive: boolean): void {
-  const dtype = input.dtype as Num;
-  const wg = gatherSize(device.caps);
-  const steps: Array<{ shift: boolean; d: number }> = [];
-  if (exclusive) steps.push({ shift: true, d: 1 });
-  for (let d = 1; d < n; d *= 2) steps.push({ shift: false, d });
-  if (steps.length === 0) steps.push({ shift: false, d: n }); // n = 1: a plain copy
-  let src = input;
-  steps.forEach((s, idx) => {
-    const dst = idx === steps.length - 1 ? output : scratch(device, `scan.pp${idx % 2}`, dtype, n);
-    device.dispatch(hillisSteeleKernel(dtype, wg, s.shift), { invocations: n }, { src, dst, d: s.d, n });
-    src = dst;
-  });
-}
-
 // ---------- public API ----------
 
 export type ScanFormulation = 'single-pass' | 'reduce-then-scan' | 'gather';
@@ -315,7 +280,8 @@ export function scanFormulation(device: Device, variant: ScanVariant = {}): Scan
  * re-reduced, in subgroup-wide sums) in an order that depends on timing, so f32
  * results may differ between runs, always within the bound;
  * reduce-then-scan adds a running carry and an exclusive scan of tile sums in a
- * fixed order; gather devices add Hillis–Steele trees. Error bound per element:
+ * fixed order; gather devices add serially within blocks and add the scanned
+ * block sums as carries. Error bound per element:
  * |out[i] - exact| <= γ(d) · Σ_{j<=i}|x_j|, d = `scanSumDepth(device, n)` (for the
  * single pass d grows by 3 per tile: a bound on the look-back chain, see
  * scan-lookback.ts).
@@ -323,7 +289,8 @@ export function scanFormulation(device: Device, variant: ScanVariant = {}): Scan
  *
  * Edge cases: n = 0 returns an empty buffer; n = 1 gives [x0] (inclusive) or [0].
  * Complexity: O(n) work; 2n element moves in one dispatch (single pass), about 3n
- * (reduce-then-scan), O(n log n) work and log2(n) passes (gather devices). Throws
+ * (reduce-then-scan), O(n) work in about 2 log_block(n) passes (gather devices;
+ * n (block + 3) / 2 element reads). Throws
  * InvalidArgumentError for a bad input or output buffer (dtype, length, aliasing).
  */
 export function scan<D extends BufferDType>(device: Device, input: Buffer<D>, options: ScanOptions<D> = {}): Buffer<D> {
@@ -367,14 +334,14 @@ export function recordScan(device: Device, src: Buffer, dst: Buffer, n: number, 
   const formulation = scanFormulation(device, variant);
   if (formulation === 'single-pass') recordLookbackScan(device, src, dst, n, exclusive, lookbackTuning(device, variant.lookback));
   else if (formulation === 'reduce-then-scan') recordBlockScan(device, src, dst, n, exclusive, 0);
-  else recordGatherScan(device, src, dst, n, exclusive);
+  else recordGatherBlockScan(device, src, dst, n, exclusive);
 }
 
 /** The longest chain of f32 additions behind one output of `scan` for `n` elements on `device` (an upper bound). */
 export function scanSumDepth(device: Device, n: number, variant: ScanVariant = {}): number {
   if (n <= 1) return 1;
   const formulation = scanFormulation(device, variant);
-  if (formulation === 'gather') return Math.ceil(Math.log2(n)) + 1;
+  if (formulation === 'gather') return gatherScanSumDepth(device, n);
   if (formulation === 'single-pass') return lookbackSumDepth(device, n, lookbackTuning(device, variant.lookback));
   let depth = 0;
   let m = n;

@@ -38,6 +38,7 @@ export class NpyError extends Error {
 
 const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
 const DESCR: Record<NpyDType, string> = { u32: '<u4', i32: '<i4', f32: '<f4' };
+const MAX_HEADER_BYTES = 10_000;
 const FROM_DESCR: Record<string, NpyDType> = { '<u4': 'u32', '<i4': 'i32', '<f4': 'f32' };
 
 export function dtypeOfData(data: NpyData): NpyDType {
@@ -57,6 +58,7 @@ export function parseNpy(bytes: Uint8Array, file: string): NpyArray {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let headerStart: number;
   let headerLen: number;
+  if (minor !== 0 || major < 1 || major > 3) fail(`unsupported .npy format version ${major}.${minor} (1.0, 2.0 and 3.0 are read)`);
   if (major === 1) {
     headerStart = 10;
     headerLen = view.getUint16(8, true);
@@ -67,6 +69,8 @@ export function parseNpy(bytes: Uint8Array, file: string): NpyArray {
   } else {
     return fail(`unsupported .npy format version ${major}.${minor}`);
   }
+  // NumPy's reader refuses headers past max_header_size (10000) by default, to bound the parse.
+  if (headerLen > MAX_HEADER_BYTES) fail(`header of ${headerLen} bytes is over the ${MAX_HEADER_BYTES}-byte limit`);
   if (headerStart + headerLen > bytes.length) fail('truncated header');
   const header = new TextDecoder(major === 3 ? 'utf-8' : 'latin1').decode(bytes.subarray(headerStart, headerStart + headerLen));
   const dict = parseHeader(header, fail);
@@ -78,7 +82,8 @@ export function parseNpy(bytes: Uint8Array, file: string): NpyArray {
   const dtype = FROM_DESCR[normal];
   if (dtype === undefined) return fail(`unsupported dtype '${descr}' (supported: <u4, <i4, <f4)`);
   const shape = dict.shape;
-  if (shape.length === 0 || shape.length > 2) fail(`unsupported shape (${shape.join(', ')}): only 1-D or 2-D arrays are read`);
+  if (shape.length === 0) fail('0-d array (a NumPy scalar) is not read: save it as a 1-element array (np.atleast_1d)');
+  if (shape.length > 2) fail(`unsupported shape (${shape.join(', ')}): only 1-D or 2-D arrays are read`);
   // A 1-D array is the same bytes in either order; a 2-D one in Fortran order is transposed.
   if (dict.fortranOrder && shape.length > 1) fail('Fortran-order arrays are not supported (save with C order)');
 
@@ -103,30 +108,113 @@ export interface NpyHeader {
   shape: number[];
 }
 
-/** Parses the header dict literal strictly enough to reject anything odd, loosely enough for every NumPy version's spacing. */
+/**
+ * Parses the header: exactly NumPy's dict literal — the keys 'descr',
+ * 'fortran_order' and 'shape', once each, with a string, True/False and a tuple
+ * of non-negative integers — in any NumPy version's spacing and quoting. Anything
+ * else (extra keys, expressions, nesting) is refused rather than guessed at, as
+ * NumPy's own reader (ast.literal_eval plus a key check) refuses it.
+ */
 export function parseHeader(header: string, fail: (problem: string) => never): NpyHeader {
-  const text = header.trim();
-  if (!text.startsWith('{') || !text.endsWith('}')) fail('malformed header (not a dict literal)');
-  const descr = /['"]descr['"]\s*:\s*['"]([^'"]*)['"]/.exec(text)?.[1];
-  if (descr === undefined) {
-    // Structured dtypes have a list as descr.
-    if (/['"]descr['"]\s*:\s*\[/.test(text)) fail('unsupported dtype (structured arrays are not supported)');
-    return fail("malformed header (no 'descr')");
+  let at = 0;
+  const space = () => {
+    while (at < header.length && /\s/.test(header[at] as string)) at++;
+  };
+  const notLiteral = (what: string): never => fail(`malformed header (not a plain dict literal: ${what} at offset ${at})`);
+  const expect = (c: string) => {
+    space();
+    if (header[at] !== c) notLiteral(`expected '${c}'`);
+    at++;
+  };
+  const string = (): string => {
+    space();
+    const quote = header[at];
+    if (quote !== "'" && quote !== '"') return notLiteral('expected a string');
+    const end = header.indexOf(quote, at + 1);
+    if (end < 0) return notLiteral('unterminated string');
+    const text = header.slice(at + 1, end);
+    if (text.includes('\\')) notLiteral('escape in a string');
+    at = end + 1;
+    return text;
+  };
+  const word = (): string => {
+    space();
+    const m = /^[A-Za-z_]\w*/.exec(header.slice(at));
+    if (!m) return notLiteral('expected a value');
+    at += m[0].length;
+    return m[0];
+  };
+  const tuple = (): string[] => {
+    expect('(');
+    const items: string[] = [];
+    for (;;) {
+      space();
+      if (header[at] === ')') break;
+      const m = /^[^,)\s]+/.exec(header.slice(at));
+      if (!m) return notLiteral('expected a shape entry');
+      items.push(m[0]);
+      at += m[0].length;
+      space();
+      if (header[at] === ',') at++;
+      else if (header[at] !== ')') notLiteral("expected ',' or ')'");
+    }
+    at++;
+    return items;
+  };
+
+  const found: Partial<NpyHeader> = {};
+  expect('{');
+  for (;;) {
+    space();
+    if (header[at] === '}') break;
+    const key = string();
+    expect(':');
+    space();
+    if (key in found) fail(`malformed header (key '${key}' given twice)`);
+    if (key === 'descr') {
+      // Structured dtypes have a list of fields as descr.
+      if (header[at] === '[') fail('unsupported dtype (structured arrays are not supported)');
+      found.descr = string();
+    } else if (key === 'fortran_order') {
+      const v = word();
+      if (v !== 'True' && v !== 'False') fail(`malformed header (fortran_order '${v}')`);
+      found.fortranOrder = v === 'True';
+    } else if (key === 'shape') {
+      found.shape = tuple().map((p) => {
+        // Python 2 NumPy wrote long integers with an L suffix.
+        const v = /^\d+L?$/.test(p) ? Number(p.replace('L', '')) : Number.NaN;
+        if (!Number.isSafeInteger(v)) fail(`malformed header (shape entry '${p}')`);
+        return v;
+      });
+    } else {
+      fail(`malformed header (unexpected key '${key}')`);
+    }
+    space();
+    if (header[at] === ',') at++;
+    else if (header[at] !== '}') notLiteral("expected ',' or '}'");
   }
-  const fortran = /['"]fortran_order['"]\s*:\s*(True|False)/.exec(text)?.[1];
-  if (fortran === undefined) fail("malformed header (no 'fortran_order')");
-  const shapeText = /['"]shape['"]\s*:\s*\(([^)]*)\)/.exec(text)?.[1];
-  if (shapeText === undefined) return fail("malformed header (no 'shape')");
-  const parts = shapeText
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-  const shape = parts.map((p) => {
-    const v = /^\d+$/.test(p) ? Number(p) : Number.NaN;
-    if (!Number.isSafeInteger(v)) fail(`malformed header (shape entry '${p}')`);
-    return v;
-  });
-  return { descr, fortranOrder: fortran === 'True', shape };
+  at++;
+  space();
+  if (at < header.length) notLiteral('text after the dict');
+  if (found.descr === undefined) return fail("malformed header (no 'descr')");
+  if (found.fortranOrder === undefined) return fail("malformed header (no 'fortran_order')");
+  if (found.shape === undefined) return fail("malformed header (no 'shape')");
+  return { descr: found.descr, fortranOrder: found.fortranOrder, shape: found.shape };
+}
+
+const IO_PROBLEMS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EISDIR: 'is a directory',
+  ENOTDIR: 'a part of the path is not a directory',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  ENAMETOOLONG: 'path too long',
+};
+
+/** One line for a failed read: the common cases in words, the rest by errno code. */
+export function ioProblem(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  return (code !== undefined ? IO_PROBLEMS[code] : undefined) ?? `cannot read (${String(code ?? err)})`;
 }
 
 /** Reads and parses a `.npy` file; I/O failures become NpyError too. */
@@ -135,8 +223,7 @@ export function readNpy(file: string): NpyArray {
   try {
     bytes = readFileSync(file);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new NpyError(file, code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : `cannot read (${String(code)})`);
+    throw new NpyError(file, ioProblem(err));
   }
   return parseNpy(bytes, file);
 }

@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { unzipSync } from 'fflate';
 import { InputError } from './errors.ts';
-import { parseHeader } from './npy.ts';
+import { ioProblem, parseHeader } from './npy.ts';
 
 export interface SparseGraph {
   readonly rows: number;
@@ -119,8 +119,7 @@ export function readSparseGraph(file: string): SparseGraph {
   try {
     bytes = readFileSync(file);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new InputError(file, code === 'ENOENT' ? 'no such file' : `cannot read (${String(code)})`);
+    throw new InputError(file, ioProblem(err));
   }
   let members: Record<string, Uint8Array>;
   try {

@@ -13,6 +13,12 @@
  * - 'frontier-balanced' (the same, for GPUs): the frontier's edges are numbered by
  *   a scan of its degrees and cut into equal chunks, so a hub's row (R-MAT graphs
  *   have rows of 10^5 edges) is spread over many invocations instead of one.
+ * - 'direction-optimizing' (Beamer, Asanović and Patterson, SC 2012; symmetric
+ *   graphs only): top-down levels as above ('frontier-balanced' on devices of many
+ *   thin invocations) while the frontier is small, bottom-up levels while it is
+ *   large: one invocation per unvisited vertex scans its row for a neighbour on
+ *   the frontier and stops at the first. On small-world graphs (R-MAT) the middle
+ *   levels reach most vertices, and bottom-up skips most of their edges.
  * - 'edges' (bitset method; gather + scatter, for devices whose atomics cannot
  *   return a value, such as WebGL2's blending): one invocation per edge marks
  *   next[v] = d + 1 where level[u] = d and v is unvisited (all writers write the
@@ -26,7 +32,9 @@ import { scan } from '../scan.ts';
 import { checkGraph, checkSquare, type Graph } from './graph.ts';
 import { asI32, NONE } from './kernels.ts';
 
-export type BfsFormulation = 'frontier' | 'frontier-balanced' | 'edges';
+export type BfsFormulation = 'frontier' | 'frontier-balanced' | 'direction-optimizing' | 'edges';
+
+const FORMULATIONS: readonly BfsFormulation[] = ['frontier', 'frontier-balanced', 'direction-optimizing', 'edges'];
 
 export interface BfsOptions {
   /** Force a formulation (tests and benchmarks); by default `bfsFormulation(device)`. */
@@ -37,15 +45,29 @@ export interface BfsOptions {
 const CHUNK = 16;
 
 /**
+ * Direction switches (Beamer et al.'s alpha and beta, with edge counts estimated
+ * from vertex counts at the average degree): go bottom-up when the frontier holds
+ * more than 1/TO_BOTTOM_UP of the unvisited vertices, back top-down when a
+ * shrinking frontier holds fewer than 1/TO_TOP_DOWN of all vertices.
+ */
+const TO_BOTTOM_UP = 14;
+const TO_TOP_DOWN = 24;
+
+/**
  * The formulation `bfs` uses on `device`: with atomics that return values, the
  * frontier list — one invocation per frontier vertex where the device runs few
  * fat invocations (worker pools: a hub's row is one loop), edge-balanced where it
  * runs many thin ones (GPUs: a hub's row would serialise one thread); otherwise
  * the edge passes.
  */
-export function bfsFormulation(device: Device): BfsFormulation {
+export function bfsFormulation(device: Device, graph?: Graph): BfsFormulation {
   if (!hasAll(device, 'atomic', 'atomic-other', 'scatter')) return 'edges';
-  return device.caps.concurrency >= 1024 ? 'frontier-balanced' : 'frontier';
+  if (graph?.symmetric) return 'direction-optimizing';
+  return manyThinInvocations(device) ? 'frontier-balanced' : 'frontier';
+}
+
+function manyThinInvocations(device: Device): boolean {
+  return device.caps.concurrency >= 1024;
 }
 
 function expandKernel(device: Device) {
@@ -219,13 +241,61 @@ function edgeStepKernel(device: Device) {
 }
 
 /**
+ * One bottom-up level: every unvisited vertex v looks for a neighbour at `depth`
+ * in its row (= its in-neighbours, the graph being symmetric) and stops at the
+ * first; a found one sets level[v] = depth + 1 and appends v to the next frontier.
+ * Levels written in this pass are depth + 1, never equal to `depth`, so the plain
+ * (non-atomic) reads of other vertices' levels see the same frontier either way.
+ */
+function bottomUpKernel(device: Device) {
+  const wg = gatherSize(device.caps);
+  return cachedKernel(`bfs_bottom_up:${wg}`, () =>
+    defineKernel({
+      name: 'bfs_bottom_up',
+      workgroupSize: wg,
+      params: {
+        indptr: buffer('u32', 'read'),
+        indices: buffer('u32', 'read'),
+        level: buffer('u32', 'read_write'),
+        next: buffer('u32', 'write'),
+        nextCount: buffer('u32', 'atomic'),
+        n: uniform('u32'),
+        depth: uniform('u32'),
+      },
+      body: ({ indptr, indices, level, next, nextCount, n, depth }, k) => {
+        const v = k.let(k.globalIndex, 'v');
+        k.if(v.lt(n), () => {
+          k.if(level.load(v).eq(NONE), () => {
+            const e = k.var('u32', indptr.load(v), 'e');
+            const end = k.let(indptr.load(v.add(1)), 'end');
+            k.while(
+              () => e.lt(end),
+              () => {
+                k.if(level.load(indices.load(e)).eq(depth), () => {
+                  level.store(v, depth.add(1));
+                  next.store(nextCount.atomicAdd(0, u32(1)), v);
+                  k.break();
+                });
+                e.set(e.add(1));
+              },
+            );
+          });
+        });
+      },
+    }),
+  );
+}
+
+/**
  * BFS depths from `source` over the stored (directed) edges of a square graph.
  * Returns an (n,) i32 buffer: 0 at `source`, the number of edges on a shortest
  * path elsewhere, -1 where unreachable. Self-loops and duplicate edges change nothing.
  *
  * Complexity: 'frontier' O(n + m) work and one host round trip per level;
- * 'edges' O(m) work per level. A long path (depth D) costs D round trips.
- * Throws InvalidArgumentError for a non-square graph or a source out of range.
+ * 'direction-optimizing' at most that, and O(n) per bottom-up level plus the
+ * edges scanned until a parent is found; 'edges' O(m) work per level. A long path (depth D) costs D round trips.
+ * Throws InvalidArgumentError for a non-square graph, a source out of range, or
+ * 'direction-optimizing' asked for on a graph not declared symmetric.
  */
 export async function bfs(device: Device, graph: Graph, source: number, options: BfsOptions = {}): Promise<Buffer<'i32'>> {
   checkGraph(device, graph);
@@ -233,8 +303,13 @@ export async function bfs(device: Device, graph: Graph, source: number, options:
   const n = graph.rows;
   if (typeof source !== 'number' || !Number.isInteger(source) || source < 0 || source >= n)
     throw new InvalidArgumentError('source', `must be a vertex in [0, ${n}), got ${String(source)}`);
-  const formulation = options.formulation ?? bfsFormulation(device);
-  checkChoice('options.formulation', formulation, ['frontier', 'frontier-balanced', 'edges']);
+  const formulation = options.formulation ?? bfsFormulation(device, graph);
+  checkChoice('options.formulation', formulation, FORMULATIONS);
+  if (formulation === 'direction-optimizing' && !graph.symmetric)
+    throw new InvalidArgumentError(
+      'options.formulation',
+      "'direction-optimizing' reads rows as in-neighbour lists: the graph must be declared symmetric (createGraph's `symmetric`)",
+    );
   if (formulation !== 'edges' && !hasAll(device, 'atomic', 'atomic-other', 'scatter'))
     throw unsupported(device, 'atomic-other', 'bfs', `the '${formulation}' formulation claims vertices with atomics that return values`);
   const level = device.createBuffer('u32', n);
@@ -242,14 +317,24 @@ export async function bfs(device: Device, graph: Graph, source: number, options:
   level.fill(0, { offset: source, length: 1 });
   try {
     if (formulation === 'edges') await edgeBfs(device, graph, level);
-    else await frontierBfs(device, graph, level, source, formulation === 'frontier-balanced');
+    else {
+      const balanced = formulation === 'frontier-balanced' || (formulation === 'direction-optimizing' && manyThinInvocations(device));
+      await frontierBfs(device, graph, level, source, balanced, formulation === 'direction-optimizing');
+    }
     return asI32(device, level, n);
   } finally {
     level.destroy();
   }
 }
 
-async function frontierBfs(device: Device, graph: Graph, level: Buffer<'u32'>, source: number, balanced: boolean): Promise<void> {
+async function frontierBfs(
+  device: Device,
+  graph: Graph,
+  level: Buffer<'u32'>,
+  source: number,
+  balanced: boolean,
+  switchDirections: boolean,
+): Promise<void> {
   const n = graph.rows;
   const kernel = expandKernel(device);
   const wg = gatherSize(device.caps);
@@ -260,10 +345,21 @@ async function frontierBfs(device: Device, graph: Graph, level: Buffer<'u32'>, s
   try {
     cur.fill(source, { length: 1 });
     let count = 1;
-    for (let depth = 0; count > 0; depth++) {
+    let visited = 1;
+    let bottomUp = false;
+    for (let depth = 0, previous = 0; count > 0; depth++) {
       counter.fill(0);
+      if (switchDirections) {
+        const growing = count > previous;
+        if (!bottomUp && growing && count * TO_BOTTOM_UP > n - visited) bottomUp = true;
+        else if (bottomUp && !growing && count * TO_TOP_DOWN < n) bottomUp = false;
+      }
+      previous = count;
       const args = { frontier: cur, indptr: graph.indptr, indices: graph.indices, level, next: nxt, nextCount: counter, count, depth };
-      if (balanced) {
+      if (bottomUp) {
+        const bu = { indptr: graph.indptr, indices: graph.indices, level, next: nxt, nextCount: counter, n, depth };
+        device.dispatch(bottomUpKernel(device), { invocations: n }, bu);
+      } else if (balanced) {
         const deg = device.createBuffer('u32', count);
         device.dispatch(degreeKernel(device), { invocations: count }, { frontier: cur, indptr: graph.indptr, deg, count });
         const ends = scan(device, deg);
@@ -275,6 +371,7 @@ async function frontierBfs(device: Device, graph: Graph, level: Buffer<'u32'>, s
         device.dispatch(kernel, { invocations: count }, args);
       }
       count = (await counter.read())[0] as number;
+      visited += count;
       // Freed once the read has run the level's work.
       for (const b of temps.splice(0)) b.destroy();
       [cur, nxt] = [nxt, cur];

@@ -59,7 +59,8 @@ export function fromEdges(
     put(us[e] as number, vs[e] as number, w);
     if (symmetric) put(vs[e] as number, us[e] as number, w);
   }
-  return weights ? { rows, columns, indptr, indices, weights } : { rows, columns, indptr, indices };
+  const shape = { rows, columns, indptr, indices, ...(symmetric ? { symmetric } : {}) };
+  return weights ? { ...shape, weights } : shape;
 }
 
 function weightsFor(m: number, kind: GenerateOptions['weights'], next: () => number): Float32Array | undefined {

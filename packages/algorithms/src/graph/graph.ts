@@ -25,6 +25,13 @@ export interface GraphInput {
   readonly indices: ArrayLike<number>;
   /** Weight of each stored entry (any finite or infinite number, not NaN); absent means 1. */
   readonly weights?: ArrayLike<number>;
+  /**
+   * Declares the matrix symmetric (an undirected graph: an entry (v, u) with the
+   * same weight for every entry (u, v), duplicates counted). createGraph checks the
+   * declaration; algorithms may then read a row as a vertex's in-neighbours too
+   * (bfs searches bottom-up on such graphs).
+   */
+  readonly symmetric?: boolean;
 }
 
 /** Largest vertex count: ids and counts stay below 2^31 so they fit the i32 outputs. */
@@ -43,10 +50,21 @@ export class Graph {
   readonly weights: Buffer<'f32'> | undefined;
   /** The smallest weight (1 for a pattern-only graph, +Infinity for a graph without edges). */
   readonly minWeight: number;
+  /** The input was declared symmetric (and checked): rows double as in-neighbour lists. */
+  readonly symmetric: boolean;
   #sources: Buffer<'u32'> | undefined;
 
-  constructor(device: Device, rows: number, columns: number, indptr: Uint32Array, indices: Uint32Array, weights: Float32Array | undefined) {
+  constructor(
+    device: Device,
+    rows: number,
+    columns: number,
+    indptr: Uint32Array,
+    indices: Uint32Array,
+    weights: Float32Array | undefined,
+    symmetric = false,
+  ) {
     this.device = device;
+    this.symmetric = symmetric;
     this.rows = rows;
     this.columns = columns;
     this.edges = indices.length;
@@ -145,8 +163,52 @@ export function createGraph(device: Device, input: GraphInput): Graph {
     const nan = weights.findIndex((x) => Number.isNaN(x));
     if (nan >= 0) throw new InvalidArgumentError('weights', `entry ${nan} is NaN`);
   }
+  const symmetric = input.symmetric ?? false;
+  if (typeof symmetric !== 'boolean') throw new InvalidArgumentError('symmetric', `must be a boolean, got ${String(symmetric)}`);
+  if (symmetric) {
+    if (rows !== columns) throw new InvalidArgumentError('symmetric', `a ${rows} x ${columns} matrix cannot be symmetric`);
+    if (!isSymmetric(indptr, indices, weights))
+      throw new InvalidArgumentError('symmetric', 'was declared, but the entries differ from those of the transpose');
+  }
   checkFits(device, Math.max(rows + 1, m), 'graph');
   // Typed inputs are uploaded as they are (createBuffer copies); others are converted once.
   const asU32 = (a: ArrayLike<number>) => (a instanceof Uint32Array ? a : Uint32Array.from(a));
-  return new Graph(device, rows, columns, asU32(indptr), asU32(indices), weights);
+  return new Graph(device, rows, columns, asU32(indptr), asU32(indices), weights, symmetric);
+}
+
+/**
+ * Whether the multiset of entries (u, v, w) equals that of (v, u, w): compares
+ * order-independent fingerprints (sums of a strong 32-bit hash of each entry, two
+ * independent lanes) of the entries and of their transposes. O(m) with no
+ * allocation; a non-symmetric matrix passes only by a 64-bit hash collision.
+ */
+function isSymmetric(indptr: ArrayLike<number>, indices: ArrayLike<number>, weights: Float32Array | undefined): boolean {
+  const bits = weights ? new Uint32Array(weights.buffer, weights.byteOffset, weights.length) : undefined;
+  let fwd1 = 0;
+  let fwd2 = 0;
+  let rev1 = 0;
+  let rev2 = 0;
+  for (let u = 0; u + 1 < indptr.length; u++) {
+    for (let e = indptr[u] as number, end = indptr[u + 1] as number; e < end; e++) {
+      const v = indices[e] as number;
+      const w = bits ? (bits[e] as number) : 0;
+      fwd1 = (fwd1 + entryHash(u, v, w, 0x9e3779b1)) | 0;
+      fwd2 = (fwd2 + entryHash(u, v, w, 0x85ebca77)) | 0;
+      rev1 = (rev1 + entryHash(v, u, w, 0x9e3779b1)) | 0;
+      rev2 = (rev2 + entryHash(v, u, w, 0x85ebca77)) | 0;
+    }
+  }
+  return fwd1 === rev1 && fwd2 === rev2;
+}
+
+/** A 32-bit hash of an ordered entry (row, column, weight bits), seeded per lane. */
+function entryHash(row: number, column: number, weightBits: number, seed: number): number {
+  let x = Math.imul(row ^ seed, 0xcc9e2d51);
+  x = Math.imul(x ^ (x >>> 15) ^ column, 0x1b873593);
+  x = Math.imul(x ^ (x >>> 13) ^ weightBits, 0xc2b2ae35);
+  x ^= x >>> 16;
+  x = Math.imul(x, 0x7feb352d);
+  x ^= x >>> 15;
+  x = Math.imul(x, 0x846ca68b);
+  return x ^ (x >>> 16);
 }

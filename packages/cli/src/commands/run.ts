@@ -1,8 +1,9 @@
 /**
  * `trident run <algorithm> [--backend B] --in FILE.npy ... --out FILE.npy`:
  * one algorithm on NumPy files. Inputs are read and checked before a device is
- * made, so malformed files fail fast (exit 2); outputs are written only after
- * everything succeeded (output.ts).
+ * made, so malformed files fail fast (exit 2), and so are the output paths;
+ * outputs are written atomically only after everything succeeded (output.ts),
+ * so `--out` may name the `--in` file.
  *
  * Backends Node does not have run in headless Chromium transparently: always
  * `--backend webgl2`, and `--backend webgpu` when Dawn gives no adapter here.
@@ -13,7 +14,7 @@ import { backendKind, parse, positiveInt } from '../args.ts';
 import { deviceOptions } from '../device-options.ts';
 import { UsageError } from '../errors.ts';
 import { encodeNpy } from '../npy.ts';
-import { commitOutputs } from '../output.ts';
+import { checkOutputTargets, commitOutputs } from '../output.ts';
 import { ALGORITHMS, RUN_OPTIONS, type RunValues } from '../run/algorithms.ts';
 import { executeJob, type JobOutputs, type JobSpec } from '../run/execute.ts';
 
@@ -79,6 +80,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   const kind = given.backend === undefined ? undefined : backendKind(given.backend);
   // Everything host-side first: a bad file must not cost a device.
   const job = algorithm.prepare(given);
+  // Output roles are named after their flags (out, out-values, ...).
+  checkOutputTargets(Object.entries(job.outputs).map(([role, path]) => ({ flag: `--${role}`, path })));
   const outputs = (await needsBrowser(kind, workers))
     ? await runInBrowser(job.spec, kind as BackendKind, workers)
     : await runInNode(job.spec, kind, workers);

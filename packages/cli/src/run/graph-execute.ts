@@ -3,20 +3,30 @@
  * apsp, matching). The job carries the CSR arrays as inputs ('indptr', 'indices',
  * optional 'weights') and the matrix shape as params ('rows', 'columns').
  */
-import { apsp, bfs, components, createGraph, type Graph, matching, mst } from '@trident/algorithms';
-import type { Device } from 'trident';
+import { apsp, bfs, components, createGraph, type Graph, type GraphInput, matching, mst } from '@trident/algorithms';
+import { type Device, InvalidArgumentError } from 'trident';
 import type { HostArray, JobOutputs, JobSpec } from './execute.ts';
 
 function graphOf(device: Device, spec: JobSpec): Graph {
   const { indptr, indices, weights } = spec.inputs;
   if (!indptr || !indices) throw new Error('graph job without indptr / indices');
-  return createGraph(device, {
+  const input: GraphInput = {
     rows: spec.params.rows as number,
     columns: spec.params.columns as number,
     indptr: indptr.data,
     indices: indices.data,
     ...(weights ? { weights: weights.data } : {}),
-  });
+  };
+  // A .npz does not say whether the matrix is symmetric; createGraph's O(m) check
+  // finds out, and a symmetric graph lets bfs search bottom-up.
+  if (input.rows === input.columns) {
+    try {
+      return createGraph(device, { ...input, symmetric: true });
+    } catch (e) {
+      if (!(e instanceof InvalidArgumentError && e.argument === 'symmetric')) throw e;
+    }
+  }
+  return createGraph(device, input);
 }
 
 const host = (data: Int32Array | Float32Array | Float64Array, shape: readonly number[] = [data.length]): HostArray => ({
