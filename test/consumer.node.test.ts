@@ -6,8 +6,8 @@
  * - (a) run a plain `node` ESM script on cpu and webgpu;
  * - (b) `tsc --noEmit` a consumer file under strict settings (noPropertyAccessFromIndexSignature,
  *   exactOptionalPropertyTypes, no skipLibCheck), with NodeNext and with Bundler resolution;
- * - (c) build a page with Vite, open it in headless Chromium and run a kernel on webgl2, webgpu
- *   and cpu (Web Workers); a second page whose CSP forbids Blob workers must fail with an error
+ * - (c) build a page with Vite (and the same page with esbuild), open it in headless Chromium and
+ *   run a kernel on webgl2, webgpu and cpu (Web Workers); a second page whose CSP forbids Blob workers must fail with an error
  *   that names the worker's URL.
  *
  * The fixture files are in test/fixtures/consumer. `npm install` runs with --prefer-offline
@@ -21,6 +21,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build as esbuild } from 'esbuild';
 import { chromium } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -161,7 +162,7 @@ describe('consumer: the packed packages installed outside the workspace', () => 
     }
   });
 
-  describe('(c) a Vite-built page in headless Chromium', () => {
+  describe('(c) a page built with Vite (and with esbuild) in headless Chromium', () => {
     let server: StaticServer | undefined;
     let origin = '';
 
@@ -178,6 +179,21 @@ describe('consumer: the packed packages installed outside the workspace', () => 
           rollupOptions: { input: [join(app, 'index.html'), join(app, 'blocked.html')] },
         },
       });
+      // The same page bundled by esbuild, as a second bundler: the inlined worker needs no asset handling.
+      await esbuild({
+        entryPoints: [join(app, 'page.ts')],
+        bundle: true,
+        format: 'esm',
+        platform: 'browser',
+        target: 'es2022',
+        minify: true,
+        outfile: join(outDir, 'esbuild-page.js'),
+        logLevel: 'warning',
+      });
+      writeFileSync(
+        join(outDir, 'esbuild.html'),
+        readFileSync(join(app, 'index.html'), 'utf8').replace('src="./page.ts"', 'src="./esbuild-page.js"'),
+      );
       // blocked.html may not start Blob workers: the CPU backend's inlined worker cannot load there.
       const csp: Record<string, string> = { 'content-security-policy': "worker-src 'self'" };
       server = await serveStatic(outDir, (path) => (path.endsWith('blocked.html') ? csp : {}));
@@ -186,15 +202,17 @@ describe('consumer: the packed packages installed outside the workspace', () => 
 
     afterAll(() => server?.close());
 
-    it('runs the kernel on webgl2, webgpu and cpu; a blocked worker names its URL', async () => {
+    it('runs the kernel on webgl2, webgpu and cpu (Vite and esbuild builds); a blocked worker names its URL', async () => {
       const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
       try {
         const page = await browser.newPage();
-        await page.goto(`${origin}/index.html`);
-        const outcomes = await page.waitForFunction(() => (globalThis as { tridentOutcomes?: unknown }).tridentOutcomes, undefined, {
-          timeout: 60_000,
-        });
-        checkOutcomes((await outcomes.jsonValue()) as Outcome[], ['webgl2', 'webgpu', 'cpu'], REQUIRED_BROWSER);
+        for (const html of ['index.html', 'esbuild.html']) {
+          await page.goto(`${origin}/${html}`);
+          const outcomes = await page.waitForFunction(() => (globalThis as { tridentOutcomes?: unknown }).tridentOutcomes, undefined, {
+            timeout: 60_000,
+          });
+          checkOutcomes((await outcomes.jsonValue()) as Outcome[], ['webgl2', 'webgpu', 'cpu'], REQUIRED_BROWSER);
+        }
 
         await page.goto(`${origin}/blocked.html`);
         const blocked = await page.waitForFunction(() => (globalThis as { tridentOutcomes?: unknown }).tridentOutcomes, undefined, {
