@@ -12,7 +12,6 @@
  * own sequential references. Graph construction is untimed for everyone.
  */
 
-import { createRequire } from 'node:module';
 import {
   apsp,
   apspReference,
@@ -28,7 +27,7 @@ import {
   randomGraph,
   rmatGraph,
 } from '@trident/algorithms';
-import type { MultiUndirectedGraph } from 'graphology';
+import graphology, { type MultiUndirectedGraph } from 'graphology';
 import { connectedComponents } from 'graphology-components';
 import { dijkstra } from 'graphology-shortest-path';
 import { bfsFromNode } from 'graphology-traversal';
@@ -37,12 +36,13 @@ import type { BenchCase, PreparedRun } from './cases.ts';
 import { sameArray } from './cases.ts';
 
 /**
- * graphology is CommonJS (module.exports is its Graph class, the other classes hang off it)
- * while its typings declare ES exports: a default import is the class under the monorepo's
- * bundler resolution but the whole module under the build's NodeNext. `require` gives the
- * same object in both, typed by the named export they agree on.
+ * graphology's default export is its Graph class, with the other classes hung on it
+ * (`Graph.MultiUndirectedGraph`) in both its CommonJS and ES builds. Its typings declare
+ * ES exports, which the monorepo's bundler resolution reads as the class but the build's
+ * NodeNext as the whole CommonJS module; the cast names what both builds hold. (Not
+ * `createRequire`: this module is also bundled into the CLI's browser page.)
  */
-const { MultiUndirectedGraph: GraphologyGraph } = createRequire(import.meta.url)('graphology') as typeof import('graphology');
+const GraphologyGraph = (graphology as unknown as { MultiUndirectedGraph: typeof MultiUndirectedGraph }).MultiUndirectedGraph;
 type Graph = MultiUndirectedGraph;
 
 type Shape = 'random' | 'rmat';
