@@ -55,6 +55,8 @@ interface PendingCheck {
   readonly what: string;
   readonly error: Promise<GPUError | null>;
   readonly compile?: string;
+  /** The kernel key of a compile check: a rejected pipeline leaves the cache with it. */
+  readonly key?: string;
 }
 
 export interface WebGpuDeviceSetup {
@@ -121,6 +123,8 @@ export class WebGpuDevice implements BackendDevice {
   private readonly maxBindingBytes: number;
 
   private readonly kernels = new Map<string, WebGpuCompiled>();
+  /** Kernels whose pipeline the device rejected, by key, with the error to throw again. */
+  private readonly rejected = new Map<string, KernelBuildError>();
   private nextKernelId = 0;
   private nextBufferId = 0;
   private readonly pool = new BufferPool();
@@ -333,6 +337,8 @@ export class WebGpuDevice implements BackendDevice {
 
   compile(kernel: Kernel): WebGpuCompiled {
     this.check();
+    const rejected = this.rejected.get(kernel.key);
+    if (rejected) throw rejected;
     const cached = this.kernels.get(kernel.key);
     if (cached) return cached;
     if (kernel.info.classes.has('subgroup') && !this.hasSubgroups) {
@@ -377,7 +383,7 @@ export class WebGpuDevice implements BackendDevice {
       layout: this.gpu.createPipelineLayout({ label: kernel.name, bindGroupLayouts: [layout] }),
       compute: { module, entryPoint: 'main' },
     });
-    this.checks.push({ what: kernel.name, compile: kernel.name, error: this.gpu.popErrorScope() });
+    this.checks.push({ what: kernel.name, compile: kernel.name, key: kernel.key, error: this.gpu.popErrorScope() });
     const compiled: WebGpuCompiled = { kernel, source: wgsl.source, id: this.nextKernelId++, wgsl, pipeline, layout, slotBytes };
     this.kernels.set(kernel.key, compiled);
     return compiled;
@@ -612,8 +618,15 @@ export class WebGpuDevice implements BackendDevice {
     const results = await Promise.all(checks.map(async (c) => ({ c, error: await c.error })));
     // A pipeline's own error explains the batch errors that follow from it: report it first.
     const failed = results.find((r) => r.error && r.c.compile) ?? results.find((r) => r.error);
+    // Every rejected pipeline is forgotten, so a later dispatch of it fails the same way instead of on an invalid pipeline.
+    for (const r of results) {
+      if (r.error && r.c.key !== undefined && r.c.compile !== undefined) {
+        this.kernels.delete(r.c.key);
+        this.rejected.set(r.c.key, new KernelBuildError(r.c.compile, `WebGPU rejected the generated WGSL: ${r.error.message}`));
+      }
+    }
     if (failed?.error) {
-      if (failed.c.compile) throw new KernelBuildError(failed.c.compile, `WebGPU rejected the generated WGSL: ${failed.error.message}`);
+      if (failed.c.key !== undefined) throw this.rejected.get(failed.c.key) as KernelBuildError;
       throw new KernelExecutionError('webgpu', failed.c.what, failed.error.message);
     }
     this.check();
