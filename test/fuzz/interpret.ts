@@ -51,12 +51,21 @@ function scalarOf(t: string): string {
   return t.startsWith('vec') ? t.slice(5, -1) : t;
 }
 
-/** An f32 result: rounded, unknown if not finite, widened where a subnormal may be flushed. */
+/** An f32 value read from memory or written as a constant: exactly these bits. */
+function stored(v: number): Sc {
+  return { v: Math.fround(v), e: 0, k: true };
+}
+
+/**
+ * An f32 result: rounded, unknown if not finite, widened where a subnormal may be
+ * flushed. A zero result's sign is uncertain: WGSL lets implementations ignore
+ * the sign of a zero (SwiftShader gave +0 for 16777216 * -0, fuzz seed 1104).
+ */
 function f32(v: number, e: number, z = false): Sc {
   const r = Math.fround(v);
   if (!Number.isFinite(r) || !Number.isFinite(e)) return UNKNOWN;
   let err = e;
-  let zs = z;
+  let zs = z || r === 0;
   if (r !== 0 && Math.abs(r) < MIN_NORMAL) {
     err = Math.max(err, MIN_NORMAL);
     zs = true;
@@ -231,10 +240,10 @@ export function interpret(c: FuzzCase, subgroupSize: number): Expected {
       case 'const': {
         const s = scalarOf(e.type);
         const vals = Array.isArray(e.value) ? e.value : [e.value];
-        return vals.map((v) => (s === 'bool' ? { v: v ? 1 : 0, e: 0, k: true } : s === 'f32' ? f32(v as number, 0) : int(s, v as number)));
+        return vals.map((v) => (s === 'bool' ? { v: v ? 1 : 0, e: 0, k: true } : s === 'f32' ? stored(v as number) : int(s, v as number)));
       }
       case 'uniform':
-        return [e.type === 'f32' ? f32(c.uniforms[e.name] as number, 0) : int(e.type, c.uniforms[e.name] as number)];
+        return [e.type === 'f32' ? stored(c.uniforms[e.name] as number) : int(e.type, c.uniforms[e.name] as number)];
       case 'builtin':
         return [int('u32', inv.b[e.name])];
       case 'var': {
@@ -313,7 +322,7 @@ export function interpret(c: FuzzCase, subgroupSize: number): Expected {
             const f = f32OfBits(x.v);
             // NaN and infinity need not be honoured on GPUs; subnormals may flush.
             if (!Number.isFinite(f)) return UNKNOWN;
-            return f32(f, 0);
+            return Math.abs(f) < MIN_NORMAL && f !== 0 ? f32(f, 0) : stored(f);
           }
           return int(to, x.v);
         });
@@ -329,7 +338,7 @@ export function interpret(c: FuzzCase, subgroupSize: number): Expected {
         const i = idx.v;
         return Array.from({ length: w }, (_, j) => {
           const v = i >= 0 && i < n ? (data[i * w + j] as number) : 0;
-          return s === 'f32' ? f32(v, 0) : int(s, v);
+          return s === 'f32' ? stored(v) : int(s, v);
         });
       }
       case 'wgLoad': {
