@@ -56,7 +56,13 @@ describeEachBackend('differential fuzzing of the kernel IR', (ctx) => {
             continue;
           }
           // Shrink while the same kind of failure remains (for errors: the same error class).
-          const kindOf = (o: Outcome) => (o.status === 'error' ? `error ${o.detail.split(':')[0]}` : o.status);
+          // (for mismatches: the same first element differs), so that shrinking does not drift to another bug.
+          const kindOf = (o: Outcome) =>
+            o.status === 'error'
+              ? `error ${o.detail.split(':')[0]}`
+              : o.status === 'mismatch'
+                ? `mismatch ${/: (\w+\[\d+\])/.exec(o.detail)?.[1]}`
+                : o.status;
           const same = kindOf(outcome);
           const small = await shrink(c, async (x) => kindOf(await runCase(device, x, sub.size)) === same);
           const detail = (await runCase(device, small, sub.size)) as { detail?: string };

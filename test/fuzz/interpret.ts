@@ -51,9 +51,14 @@ function scalarOf(t: string): string {
   return t.startsWith('vec') ? t.slice(5, -1) : t;
 }
 
-/** An f32 value read from memory or written as a constant: exactly these bits. */
+/** An f32 value read from memory: exactly these bits. */
 function stored(v: number): Sc {
   return { v: Math.fround(v), e: 0, k: true };
+}
+
+/** An f32 constant: a -0 constant may lose its sign too (SwiftShader gave +0 for bitcast<i32>(-0 held in a variable), fuzz seed 2248). */
+function constantF32(v: number): Sc {
+  return Object.is(v, -0) ? { v: -0, e: 0, k: true, z: true } : stored(v);
 }
 
 /**
@@ -240,10 +245,12 @@ export function interpret(c: FuzzCase, subgroupSize: number): Expected {
       case 'const': {
         const s = scalarOf(e.type);
         const vals = Array.isArray(e.value) ? e.value : [e.value];
-        return vals.map((v) => (s === 'bool' ? { v: v ? 1 : 0, e: 0, k: true } : s === 'f32' ? stored(v as number) : int(s, v as number)));
+        return vals.map((v) =>
+          s === 'bool' ? { v: v ? 1 : 0, e: 0, k: true } : s === 'f32' ? constantF32(v as number) : int(s, v as number),
+        );
       }
       case 'uniform':
-        return [e.type === 'f32' ? stored(c.uniforms[e.name] as number) : int(e.type, c.uniforms[e.name] as number)];
+        return [e.type === 'f32' ? constantF32(c.uniforms[e.name] as number) : int(e.type, c.uniforms[e.name] as number)];
       case 'builtin':
         return [int('u32', inv.b[e.name])];
       case 'var': {
