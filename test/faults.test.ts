@@ -146,3 +146,37 @@ if (TEST_BACKENDS.includes('cpu')) {
     }
   });
 }
+
+if (TEST_BACKENDS.includes('webgpu')) {
+  it('webgpu: a buffer the GPU cannot hold (out-of-memory, simulated) → LimitExceededError (deviceMemory) at the next flush; the device goes on', async () => {
+    const device = await createDevice({ backend: 'webgpu' });
+    try {
+      const gpu = (device.impl as unknown as WebGpuDevice).gpu;
+      // A real out-of-memory would take the machine's memory: the error scope answers as the device would.
+      const push = gpu.pushErrorScope.bind(gpu);
+      const pop = gpu.popErrorScope.bind(gpu);
+      let scoped = false;
+      gpu.pushErrorScope = (filter: GPUErrorFilter) => {
+        scoped = filter === 'out-of-memory';
+        if (!scoped) push(filter);
+      };
+      gpu.popErrorScope = () => (scoped ? Promise.resolve(new GPUOutOfMemoryError('simulated: out of memory')) : pop());
+      let big: unknown;
+      try {
+        big = device.createBuffer('u32', 1 << 20);
+      } finally {
+        gpu.pushErrorScope = push;
+        gpu.popErrorScope = pop;
+      }
+      expect(big).toBeDefined();
+      const err = await rejection(device.flush());
+      expect(err, String(err)).toBeInstanceOf(LimitExceededError);
+      expect((err as LimitExceededError).limit).toBe('deviceMemory');
+      expect((err as LimitExceededError).requested).toBe(4 << 20);
+      const b = device.createBuffer('u32', [11]);
+      expect([...(await b.read())]).toEqual([11]);
+    } finally {
+      await device.destroy();
+    }
+  });
+}

@@ -57,6 +57,13 @@ interface PendingCheck {
   readonly compile?: string;
   /** The kernel key of a compile check: a rejected pipeline leaves the cache with it. */
   readonly key?: string;
+  /** The size of a buffer allocation, for an out-of-memory check. */
+  readonly bytes?: number;
+}
+
+/** GPUOutOfMemoryError, by name: Dawn in Node and browsers expose the class on different globals. */
+function isOutOfMemory(error: GPUError): boolean {
+  return error.constructor?.name === 'GPUOutOfMemoryError';
 }
 
 export interface WebGpuDeviceSetup {
@@ -616,8 +623,12 @@ export class WebGpuDevice implements BackendDevice {
     const checks = this.checks;
     this.checks = [];
     const results = await Promise.all(checks.map(async (c) => ({ c, error: await c.error })));
-    // A pipeline's own error explains the batch errors that follow from it: report it first.
-    const failed = results.find((r) => r.error && r.c.compile) ?? results.find((r) => r.error);
+    // A pipeline's own error, or an allocation the device could not hold, explains the batch errors
+    // that follow from it: report it first.
+    const failed =
+      results.find((r) => r.error && r.c.compile) ??
+      results.find((r) => r.error && r.c.bytes !== undefined && isOutOfMemory(r.error)) ??
+      results.find((r) => r.error);
     // Every rejected pipeline is forgotten, so a later dispatch of it fails the same way instead of on an invalid pipeline.
     for (const r of results) {
       if (r.error && r.c.key !== undefined && r.c.compile !== undefined) {
@@ -627,6 +638,9 @@ export class WebGpuDevice implements BackendDevice {
     }
     if (failed?.error) {
       if (failed.c.key !== undefined) throw this.rejected.get(failed.c.key) as KernelBuildError;
+      if (failed.c.bytes !== undefined && isOutOfMemory(failed.error)) {
+        throw new LimitExceededError('webgpu', 'deviceMemory', failed.c.bytes, Number.NaN, failed.c.what);
+      }
       throw new KernelExecutionError('webgpu', failed.c.what, failed.error.message);
     }
     this.check();
@@ -639,7 +653,11 @@ export class WebGpuDevice implements BackendDevice {
 
   private newBuffer(descriptor: GPUBufferDescriptor): GPUBuffer {
     this.counters.buffersCreated++;
-    return this.gpu.createBuffer(descriptor);
+    // Memory runs out asynchronously in WebGPU: the next flush or read reports it as LimitExceededError.
+    this.gpu.pushErrorScope('out-of-memory');
+    const gpu = this.gpu.createBuffer(descriptor);
+    this.checks.push({ what: `a buffer of ${descriptor.size} bytes`, bytes: descriptor.size, error: this.gpu.popErrorScope() });
+    return gpu;
   }
 
   private newArena(): GPUBuffer {
