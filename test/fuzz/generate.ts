@@ -77,7 +77,10 @@ export interface FuzzInput {
 export interface FuzzOutput {
   readonly name: string;
   readonly dtype: 'u32' | 'i32' | 'f32';
+  /** Elements of the buffer (scalars; a vector view holds length / vector vectors). */
   readonly length: number;
+  /** The kernel's view of it: 1, or vectors of this width. */
+  readonly vector?: 2 | 3 | 4;
 }
 
 /** One generated case: the kernel, its buffers and its grid. */
@@ -245,9 +248,9 @@ class Generator {
   store(): void {
     const outputs = this.params.filter(([, d]) => d.kind === 'buffer' && d.access === 'write');
     const [name, decl] = this.r.pick(outputs);
-    const dtype = (decl as BufferParamDecl).dtype;
+    const { dtype, vector } = decl as BufferParamDecl;
     const index = (this.storeIndex.get(name) as () => Expr)();
-    this.emit({ op: 'store', buffer: name, index, value: this.expr(dtype, 3) });
+    this.emit({ op: 'store', buffer: name, index, value: this.expr(vecOf(dtype, vector), 3) });
   }
 
   atomic(): void {
@@ -575,7 +578,8 @@ class Generator {
       // Every output gets at least one store, at the top level, of something computed.
       for (const [name, decl] of this.params) {
         if (decl.kind === 'buffer' && decl.access === 'write') {
-          this.emit({ op: 'store', buffer: name, index: (this.storeIndex.get(name) as () => Expr)(), value: this.expr(decl.dtype, 3) });
+          const value = this.expr(vecOf(decl.dtype, decl.vector), 3);
+          this.emit({ op: 'store', buffer: name, index: (this.storeIndex.get(name) as () => Expr)(), value });
         }
       }
       if (this.o.atomics || this.o.atomicsOther) this.atomic();
@@ -624,8 +628,13 @@ export function generateCase(seed: number, options: FuzzOptions): FuzzCase {
     { name: 'oI', dtype: 'i32', length: outLength },
     { name: 'oF', dtype: 'f32', length: outLength },
   ];
+  if (r.chance(0.5)) {
+    // A vector view of an output: stores write whole vectors.
+    const vector = r.pick([2, 3, 4] as const);
+    outputs.push({ name: 'oV', dtype: r.pick(SCALARS), length: outLength * vector, vector });
+  }
   for (const o of outputs) {
-    g.params.push([o.name, { kind: 'buffer', dtype: o.dtype, access: 'write', vector: 1 }]);
+    g.params.push([o.name, { kind: 'buffer', dtype: o.dtype, access: 'write', vector: o.vector ?? 1 }]);
     const gid: Expr = { op: 'builtin', type: 'u32', name: 'globalIndex' };
     if (options.storeMode === 'gather') {
       g.storeIndex.set(o.name, () => gid);

@@ -260,7 +260,7 @@ export function interpret(c: FuzzCase, subgroupSize: number): Expected {
       }
       case 'length': {
         const input = inputs.get(e.buffer);
-        const len = input ? input.data.length / (vecWidth.get(e.buffer) ?? 1) : (c.outputs.find((o) => o.name === e.buffer)?.length ?? 0);
+        const len = (input ? input.data.length : (c.outputs.find((o) => o.name === e.buffer)?.length ?? 0)) / (vecWidth.get(e.buffer) ?? 1);
         return [int('u32', len)];
       }
       case 'unary': {
@@ -473,10 +473,11 @@ export function interpret(c: FuzzCase, subgroupSize: number): Expected {
         return 'normal';
       case 'store': {
         const idx = evalExpr(s.index, inv)[0] as Sc;
-        const val = evalExpr(s.value, inv)[0] as Sc;
+        const val = evalExpr(s.value, inv);
         if (!idx.k) throw new Undecidable('store at an unknown index');
         const mem = out[s.buffer] as Sc[];
-        if (idx.v >= 0 && idx.v < mem.length) mem[idx.v] = val;
+        const w = val.length;
+        if (idx.v >= 0 && idx.v < mem.length / w) for (let j = 0; j < w; j++) mem[idx.v * w + j] = val[j] as Sc;
         return 'normal';
       }
       case 'wgStore': {
