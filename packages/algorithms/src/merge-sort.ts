@@ -11,7 +11,7 @@
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, select, uniform, type Val } from '@trident/core';
 import { finishSort, initKernel } from './bitonic-sort.ts';
-import { cachedKernel, familyOf, gatherSize, hasAll, scratch, unsupported } from './common.ts';
+import { cachedKernel, familyOf, gatherSize, scratch } from './common.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
 
 /** One merge step of runs of length `run`: scatter to own offset + rank in the partner run. */
@@ -65,13 +65,69 @@ function mergeStepKernel(wg: number) {
 }
 
 /**
+ * One merge step of runs of length `run` as a gather (merge path): output t of a
+ * pair of runs A = [y0, y1), B = [y1, y2) finds how many of its r = t - y0
+ * predecessors come from A by a binary search over the diagonal (the first i with
+ * A[i] > B[r - i - 1]; A wins ties, which keeps the sort stable), then takes the
+ * smaller of A[i] and B[r - i]. Two reads per search step, no scatter.
+ */
+function mergePathKernel(wg: number) {
+  return cachedKernel(`merge-path:${wg}`, () =>
+    defineKernel({
+      name: 'merge_path_step',
+      workgroupSize: wg,
+      params: {
+        keys: buffer('u32', 'read'),
+        idx: buffer('u32', 'read'),
+        keysOut: buffer('u32', 'write'),
+        idxOut: buffer('u32', 'write'),
+        n: uniform('u32'),
+        run: uniform('u32'),
+      },
+      body: ({ keys, idx, keysOut, idxOut, n, run }, k) => {
+        const t = k.let(k.globalIndex, 't');
+        k.if(t.lt(n), () => {
+          const y0 = k.let(t.div(run.mul(2)).mul(run.mul(2)), 'y0');
+          const y1 = k.let(select(y0.add(run).lt(n), y0.add(run), n), 'y1');
+          const y2 = k.let(select(y1.add(run).lt(n), y1.add(run), n), 'y2');
+          const r = k.let(t.sub(y0), 'r');
+          const la = k.let(y1.sub(y0), 'la');
+          const lb = k.let(y2.sub(y1), 'lb');
+          const lo = k.let(select(r.gt(lb), r.sub(lb), 0), 'lo');
+          const hi = k.let(select(r.lt(la), r, la), 'hi');
+          k.while(
+            () => lo.lt(hi),
+            () => {
+              const mid = k.let(lo.add(hi.sub(lo).shr(1)), 'mid');
+              k.if(
+                keys.load(y0.add(mid)).le(keys.load(y1.add(r).sub(mid).sub(1))),
+                () => lo.set(mid.add(1)),
+                () => hi.set(mid),
+              );
+            },
+          );
+          const a = k.let(y0.add(lo), 'a');
+          const b = k.let(y1.add(r).sub(lo), 'b');
+          const ka = k.let(keys.load(a), 'ka');
+          const kb = k.let(keys.load(b), 'kb');
+          const fromA = k.let(a.lt(y1).and(b.ge(y2).or(ka.le(kb))), 'fromA');
+          keysOut.store(t, select(fromA, ka, kb));
+          idxOut.store(t, idx.load(select(fromA, a, b)));
+        });
+      },
+    }),
+  );
+}
+
+/**
  * Stable merge sort of `keys` (u32 / i32 / f32) with optional `values`; same
- * order and results as `radixSort`. Needs 'scatter' (each step writes computed
- * indices), so it runs on workgroup devices and on gather devices with scatter.
+ * order and results as `radixSort`. Runs on every device with 'gather':
+ * workgroup devices scatter each element to its rank in the partner run, gather
+ * devices compute each output by merge path (mergePathKernel).
  *
  * Complexity: ceil(log2 n) merge steps of n binary searches each: O(n log² n)
  * work, O(log² n) span. Edge cases: n = 0 returns empty buffers. Throws like
- * `radixSort`, and UnsupportedFeatureError ('scatter') without scatter stores.
+ * `radixSort`.
  */
 export function mergeSort<K extends SortKeyType, V extends BufferDType = BufferDType>(
   device: Device,
@@ -79,8 +135,9 @@ export function mergeSort<K extends SortKeyType, V extends BufferDType = BufferD
   options?: SortOptions<V>,
 ): SortResult<K, V> {
   validateSort(device, keys, options);
-  familyOf(device, 'mergeSort');
-  if (!hasAll(device, 'scatter')) throw unsupported(device, 'scatter', 'mergeSort');
+  // Workgroup devices scatter each element to its rank; gather devices (where a
+  // scatter is a point per element) merge by merge path, which needs no scatter.
+  const gatherMerge = familyOf(device, 'mergeSort') === 'gather';
   const { keysOut, valuesOut, values } = prepareSort(device, keys, options, keys.length);
   const n = keys.length;
   const result = valuesOut ? { keys: keysOut, values: valuesOut } : { keys: keysOut };
@@ -92,7 +149,8 @@ export function mergeSort<K extends SortKeyType, V extends BufferDType = BufferD
   let i1 = scratch(device, 'merge.i1', 'u32', n);
   device.dispatch(initKernel(keys.dtype as SortKeyType, wg), { invocations: n }, { input: keys, keys: k0, idx: i0, n, size: n });
   for (let run = 1; run < n; run *= 2) {
-    device.dispatch(mergeStepKernel(wg), { invocations: n }, { keys: k0, idx: i0, keysOut: k1, idxOut: i1, n, run });
+    const step = gatherMerge ? mergePathKernel(wg) : mergeStepKernel(wg);
+    device.dispatch(step, { invocations: n }, { keys: k0, idx: i0, keysOut: k1, idxOut: i1, n, run });
     [k0, k1] = [k1, k0];
     [i0, i1] = [i1, i0];
   }
