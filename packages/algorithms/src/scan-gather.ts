@@ -97,6 +97,13 @@ function blockScanKernel(dtype: Num, block: number, input: GatherScanInput, excl
   );
 }
 
+/** Records sums[b] = the sum of block b (`block` elements, flags as 0/1 in 'flags' mode) for the first n elements. */
+export function recordBlockSums(device: Device, src: Buffer, sums: Buffer, n: number, block: number, input: GatherScanInput): void {
+  const dtype = (input === 'flags' ? 'u32' : src.dtype) as Num;
+  const m = Math.ceil(n / block);
+  device.dispatch(blockSumKernel(dtype, block, input, gatherSize(device.caps)), { invocations: m }, { src, sums, m });
+}
+
 /**
  * Records the blocked scan of the first `n` elements of `src` into `dst`
  * (different buffers; either may be longer). Temporaries come from the pool,
