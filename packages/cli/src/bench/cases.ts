@@ -211,7 +211,7 @@ export const CASES: readonly BenchCase[] = [
   },
   ...(
     [
-      // sort(): radix sort where the caps allow ('workgroup' + 'scatter'), bitonic sort on gather-only devices.
+      // sort(): radix sort where the caps allow ('workgroup' + 'scatter'), merge sort (merge path) on gather-only devices.
       ['auto', sort],
       ['merge', mergeSort],
       ['bitonic', bitonicSort],
