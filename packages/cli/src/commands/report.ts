@@ -55,14 +55,14 @@ export function newestMeasurements(sources: readonly LoadedResults[]): { measure
   return { measurements: [...newest.values()].map((v) => v.m), superseded: notes };
 }
 
-export function buildReport(sources: readonly LoadedResults[]): ReportFiles {
+export async function buildReport(sources: readonly LoadedResults[]): Promise<ReportFiles> {
   const { measurements, superseded } = newestMeasurements(sources);
   const analysis = analyze(measurements);
   const withNotes = sources.map((s) => ({ ...s, warnings: [...s.warnings, ...superseded.filter((w) => w.startsWith(`${s.file}:`))] }));
-  const blocks = buildDocument(analysis, withNotes);
+  const blocks = buildDocument(analysis, withNotes, measurements);
   return {
     markdown: renderMarkdown(blocks),
-    html: renderHtml(blocks, 'Trident portability report'),
+    html: await renderHtml(blocks, 'Trident portability report'),
     warnings: withNotes.flatMap((s) => s.warnings),
   };
 }
@@ -119,7 +119,7 @@ export async function reportCommand(argv: string[]): Promise<number> {
     }
   }
   if (sources.length === 0) throw new UsageError(`none of ${files.length} results file(s) could be read`);
-  const report = buildReport(sources);
+  const report = await buildReport(sources);
   const dir = values.out ?? 'report';
   mkdirSync(dir, { recursive: true });
   commitOutputs([

@@ -14,7 +14,8 @@
  *   compute-bound.
  * - *Application efficiency* e = best-known time / Trident's time, where the
  *   best-known time is the fastest of Trident and every peer or native anchor of
- *   the same backend class measured on the same machine at the same n.
+ *   the same backend class measured on the same machine at the same n (a rival's
+ *   time scaled to Trident's work where both rows count work in the same unit).
  * - PP = |H| / Σ 1/e_i over the platforms H that Trident's results name for the
  *   algorithm, each at the largest n it ran; 0 if any platform failed it.
  */
@@ -211,7 +212,13 @@ export function analyze(all: readonly LabelledMeasurement[]): Analysis {
           backendClass(o) === largest.backend &&
           median(o) !== undefined,
       );
-      const best = Math.min(t, ...rivals.map((o) => median(o) as number));
+      // A rival's time for our work: scaled by the throughput ratio where both count work in one unit
+      // (an H100 N-body step is two force evaluations, the CUDA anchor's row one).
+      const equivalent = (o: LabelledMeasurement): number =>
+        o.throughput && largest.throughput && o.throughput.unit === largest.throughput.unit
+          ? (t * largest.throughput.value) / o.throughput.value
+          : (median(o) as number);
+      const best = Math.min(t, ...rivals.map(equivalent));
       app.push({ platform, n: largest.n, efficiency: best / t, competitors: rivals.length });
     }
     const archE = arch.map((p) => p.efficiency);
