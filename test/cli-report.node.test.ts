@@ -86,7 +86,7 @@ describe('trident report (binary)', () => {
     expect(md).toMatch(/\| reduce \| 50% \| 100% \| 83% ▼ 0\.83× CUB\* \|/);
     expect(md).toMatch(/\| nbody \| 2\.00 GFLOP\/s \| failed \| — \|/);
     expect(md).toContain(
-      '- reduce: Up to 100% of zcopy (fixture · node · webgpu); slower than the toughest peer on the one platform with one',
+      '- reduce: Best 100% of zcopy (fixture · node · webgpu); beats the toughest peer on 0 of 1 platform; worst 0.83× vs CUB (h100 · node · webgpu).',
     );
     expect(md).toContain('| reduce (sum) | 3 | 0.714 | 0.714 |');
     expect(md).toContain('| nbody | 2 | 0 (a platform failed) | 0 (a platform failed) |');

@@ -36,8 +36,9 @@ export const algoName = (m: Pick<Measurement, 'algorithm' | 'variant'>): string 
 
 /**
  * The Trident backend a peer's mode competes with: TF.js 'webgl' and gpu.js
- * 'webgl2' run on WebGL2; 'wasm' and 'cpu' modes on the CPU; native CUDA/CUB
- * anchors on the GPU WebGPU drives on that machine.
+ * 'webgl2' run on WebGL2; 'wasm' and 'cpu' modes, and plain JavaScript ('js':
+ * graphology, the sequential references) on the CPU; native CUDA/CUB anchors on
+ * the GPU WebGPU drives on that machine.
  */
 export function backendClass(m: Pick<Measurement, 'implementation' | 'backend'>): string {
   const b = m.backend.toLowerCase();
@@ -45,7 +46,7 @@ export function backendClass(m: Pick<Measurement, 'implementation' | 'backend'>)
   if (m.implementation === 'cub' || m.implementation === 'cuda' || m.implementation === 'wgsl-hand' || b === 'cuda') return 'webgpu';
   if (b === 'webgl' || b === 'webgl2' || b === 'gpu') return 'webgl2';
   if (b === 'webgpu') return 'webgpu';
-  if (b === 'cpu' || b === 'wasm' || b === 'tensorflow') return 'cpu';
+  if (b === 'cpu' || b === 'wasm' || b === 'tensorflow' || b === 'js') return 'cpu';
   return m.backend;
 }
 
@@ -275,7 +276,9 @@ export function fmtNum(v: number): string {
 }
 
 export function fmtPct(v: number | undefined): string {
-  return v === undefined ? '—' : `${(100 * v).toFixed(v < 0.1 ? 1 : 0)}%`;
+  if (v === undefined) return '—';
+  // Two significant digits below 1% (0.0% must not hide a small share).
+  return `${v > 0 && v < 0.01 ? (100 * v).toPrecision(2) : (100 * v).toFixed(v < 0.1 ? 1 : 0)}%`;
 }
 
 export function fmtN(n: number): string {

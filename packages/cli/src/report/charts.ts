@@ -22,6 +22,8 @@ export interface CurvePoint {
 }
 
 export interface CurveChart {
+  /** Series -> colour, shared by every chart of a report so one platform keeps its colour. */
+  readonly colors?: Readonly<Record<string, string>>;
   readonly id: string;
   readonly title: string;
   readonly subtitle?: string;
@@ -31,14 +33,50 @@ export interface CurveChart {
 
 const isPowerOfTwo = (n: number): boolean => Number.isInteger(Math.log2(n));
 
+/** Tableau's 20 categorical colours, in pairs (dark, light). */
+export const PALETTE = [
+  '#4e79a7',
+  '#f28e2b',
+  '#e15759',
+  '#76b7b2',
+  '#59a14f',
+  '#edc948',
+  '#b07aa1',
+  '#ff9da7',
+  '#9c755f',
+  '#bab0ac',
+  '#a0cbe8',
+  '#ffbe7d',
+  '#ff9d9a',
+  '#86bcb6',
+  '#8cd17d',
+  '#f1ce63',
+  '#d4a6c8',
+  '#fabfd2',
+  '#d7b5a6',
+  '#79706e',
+];
+
+/** A colour per series name, in first-seen order, for `CurveChart.colors`. */
+export function seriesColors(names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  [...new Set(names)].forEach((name, i) => {
+    out[name] = PALETTE[i % PALETTE.length] as string;
+  });
+  return out;
+}
+
 /** A log-log line chart of throughput vs n, one line per series. */
 export function curveSpec(chart: CurveChart): TopLevelSpec {
   const pow2 = chart.points.every((p) => isPowerOfTwo(p.n));
   const series = [...new Set(chart.points.map((p) => p.series))];
+  const sizes = [...new Set(chart.points.map((p) => p.n))].sort((a, b) => a - b);
+  // Ticks at the sizes run (thinned to every other one when there are many), so labels never repeat.
+  const ticks = sizes.length <= 8 ? sizes : sizes.filter((_, i) => i % 2 === 0);
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    width: 430,
-    height: 220,
+    width: 250,
+    height: 200,
     title: { text: chart.title, ...(chart.subtitle ? { subtitle: chart.subtitle } : {}), anchor: 'start', fontSize: 13 },
     data: { values: chart.points.map((p) => ({ ...p })) },
     encoding: {
@@ -47,8 +85,9 @@ export function curveSpec(chart: CurveChart): TopLevelSpec {
         type: 'quantitative',
         scale: { type: 'log', base: pow2 ? 2 : 10, nice: false },
         axis: {
-          title: 'n (elements; bodies, vertices or stored edges)',
+          title: 'n',
           grid: true,
+          values: ticks,
           ...(pow2 ? { labelExpr: "'2^' + round(log(datum.value) / log(2))" } : { format: '~s' }),
         },
       },
@@ -57,8 +96,8 @@ export function curveSpec(chart: CurveChart): TopLevelSpec {
         field: 'series',
         type: 'nominal',
         sort: series,
-        scale: { scheme: 'tableau10' },
-        legend: { orient: 'right', title: null, labelLimit: 240, symbolStrokeWidth: 2 },
+        scale: chart.colors ? { domain: series, range: series.map((s) => chart.colors?.[s] ?? '#888') } : { scheme: 'tableau20' },
+        legend: { orient: 'right', title: null, labelLimit: 0, labelFontSize: 10, symbolStrokeWidth: 2, symbolSize: 60 },
       },
       strokeDash: {
         field: 'kind',
@@ -74,7 +113,11 @@ export function curveSpec(chart: CurveChart): TopLevelSpec {
       },
       description: { field: 'tooltip' },
     },
-    layer: [{ mark: { type: 'line', strokeWidth: 2 } }, { mark: { type: 'point', filled: true, size: 36 } }],
+    layer: [
+      // A line's accessible name is its series; each point's, its own figures.
+      { mark: { type: 'line', strokeWidth: 2 }, encoding: { description: { field: 'series' } } },
+      { mark: { type: 'point', filled: true, size: 36 } },
+    ],
     config: { font: 'system-ui, sans-serif', view: { stroke: '#ccc' } },
   } as TopLevelSpec;
 }

@@ -23,16 +23,20 @@ export interface CurveBlock {
 
 const ok = (m: LabelledMeasurement): boolean => !m.error && m.ms !== undefined;
 
-function seriesName(m: LabelledMeasurement, headlineVariant: string | undefined): string {
+/** 'sum f32 · one call + read' -> 'call + read'. */
+const pairing = (variant: string): string =>
+  variant.includes('·') ? ` (${(variant.split('·')[1] ?? '').replace('one call', 'call').trim()})` : '';
+
+/** Legend names: where it ran, then what; a peer's variant only where that peer drew several. */
+function seriesName(m: LabelledMeasurement, headlineVariant: string | undefined, peerVariants: ReadonlyMap<string, number>): string {
   const where = `${m.label} · ${m.runtime}`;
   if (isOurs(m)) {
-    const pairing = m.variant.includes('·') ? ` (${m.variant.split('·')[1]?.trim()})` : '';
-    const other = !pairing && m.variant !== headlineVariant && m.variant ? ` (${m.variant})` : '';
-    return `${where} · ${m.backend}${pairing}${other}`;
+    const other = !m.variant.includes('·') && m.variant !== headlineVariant && m.variant ? ` (${m.variant})` : '';
+    return `${where} · ${m.backend}${pairing(m.variant)}${other}`;
   }
-  const variant = m.variant ? ` ${m.variant.split('·')[0]?.trim()}` : '';
-  const call = m.variant.includes('·') ? ` (${m.variant.split('·')[1]?.trim()})` : '';
-  return `${where} · ${implementationName(m.implementation)} ${m.backend}${variant}${call}`;
+  const id = `${where}|${m.implementation}|${m.backend}`;
+  const variant = (peerVariants.get(id) ?? 0) > 1 && !m.variant.includes('·') ? ` ${m.variant}` : '';
+  return `${where} · ${implementationName(m.implementation)} ${m.backend}${variant}${pairing(m.variant)}`;
 }
 
 export function curveBlocks(all: readonly LabelledMeasurement[], algorithms: readonly string[]): CurveBlock[] {
@@ -73,11 +77,18 @@ export function curveBlocks(all: readonly LabelledMeasurement[], algorithms: rea
       if (isOurs(m)) return m.variant === headlineOf.get(platformName(m)) || m.variant.includes('·');
       return !ourVariants.has(m.variant) || headlines.has(m.variant) || m.variant.includes('·');
     });
+    const peerVariants = new Map<string, number>();
+    for (const id of new Set(
+      drawn.filter((m) => !isOurs(m)).map((m) => `${m.label} · ${m.runtime}|${m.implementation}|${m.backend}|${m.variant}`),
+    )) {
+      const key = id.slice(0, id.lastIndexOf('|'));
+      peerVariants.set(key, (peerVariants.get(key) ?? 0) + 1);
+    }
     const points: (CurvePoint & { order: LabelledMeasurement })[] = [];
     for (const m of drawn) {
       const value = plotted(m);
       if (value === undefined || !(value > 0)) continue;
-      const series = seriesName(m, headlineOf.get(platformName(m)));
+      const series = seriesName(m, headlineOf.get(platformName(m)), peerVariants);
       const timer = isOurs(m) && m.wallMs ? `${m.timer}; wall ${fmtMs(m.wallMs.median)} ms` : m.timer;
       points.push({
         series,

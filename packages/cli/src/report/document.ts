@@ -18,7 +18,7 @@ import {
   spread,
 } from './analysis.ts';
 import { buildCapabilityMatrix, type CapabilityMatrix } from './capabilities.ts';
-import type { CurveChart } from './charts.ts';
+import { type CurveChart, seriesColors } from './charts.ts';
 import { curveBlocks } from './curves.ts';
 import type { LabelledMeasurement, LoadedResults } from './load.ts';
 import { implementationName, shortAdapter } from './names.ts';
@@ -95,10 +95,9 @@ export function buildDocument(analysis: Analysis, sources: readonly LoadedResult
     kind: 'p',
     className: 'legend',
     text:
-      'Each cell: the headline figure at the largest n run on that platform (machine · runtime · backend) — % of that platform\u2019s own ' +
-      'zcopy ceiling for memory-bound algorithms (the bar), GB/s for zcopy, GFLOP/s or GTEPS for compute- and graph-bound ones — and ' +
-      'the speedup against the toughest peer on the same platform (▲ green: Trident faster, ▼ red: slower), like for like (see Method). ' +
-      'Hover a cell for both sides\u2019 times and timers.',
+      'Per algorithm and platform (machine · runtime · backend), at the largest n run: % of that platform\u2019s own zcopy ceiling ' +
+      '(the bar; GB/s for zcopy itself, GFLOP/s or GTEPS where compute or edges bound) and the speedup against the toughest peer on ' +
+      'the same platform, like for like (▲ green: Trident faster; ▼ red: slower; * timers differ). Hover a cell for n, both times and timers.',
   });
   // index.html: the verdict as the table's last column; REPORT.md: as a list under it (a terminal wraps a list, not a table).
   out.push({ ...scoreboardTable(board, true), only: 'html' });
@@ -115,7 +114,10 @@ export function buildDocument(analysis: Analysis, sources: readonly LoadedResult
   });
   out.push(ppTable(analysis.portability));
 
-  const curves = curveBlocks(all, analysis.algorithms);
+  const curveData = curveBlocks(all, analysis.algorithms);
+  // One colour per series across all charts: a platform or peer keeps its colour from chart to chart.
+  const colors = seriesColors(curveData.flatMap((c) => c.chart.points.map((p) => p.series)));
+  const curves = curveData.map((c) => ({ ...c, chart: { ...c.chart, colors } }));
   out.push({ kind: 'h', level: 2, text: 'Scaling curves', id: 'curves-title' });
   out.push({
     kind: 'p',
@@ -186,7 +188,7 @@ function scoreCell(cell: ScoreCell | undefined): Cell {
   const pct = share === undefined ? undefined : Math.max(0, Math.min(100, 100 * share));
   const html =
     `<div class="fig"${pct === undefined ? '' : ` style="--share:${pct.toFixed(1)}%"`}>${escapeHtml(cell.figure.text)}` +
-    ` <small>n=${escapeHtml(fmtN(m.n))}</small>${unverified ? `<br><span class="fail">${escapeHtml(unverified)}</span>` : ''}</div>` +
+    `${unverified ? `<br><span class="fail">${escapeHtml(unverified)}</span>` : ''}</div>` +
     (best ? `<div class="vs ${tone}">${escapeHtml(vsText + mixed)}</div>` : '');
   return {
     text: `${cell.figure.text}${best ? ` ${vsText}${mixed}` : ''}${unverified}`,

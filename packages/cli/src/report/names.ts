@@ -38,6 +38,8 @@ export function implementationName(implementation: string): string {
       return 'tuned IR kernel';
     case 'wgsl-hand':
       return 'hand WGSL';
+    case 'reference':
+      return 'JS ref';
     default:
       return implementation;
   }

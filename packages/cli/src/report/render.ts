@@ -51,9 +51,9 @@ h1{font-size:1.5rem;margin:0 0 .3rem}h2{border-bottom:1px solid #ddd;padding-bot
 p{margin:.3rem 0 .6rem}p.legend{font-size:.82rem;color:#444}
 table{border-collapse:collapse;margin:.4rem 0 1.2rem;font-size:.8rem}th,td{border:1px solid #ccc;padding:.2rem .45rem;text-align:left;vertical-align:top}
 th{background:#f3f3f3;font-weight:600}th small,td small{color:#666;font-weight:400}
-table.scoreboard td,table.scoreboard th{text-align:center;min-width:7.5rem}table.scoreboard td.algo{text-align:left;font-weight:600}
-td.score{padding:.15rem .3rem}td.score .fig{font-size:.95rem;font-weight:600;border-radius:3px;padding:0 .2rem;white-space:nowrap}
-td.score .fig small{font-size:.65rem;font-weight:400}td.verdict{text-align:left!important;font-size:.72rem;color:#333;min-width:16rem!important;max-width:22rem}
+table.scoreboard{font-size:.76rem}table.scoreboard td,table.scoreboard th{text-align:center;min-width:6rem}table.scoreboard th{font-size:.72rem}table.scoreboard td.algo{text-align:left;font-weight:600}
+td.score{padding:.15rem .3rem}td.score .fig{font-size:.9rem;font-weight:600;border-radius:3px;padding:0 .2rem;white-space:nowrap}
+td.score .fig small{font-size:.65rem;font-weight:400}td.verdict{text-align:left!important;font-size:.7rem;color:#333;min-width:17rem!important;max-width:21rem}
 td.score.share .fig{background:linear-gradient(90deg,#b9d5f0 var(--share),#f4f7fb var(--share))}
 td.score .vs{font-size:.75rem;font-weight:600;border-radius:3px;margin-top:1px}
 .vs.win{background:#d5f0d5;color:#14571a}.vs.loss{background:#f8d3d0;color:#8a1c12}.fail{color:#8a1c12;font-weight:600}.na{color:#999}

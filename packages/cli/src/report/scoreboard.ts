@@ -19,7 +19,7 @@
  *   evaluations compares with one CUDA evaluation fairly); otherwise the time ratio.
  * - The cell's peer is the toughest one: the lowest speedup.
  */
-import { type Analysis, algoName, backendClass, fmtMs, fmtN, fmtNum, isOurs, platformName } from './analysis.ts';
+import { type Analysis, algoName, backendClass, fmtMs, fmtN, fmtNum, fmtPct, isOurs, platformName } from './analysis.ts';
 import type { LabelledMeasurement } from './load.ts';
 import { comparePlatforms, implementationName, shortAdapter } from './names.ts';
 
@@ -175,7 +175,7 @@ function figureOf(m: LabelledMeasurement, analysis: Analysis): Figure {
   const row = analysis.rows.get(m.algorithm)?.find((r) => r.m === m);
   const at = `${algoName(m)} @ n=${fmtN(m.n)}`;
   if (m.throughput?.unit === 'GB/s' && m.algorithm !== 'zcopy' && row?.zcopyShare !== undefined && row.ceiling) {
-    const pct = `${(100 * row.zcopyShare).toFixed(row.zcopyShare < 0.1 ? 1 : 0)}%`;
+    const pct = fmtPct(row.zcopyShare);
     return {
       text: pct,
       share: row.zcopyShare,
@@ -258,33 +258,32 @@ function verdict(algorithm: string, cells: readonly (ScoreCell | undefined)[]): 
   const parts: string[] = [];
   if (ran.length > 0) {
     const shares = ran.filter((c) => c.figure?.share !== undefined);
-    if (shares.length > 0) {
-      const top = shares.reduce((a, b) => ((b.figure?.share as number) > (a.figure?.share as number) ? b : a));
-      parts.push(`Up to ${top.figure?.text} of zcopy (${short(top.platform)})`);
-    } else {
-      const top = ran.reduce((a, b) => ((b.measurement?.throughput?.value ?? 0) > (a.measurement?.throughput?.value ?? 0) ? b : a));
-      parts.push(`${top.measurement?.throughput ? 'Up to' : 'Largest n:'} ${top.figure?.text} (${short(top.platform)})`);
-    }
+    const top =
+      shares.length > 0
+        ? shares.reduce((a, b) => ((b.figure?.share as number) > (a.figure?.share as number) ? b : a))
+        : ran.reduce((a, b) => ((b.measurement?.throughput?.value ?? 0) > (a.measurement?.throughput?.value ?? 0) ? b : a));
+    const what = shares.length > 0 ? `${top.figure?.text} of zcopy` : (top.figure?.text ?? '');
+    parts.push(
+      top.measurement?.throughput || shares.length > 0
+        ? `best ${what} (${short(top.platform)})`
+        : `${what} at the largest n (${short(top.platform)})`,
+    );
   }
   const compared = ran.filter((c) => c.best);
   if (compared.length > 0) {
-    const wins = compared.filter((c) => (c.best?.speedup as number) >= 1);
-    const losses = compared.filter((c) => (c.best?.speedup as number) < 1);
-    const lossText = losses
-      .slice(0, 2)
-      .map((c) => `${short(c.platform)}: ${fmtSpeedup(c.best?.speedup as number)} ${implementationName(c.best?.peer.implementation ?? '')}`)
-      .join('; ');
-    const n = compared.length;
+    const wins = compared.filter((c) => (c.best?.speedup as number) >= 1).length;
+    const worst = compared.reduce((a, b) => ((b.best?.speedup as number) < (a.best?.speedup as number) ? b : a));
+    const w = worst.best as Comparison;
     parts.push(
-      losses.length === 0
-        ? `faster than the toughest peer on ${n === 1 ? 'the one platform' : `all ${n} platforms`} with one`
-        : wins.length === 0
-          ? `slower than the toughest peer on ${n === 1 ? 'the one platform' : `all ${n} platforms`} with one (${lossText}${losses.length > 2 ? '; …' : ''})`
-          : `faster than the toughest peer on ${wins.length} of ${n} platforms; slower on ${lossText}${losses.length > 2 ? '; …' : ''}`,
+      `beats the toughest peer on ${wins} of ${compared.length} platform${compared.length === 1 ? '' : 's'}` +
+        (w.speedup < 1
+          ? `; worst ${fmtSpeedup(w.speedup)} vs ${implementationName(w.peer.implementation)} (${short(worst.platform)})`
+          : ''),
     );
   } else if (ran.length > 0) {
     parts.push('no peer measured');
   }
-  if (failed.length > 0) parts.push(`did not run on ${failed.map((c) => short(c.platform)).join(', ')}`);
-  return `${algorithm}: ${parts.join('; ')}.`;
+  if (failed.length > 0) parts.push(`failed on ${failed.map((c) => short(c.platform)).join(', ')}`);
+  const text = parts.join('; ');
+  return `${algorithm}: ${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
 }
