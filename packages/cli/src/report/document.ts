@@ -103,6 +103,11 @@ export function buildDocument(analysis: Analysis, sources: readonly LoadedResult
   out.push({ ...scoreboardTable(board, true), only: 'html' });
   out.push({ ...scoreboardTable(board, false), only: 'md' });
   out.push({ kind: 'list', items: board.rows.map((r) => r.verdict), only: 'md' });
+  out.push({
+    kind: 'p',
+    only: 'md',
+    text: `Adapters: ${board.platforms.map((p) => `${p.label} ${p.runtime} ${p.backend} = ${p.shortAdapter || p.adapter}`).join('; ')}.`,
+  });
 
   out.push({ kind: 'h', level: 2, text: 'Performance portability (Pennycook PP)' });
   out.push({
@@ -202,7 +207,8 @@ function scoreboardTable(board: Scoreboard, withVerdict: boolean): Block & { kin
   const head: Cell[] = [
     'algorithm',
     ...board.platforms.map((p) => ({
-      text: `${p.label} · ${p.runtime} · ${p.backend}${p.shortAdapter ? ` (${p.shortAdapter})` : ''}`,
+      // REPORT.md keeps the header short (a terminal wraps wide tables); the adapters follow as a list.
+      text: withVerdict ? `${p.label} · ${p.runtime} · ${p.backend}` : `${p.label} ${p.runtime} ${p.backend}`,
       html: `${escapeHtml(`${p.label} · ${p.runtime}`)}<br><b>${escapeHtml(p.backend)}</b><br><small>${escapeHtml(p.shortAdapter)}</small>`,
       title: p.adapter,
     })),
