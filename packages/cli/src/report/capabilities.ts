@@ -39,9 +39,12 @@ function atomicsHow(d: BenchDevice, feature: 'atomic' | 'atomic-other'): MatrixC
   const f = new Set(d.caps.features);
   if (!f.has(feature)) return no('refused');
   if (feature === 'atomic' && f.has('atomics-via-blending'))
-    return yes(`blending into f32, exact to ${d.caps.limits.maxExactAtomicCount.toExponential(2).replace('e+', 'e')}`);
+    return yes(`blending into f32, exact to ${powerOfTwo(d.caps.limits.maxExactAtomicCount)}`);
   return yes(d.backend === 'cpu' ? 'JS Atomics' : 'native');
 }
+
+/** 16777216 -> '2^24'; other counts as they are. */
+const powerOfTwo = (n: number): string => (n > 0 && Number.isInteger(Math.log2(n)) ? `2^${Math.log2(n)}` : String(n));
 
 function timerName(d: BenchDevice): string {
   if (d.caps.timerSource === 'wall') return 'wall (performance.now)';
