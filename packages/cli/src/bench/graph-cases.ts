@@ -104,7 +104,7 @@ function bfsCase(shape: Shape): BenchCase {
     algorithm: 'bfs',
     variant: shape,
     dtype: 'i32',
-    sizes: [1e4, 1e5, 1e6],
+    sizes: [3e3, 1e4, 3e4, 1e5],
     edges: (n) => storedOf(shape, n),
     setup(device, n) {
       const input = graphFor(shape, n);
@@ -152,7 +152,7 @@ function componentsCase(shape: Shape): BenchCase {
     algorithm: 'components',
     variant: shape,
     dtype: 'i32',
-    sizes: [1e4, 1e5, 1e6],
+    sizes: [3e3, 1e4, 3e4, 1e5],
     edges: (n) => storedOf(shape, n),
     setup(device, n) {
       const input = graphFor(shape, n);
@@ -206,7 +206,7 @@ const mstCase: BenchCase = {
   algorithm: 'mst',
   variant: 'random',
   dtype: 'f32',
-  sizes: [1e4, 1e5, 1e6],
+  sizes: [3e3, 1e4, 3e4, 1e5],
   setup(device, n) {
     const input = graphFor('random', n, 'random');
     return deviceRun(device, input, async (g) => {
@@ -236,7 +236,9 @@ const apspCase: BenchCase = {
   variant: 'random',
   dtype: 'f32',
   // Vertices (n^2 outputs, n^3 work); 4 stored entries per vertex.
-  sizes: [64, 256, 512],
+  sizes: [32, 64, 128, 256],
+  // Floyd–Warshall: one add and one min per (k, i, j).
+  flops: (n) => 2 * n ** 3,
   setup(device, n) {
     const input = randomGraph(n, 2 * n, { symmetric: true, weights: 'random', seed: 2026 });
     return deviceRun(device, input, async (g) => {
