@@ -15,9 +15,10 @@
  * owning B bodies (register blocking: every tile entry read serves B interactions;
  * `NBodyTiling`). Where ε² >= 1e-12 a coincident pair's term is 0 · (finite) = 0
  * by itself, and the host picks the kernel without the coincidence select (the
- * other is the same but for it). Gather devices: one invocation per output component (4 per body), each
- * summing over all bodies from global memory; every kernel writes only its own
- * element.
+ * other is the same but for it). Gather devices: one invocation per body (vec4
+ * views), looping over all bodies from global memory four at a time — on WebGL2,
+ * where a vec4 is one texel, one fragment per body and one fetch per other body;
+ * every kernel writes only its own element.
  */
 import {
   type Buffer,
@@ -97,23 +98,6 @@ export interface NBodyResult {
   readonly bodies: Buffer<'f32'>;
   /** New buffer: final (vx, vy, vz, w) per body (w as given, 0 by default). */
   readonly velocities: Buffer<'f32'>;
-}
-
-/** Sums one interaction into (ax, ay, az) (the gather formulation's form). */
-function interact(
-  k: KernelBuilder,
-  p: { x: Val<'f32'>; y: Val<'f32'>; z: Val<'f32'> },
-  b: { x: Val<'f32'>; y: Val<'f32'>; z: Val<'f32'>; w: Val<'f32'> },
-  eps2: Val<'f32'>,
-): [Val<'f32'>, Val<'f32'>, Val<'f32'>] {
-  const dx = k.let(b.x.sub(p.x), 'dx');
-  const dy = k.let(b.y.sub(p.y), 'dy');
-  const dz = k.let(b.z.sub(p.z), 'dz');
-  const d2 = k.let(dx.mul(dx).add(dy.mul(dy)).add(dz.mul(dz)), 'd2');
-  const inv = k.let(inverseSqrt(d2.add(eps2)), 'inv');
-  // Coincident bodies (the j = i term among them) add zero, whatever ε² is.
-  const s = k.let(select(d2.ne(0), b.w.mul(inv.mul(inv).mul(inv)), 0), 's');
-  return [dx.mul(s), dy.mul(s), dz.mul(s)];
 }
 
 /** One body of an invocation in the tiled kernel: its position and its running acceleration. */
@@ -228,45 +212,83 @@ function tiledKernel(tiling: NBodyTiling, guarded: boolean) {
   );
 }
 
-/** Gather kernel: element e = 4·body + c of acc and velOut (c = 3: 0 and the input). */
-function gatherKernel(wg: number) {
-  return cachedKernel(`nbody-gather:${wg}`, () =>
+/**
+ * Bodies per inner-loop iteration of the gather kernel (loads past n are zero and
+ * pad the last iteration).
+ */
+const GATHER_UNROLL = 4;
+
+/**
+ * Gather kernel: one invocation per body i (vec4 views: on a device that keeps four
+ * elements a texel, one fragment per body and one fetch per other body, as gpu.js
+ * does) sums the pull of every body from global memory: acc[i] = a(pos)_i,
+ * velOut[i] = velIn[i] + acc[i] · halfDt. Bodies past n load as zero (mass 0).
+ */
+function gatherKernel(wg: number, guarded: boolean) {
+  return cachedKernel(`nbody-gather:${wg}:${guarded ? 'guarded' : 'positive'}`, () =>
     defineKernel({
-      name: 'nbody_accel_kick_gather',
+      name: guarded ? 'nbody_accel_kick_gather' : 'nbody_accel_kick_gather_soft',
       workgroupSize: wg,
       params: {
-        pos: buffer('f32', 'read'),
-        velIn: buffer('f32', 'read'),
-        velOut: buffer('f32', 'write'),
-        acc: buffer('f32', 'write'),
+        pos: buffer('f32', 'read', { vector: 4 }),
+        velIn: buffer('f32', 'read', { vector: 4 }),
+        velOut: buffer('f32', 'write', { vector: 4 }),
+        acc: buffer('f32', 'write', { vector: 4 }),
         n: uniform('u32'),
         eps2: uniform('f32'),
         halfDt: uniform('f32'),
       },
       body: ({ pos, velIn, velOut, acc, n, eps2, halfDt }, k) => {
-        const e = k.let(k.globalIndex, 'e');
-        k.if(e.lt(n.mul(4)), () => {
-          const body = k.let(e.shr(2), 'body');
-          const c = k.let(e.and(3), 'c');
-          const base = k.let(body.mul(4), 'base');
-          const p = { x: pos.load(base), y: pos.load(base.add(1)), z: pos.load(base.add(2)) };
-          const px = k.let(p.x, 'px');
-          const py = k.let(p.y, 'py');
-          const pz = k.let(p.z, 'pz');
-          const ax = k.var('f32', 0, 'ax');
-          const ay = k.var('f32', 0, 'ay');
-          const az = k.var('f32', 0, 'az');
-          k.for({ from: 0, to: n }, (j) => {
-            const o = k.let(j.mul(4), 'o');
-            const b = { x: pos.load(o), y: pos.load(o.add(1)), z: pos.load(o.add(2)), w: pos.load(o.add(3)) };
-            const [fx, fy, fz] = interact(k, { x: px, y: py, z: pz }, b, eps2);
-            ax.set(ax.add(fx));
-            ay.set(ay.add(fy));
-            az.set(az.add(fz));
+        const i = k.let(k.globalIndex, 'i');
+        k.if(i.lt(n), () => {
+          const p = k.let(pos.load(i), 'p');
+          const me: OwnedBody = {
+            x: k.let(p.x, 'px'),
+            y: k.let(p.y, 'py'),
+            z: k.let(p.z, 'pz'),
+            ax: k.var('f32', 0, 'ax'),
+            ay: k.var('f32', 0, 'ay'),
+            az: k.var('f32', 0, 'az'),
+          };
+          k.for({ from: 0, to: n, step: GATHER_UNROLL, type: 'u32' }, (j) => {
+            for (let u = 0; u < GATHER_UNROLL; u++) {
+              const q = k.let(pos.load(u === 0 ? j : j.add(u)), 'q');
+              interactTiled(k, me, q, eps2, guarded);
+            }
           });
-          const a = k.let(select(c.eq(0), ax, select(c.eq(1), ay, select(c.eq(2), az, 0))), 'a');
-          acc.store(e, a);
-          velOut.store(e, velIn.load(e).add(a.mul(halfDt)));
+          const a = k.let(vec('f32', me.ax, me.ay, me.az, 0), 'a');
+          acc.store(i, a);
+          velOut.store(i, velIn.load(i).add(a.mul(vec('f32', halfDt, halfDt, halfDt, halfDt))));
+        });
+      },
+    }),
+  );
+}
+
+/** Kick + drift per body (vec4 views, the gather devices' form): v' = v + a·halfDt; x' = x + v'·dt (mass and w kept). */
+function kickDriftBodyKernel(wg: number) {
+  return cachedKernel(`nbody-kd-body:${wg}`, () =>
+    defineKernel({
+      name: 'nbody_kick_drift_body',
+      workgroupSize: wg,
+      params: {
+        pos: buffer('f32', 'read', { vector: 4 }),
+        vel: buffer('f32', 'read', { vector: 4 }),
+        acc: buffer('f32', 'read', { vector: 4 }),
+        posOut: buffer('f32', 'write', { vector: 4 }),
+        velOut: buffer('f32', 'write', { vector: 4 }),
+        n: uniform('u32'),
+        dt: uniform('f32'),
+        halfDt: uniform('f32'),
+      },
+      body: ({ pos, vel, acc, posOut, velOut, n, dt, halfDt }, k) => {
+        const i = k.let(k.globalIndex, 'i');
+        k.if(i.lt(n), () => {
+          const v0 = k.let(vel.load(i), 'v0');
+          const v = k.let(v0.add(acc.load(i).mul(vec('f32', halfDt, halfDt, halfDt, halfDt))), 'v');
+          const x = k.let(pos.load(i), 'x');
+          posOut.store(i, vec('f32', x.x.add(v.x.mul(dt)), x.y.add(v.y.mul(dt)), x.z.add(v.z.mul(dt)), x.w));
+          velOut.store(i, vec('f32', v.x, v.y, v.z, v0.w));
         });
       },
     }),
@@ -391,12 +413,12 @@ function recordAccelKick(
   tiling: NBodyTiling | undefined,
 ): void {
   const args = { pos, velIn, velOut, acc, n, eps2, halfDt };
+  // With ε² >= 1e-12 a coincident pair's term is 0 · (finite) = 0: the select can go.
+  const guarded = !(Math.fround(eps2) >= UNGUARDED_MIN_SOFTENING2);
   if (tiling !== undefined) {
-    // With ε² >= 1e-12 a coincident pair's term is 0 · (finite) = 0: the select can go.
-    const guarded = !(Math.fround(eps2) >= UNGUARDED_MIN_SOFTENING2);
     device.dispatch(tiledKernel(tiling, guarded), { invocations: Math.ceil(n / tiling.bodiesPerInvocation) }, args);
   } else {
-    device.dispatch(gatherKernel(gatherSize(device.caps)), { invocations: 4 * n }, args);
+    device.dispatch(gatherKernel(gatherSize(device.caps), guarded), { invocations: n }, args);
   }
 }
 
@@ -457,11 +479,10 @@ export function nbody(device: Device, bodies: Buffer<'f32'>, options: NBodyOptio
   let posNext = posB;
   let velNext = velA;
   for (let s = 0; s < steps; s++) {
-    device.dispatch(
-      kickDriftKernel(wg),
-      { invocations: len },
-      { pos, vel, acc, posOut: posNext, velOut: velNext, m: len, dt, halfDt: dt / 2 },
-    );
+    const kd = { pos, vel, acc, posOut: posNext, velOut: velNext, dt, halfDt: dt / 2 };
+    // Gather devices: one invocation per body (a texel of four); others: one per element.
+    if (tiling === undefined) device.dispatch(kickDriftBodyKernel(wg), { invocations: n }, { ...kd, n });
+    else device.dispatch(kickDriftKernel(wg), { invocations: len }, { ...kd, m: len });
     [pos, posNext] = [posNext, pos];
     [vel, velNext] = [velNext, vel];
     recordAccelKick(device, pos, vel, velNext, acc, n, eps2, dt / 2, tiling);
