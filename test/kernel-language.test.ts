@@ -3,7 +3,7 @@
  * message that says what to do, the forms that should just work, and the
  * features beyond 1-D kernels, on every backend.
  */
-import { buffer, defineKernel, f32, KernelBuildError, select, u32, uniform, vec } from 'trident';
+import { buffer, defineKernel, f32, i32, KernelBuildError, select, u32, uniform, vec } from 'trident';
 import { describe, expect, it } from 'vitest';
 import { describeEachBackend } from './harness.ts';
 
@@ -159,7 +159,141 @@ const uniformFlow = defineKernel({
   },
 });
 
+// 2-D ids: a 6 x 5 image over 4 x 2 workgroups (a 2 x 3 grid, the last row half outside).
+const W2 = 6;
+const H2 = 5;
+const ids2d = defineKernel({
+  name: 'ids_2d',
+  workgroupSize: [4, 2],
+  params: { pos: buffer('u32', 'write'), local: buffer('u32', 'write'), group: buffer('u32', 'write') },
+  body: ({ pos, local, group }, k) => {
+    const g = k.globalId;
+    k.if(g.x.lt(W2).and(g.y.lt(H2)), () => {
+      const at = g.y.mul(W2).add(g.x);
+      pos.store(at, g.x.add(g.y.mul(10)));
+      local.store(at, k.localId.x.add(k.localId.y.mul(10)).add(k.localIndex.mul(100)));
+      const c = k.workgroupCount;
+      group.store(at, k.workgroupId.x.add(k.workgroupId.y.mul(10)).add(c.x.mul(100)).add(c.y.mul(1000)).add(k.workgroupIndex.mul(10000)));
+    });
+  },
+});
+
+// 3-D ids, written at globalIndex (a gather on WebGL2): 2 x 2 x 2 workgroups in a 2 x 1 x 2 grid.
+const ids3d = defineKernel({
+  name: 'ids_3d',
+  workgroupSize: [2, 2, 2],
+  params: { out: buffer('u32', 'write') },
+  body: ({ out }, k) => {
+    const g = k.globalId;
+    out.store(k.globalIndex, g.x.add(g.y.mul(10)).add(g.z.mul(100)).add(k.workgroupId.z.mul(1000)).add(k.localId.z.mul(10000)));
+  },
+});
+
+/** What ids_2d writes at (x, y), computed from the definitions. */
+function expectedIds2d(x: number, y: number): [number, number, number] {
+  const [wx, wy, lx, ly] = [Math.floor(x / 4), Math.floor(y / 2), x % 4, y % 2];
+  return [x + 10 * y, lx + 10 * ly + 100 * (lx + 4 * ly), wx + 10 * wy + 100 * 2 + 1000 * 3 + 10000 * (wx + 2 * wy)];
+}
+
+// Private arrays: each invocation sorts 6 of its own values (insertion sort), and shows
+// the out-of-range rules (a store at 6 is dropped, loads at 6 and -1 give 0).
+const PRIV = 6;
+const privateSort = defineKernel({
+  name: 'private_sort',
+  workgroupSize: 4,
+  params: { input: buffer('f32', 'read'), out: buffer('f32', 'write') },
+  body: ({ input, out }, k) => {
+    const t = k.globalIndex;
+    k.if(t.mul(PRIV).lt(input.length), () => {
+      const a = k.privateArray('f32', PRIV);
+      k.for({ from: 0, to: PRIV }, (i) => a.store(i, input.load(t.mul(PRIV).add(i))));
+      a.store(PRIV, 99); // dropped
+      k.for({ from: 1, to: PRIV }, (i) => {
+        const x = k.let(a.load(i));
+        const j = k.let(i.cast('i32'));
+        k.while(
+          () => j.gt(0).and(a.load(j.sub(1)).gt(x)),
+          () => {
+            a.store(j, a.load(j.sub(1)));
+            j.set(j.sub(1));
+          },
+        );
+        a.store(j, x);
+      });
+      k.for({ from: 0, to: PRIV }, (i) => out.store(t.mul(PRIV + 1).add(i), a.load(i)));
+      out.store(t.mul(PRIV + 1).add(PRIV), a.load(PRIV).add(a.load(i32(-1))));
+    });
+  },
+});
+
+// A private array that lives across barriers (the CPU backend splits phases there).
+const privateBarrier = defineKernel({
+  name: 'private_barrier',
+  workgroupSize: 8,
+  params: { out: buffer('u32', 'write') },
+  body: ({ out }, k) => {
+    const mine = k.privateArray('u32', 3);
+    const wg = k.workgroupArray('u32', 8);
+    mine.store(0, k.localIndex);
+    mine.store(2, k.globalIndex.mul(3));
+    wg.store(k.localIndex, k.localIndex.mul(k.localIndex));
+    k.barrier();
+    mine.store(1, wg.load(k.localIndex.add(1).rem(8)));
+    k.barrier();
+    out.store(k.globalIndex, mine.load(0).add(mine.load(1).mul(100)).add(mine.load(2).mul(10000)));
+  },
+});
+
 describeEachBackend('kernel language', (ctx) => {
+  it('2-D ids: globalId, localId, workgroupId and workgroupCount over { invocations: [w, h] }', async () => {
+    const { device } = ctx;
+    const pos = device.createBuffer('u32', W2 * H2);
+    const local = device.createBuffer('u32', W2 * H2);
+    const group = device.createBuffer('u32', W2 * H2);
+    device.dispatch(ids2d, { invocations: [W2, H2] }, { pos, local, group });
+    const expected = Array.from({ length: W2 * H2 }, (_, i) => expectedIds2d(i % W2, Math.floor(i / W2)));
+    expect([...(await pos.read())]).toEqual(expected.map((e) => e[0]));
+    expect([...(await local.read())]).toEqual(expected.map((e) => e[1]));
+    expect([...(await group.read())]).toEqual(expected.map((e) => e[2]));
+  });
+
+  it('3-D ids over { workgroups: [2, 1, 2] }, consistent with globalIndex', async () => {
+    const { device } = ctx;
+    const out = device.createBuffer('u32', 32);
+    device.dispatch(ids3d, { workgroups: [2, 1, 2] }, { out });
+    const expected = Array.from({ length: 32 }, (_, gi) => {
+      const [wgi, li] = [Math.floor(gi / 8), gi % 8];
+      const [wx, wz] = [wgi % 2, Math.floor(wgi / 2)];
+      const [lx, ly, lz] = [li % 2, Math.floor(li / 2) % 2, Math.floor(li / 4)];
+      return wx * 2 + lx + 10 * ly + 100 * (wz * 2 + lz) + 1000 * wz + 10000 * lz;
+    });
+    expect([...(await out.read())]).toEqual(expected);
+  });
+
+  it('private arrays: a per-invocation insertion sort, out-of-range loads 0 and stores dropped', async () => {
+    const { device } = ctx;
+    const n = 5;
+    const values = Array.from({ length: n * PRIV }, (_, i) => ((i * 7919) % 23) - 11.5);
+    const input = device.createBuffer('f32', values);
+    const out = device.createBuffer('f32', n * (PRIV + 1));
+    device.dispatch(privateSort, { invocations: n }, { input, out });
+    const expected = Array.from({ length: n }, (_, t) => [...values.slice(t * PRIV, (t + 1) * PRIV).sort((a, b) => a - b), 0]).flat();
+    expect([...(await out.read())]).toEqual(expected);
+  });
+
+  it('private arrays live across barriers', async () => {
+    const { device } = ctx;
+    if (!device.caps.features.has('workgroup')) return; // refusal covered by kernel-classes
+    const out = device.createBuffer('u32', 16);
+    device.dispatch(privateBarrier, { workgroups: 2 }, { out });
+    const expected = Array.from({ length: 16 }, (_, g) => {
+      const l = g % 8;
+      const next = (l + 1) % 8;
+      return l + next * next * 100 + g * 3 * 10000;
+    });
+    expect([...(await out.read())]).toEqual(expected);
+  });
+
   it('literal loop bounds, select of two numbers and vector-scalar broadcast', async () => {
     const { device } = ctx;
     const out = device.createBuffer('u32', 5);

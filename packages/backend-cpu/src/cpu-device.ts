@@ -176,7 +176,7 @@ export class CpuDevice implements BackendDevice {
       for (let s = 0; s < slices; s++) {
         const wgStart = Math.floor((total * s) / slices);
         const wgEnd = Math.floor((total * (s + 1)) / slices);
-        tasks.push(this.pool.run({ id: k.id, source: k.source, buffers, uniforms, wgStart, wgEnd, numWorkgroups: total }));
+        tasks.push(this.pool.run({ id: k.id, source: k.source, buffers, uniforms, wgStart, wgEnd, numWorkgroups: total, grid: [...grid] }));
       }
       const results = await Promise.allSettled(tasks);
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -19,6 +19,7 @@ const VIEW = { u32: Uint32Array, i32: Int32Array, f32: Float32Array };
  *   wgStart: number,
  *   wgEnd: number,
  *   numWorkgroups: number,
+ *   grid?: number[],
  * }} task
  */
 export function runSlice(task) {
@@ -32,6 +33,6 @@ export function runSlice(task) {
   const views = {};
   for (const [name, b] of Object.entries(task.buffers))
     views[name] = new VIEW[b.dtype](/** @type {ArrayBuffer} */ (/** @type {unknown} */ (b.data)), 0, b.length);
-  run(views, task.uniforms, task.wgStart, task.wgEnd, task.numWorkgroups);
+  run(views, task.uniforms, task.wgStart, task.wgEnd, task.numWorkgroups, task.grid);
   return 0;
 }

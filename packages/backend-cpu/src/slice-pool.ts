@@ -13,6 +13,8 @@ export interface SliceTask {
   readonly wgStart: number;
   readonly wgEnd: number;
   readonly numWorkgroups: number;
+  /** The grid's workgroups along x, y, z (their product is numWorkgroups). */
+  readonly grid: readonly number[];
 }
 
 /** A pool of workers that run slices, one at a time per worker. */

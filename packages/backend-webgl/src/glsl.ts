@@ -153,6 +153,12 @@ class GlslGenerator {
     const lines: string[] = [HEADER];
     lines.push(`// Trident kernel '${this.ir.name}' (generated GLSL ES 3.00, ${this.describePass()})`);
     lines.push('uniform uint t_total; // invocations in the dispatch', 'uniform uint t_nwg; // workgroups in the dispatch');
+    lines.push('uniform uvec3 t_grid; // workgroups along x, y, z');
+    const [sx, sy] = this.ir.workgroupShape;
+    lines.push(
+      `uvec3 t_localId(uint l) { return uvec3(l % ${sx}u, (l / ${sx}u) % ${sy}u, l / ${sx * sy}u); }`,
+      'uvec3 t_workgroupId(uint w) { return uvec3(w % t_grid.x, (w / t_grid.x) % t_grid.y, w / (t_grid.x * t_grid.y)); }',
+    );
     for (const [name, decl] of this.ir.params) {
       if (decl.kind === 'uniform') lines.push(`uniform ${glslType(decl.dtype)} ${uniformName(name)};`);
     }
@@ -181,6 +187,11 @@ class GlslGenerator {
     for (const name of this.decls.keys()) if (this.plan.sampled.has(name)) lines.push(this.loader(name));
     lines.push('void kernel_main() {');
     for (const v of this.ir.vars) lines.push(`  ${glslType(v.type)} ${this.varName.get(v.id)} = ${zero(v.type)};`);
+    // Private arrays: locals of kernel_main (GLSL leaves them undefined), zeroed here.
+    for (const a of this.ir.privateArrays) {
+      lines.push(`  ${glslType(a.type)} pa_${a.id}[${a.length}];`);
+      lines.push(`  for (int i = 0; i < ${a.length}; i++) pa_${a.id}[i] = ${zero(a.type)};`);
+    }
     lines.push(body, '}');
     if (isGather) return { vs: FULLSCREEN_VS, fs: `${lines.join('\n')}\n${this.gatherMain()}` };
     return {
@@ -345,6 +356,8 @@ class GlslGenerator {
         return `${ind}${this.var(s.id)} = ${this.expr(s.value)};`;
       case 'store':
         return this.write(s.buffer, s.index, s.value, ind, '');
+      case 'privStore':
+        return `${ind}{ uint i_ = ${this.index(s.index)}; if (i_ < ${this.privateLength(s.array)}u) pa_${s.array}[i_] = ${this.expr(s.value)}; }`;
       case 'eval':
         if (s.expr.op === 'atomic') return this.write(s.expr.buffer, s.expr.index, s.expr.value, ind, '');
         return '';
@@ -432,6 +445,12 @@ class GlslGenerator {
     return lines.join('\n');
   }
 
+  private privateLength(id: number): number {
+    const a = this.ir.privateArrays.find((p) => p.id === id);
+    if (!a) throw new KernelBuildError(this.ir.name, `internal: unknown private array ${id}`);
+    return a.length;
+  }
+
   /** An index as uint; negative i32 indices become 0xffffffff, which is out of range everywhere. */
   private index(e: Expr): string {
     const code = this.expr(e);
@@ -464,6 +483,15 @@ class GlslGenerator {
             return `${this.ir.workgroupSize}u`;
           case 'numWorkgroups':
             return 't_nwg';
+          // The 3-D ids, derived from gid and the grid's extent (the WGSL built-ins' definitions).
+          case 'localId':
+            return `t_localId(gid % ${this.ir.workgroupSize}u)`;
+          case 'workgroupId':
+            return `t_workgroupId(gid / ${this.ir.workgroupSize}u)`;
+          case 'globalId':
+            return `(t_workgroupId(gid / ${this.ir.workgroupSize}u) * uvec3(${this.ir.workgroupShape.map((d) => `${d}u`).join(', ')}) + t_localId(gid % ${this.ir.workgroupSize}u))`;
+          case 'workgroupCount':
+            return 't_grid';
           default:
             throw new KernelBuildError(this.ir.name, `internal: builtin ${e.name} reached the GLSL generator`);
         }
@@ -487,6 +515,11 @@ class GlslGenerator {
         return this.bitcast(e.a.type, e.type, this.expr(e.a));
       case 'load':
         return `ld_${clean(e.buffer)}(${this.index(e.index)})`;
+      case 'privLoad': {
+        const n = this.privateLength(e.array);
+        const i = this.index(e.index);
+        return `(${i} < ${n}u ? pa_${e.array}[min(${i}, ${n - 1}u)] : ${zero(e.type)})`;
+      }
       case 'length':
         return bufferUniforms(e.buffer).length;
       case 'construct':

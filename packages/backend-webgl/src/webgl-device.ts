@@ -284,7 +284,7 @@ export class WebGLDevice implements BackendDevice {
     if (total === 0) return;
     const buf = (name: string) => args.get(name) as GlBuffer;
     // Every pass reads the textures as they were before the dispatch; new contents are swapped in at the end.
-    const uniforms: Record<string, unknown> = { t_total: total, t_nwg: nwg };
+    const uniforms: Record<string, unknown> = { t_total: total, t_nwg: nwg, t_grid: [...grid] };
     for (const [name, decl] of k.kernel.ir.params) {
       const v = args.get(name);
       if (decl.kind === 'uniform') uniforms[uniformName(name)] = v;

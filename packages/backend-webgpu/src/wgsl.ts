@@ -177,9 +177,11 @@ class WgslGenerator {
       '@builtin(workgroup_id) wid: vec3<u32>',
       '@builtin(num_workgroups) nwg3: vec3<u32>',
       '@builtin(local_invocation_index) lid: u32',
+      '@builtin(local_invocation_id) lid3: vec3<u32>',
     ];
     if (usesSubgroups) entry.push('@builtin(subgroup_size) sg_size: u32', '@builtin(subgroup_invocation_id) sg_id: u32');
-    out.push('', `@compute @workgroup_size(${ir.workgroupSize})`, `fn main(${entry.join(', ')}) {`);
+    const [sx, sy, sz] = ir.workgroupShape;
+    out.push('', `@compute @workgroup_size(${sx}, ${sy}, ${sz})`, `fn main(${entry.join(', ')}) {`);
     out.push('  // The grid is linear to the kernel: workgroups beyond one dimension fold into y and z.');
     out.push('  let wgi = wid.x + wid.y * nwg3.x + wid.z * nwg3.x * nwg3.y;');
     out.push('  let nwg = nwg3.x * nwg3.y * nwg3.z;');
@@ -189,6 +191,8 @@ class WgslGenerator {
       out.push(u.kind === 'uniform' ? `  let u_${u.param} = P.u_${u.param};` : `  let len_${u.param} = P.len_${u.param};`);
     }
     for (const v of ir.vars) out.push(`  var ${this.name(v.id)}: ${v.type};`);
+    // Private arrays: function-scope, zero-initialised per invocation by WGSL.
+    for (const a of ir.privateArrays) out.push(`  var pa_${a.id}: array<${a.type}, ${a.length}>;`);
     if (this.flagMode) out.push('  var done = false;');
     if (body) out.push(body);
     out.push('}', '');
@@ -258,6 +262,10 @@ class WgslGenerator {
         return `${ind}${this.storeHelper(s.buffer)}(${this.index(s.index)}, ${this.expr(s.value)}, len_${s.buffer});`;
       case 'wgStore':
         return `${ind}${this.wgStoreHelper(s.array)}(${this.index(s.index)}, ${this.expr(s.value)});`;
+      case 'privStore': {
+        const n = this.privateLength(s.array);
+        return `${ind}{ let i_ = ${this.index(s.index)}; if (i_ < ${n}u) { pa_${s.array}[i_] = ${this.expr(s.value)}; } }`;
+      }
       case 'eval':
         // Helper calls (atomics) may stand as statements; anything else is evaluated for nothing.
         return s.expr.op === 'atomic' || s.expr.op === 'wgAtomic' ? `${ind}${this.expr(s.expr)};` : `${ind}_ = ${this.expr(s.expr)};`;
@@ -341,6 +349,14 @@ class WgslGenerator {
             return 'sg_size';
           case 'subgroupInvocation':
             return 'sg_id';
+          case 'globalId':
+            return `(wid * vec3<u32>(${this.ir.workgroupShape.map((d) => `${d}u`).join(', ')}) + lid3)`;
+          case 'localId':
+            return 'lid3';
+          case 'workgroupId':
+            return 'wid';
+          case 'workgroupCount':
+            return 'nwg3';
         }
         break;
       case 'var':
@@ -372,6 +388,13 @@ class WgslGenerator {
         return this.wgAtomic(e);
       case 'wgLoad':
         return `${this.wgLoadHelper(e.array)}(${this.index(e.index)})`;
+      case 'privLoad': {
+        // Function-scope arrays cannot be passed to helpers by value cheaply: inline the
+        // bounds check, clamping the index so the access itself stays in range.
+        const n = this.privateLength(e.array);
+        const i = this.index(e.index);
+        return `select(${e.type}(), pa_${e.array}[min(${i}, ${n - 1}u)], ${i} < ${n}u)`;
+      }
       case 'subgroup':
         return this.subgroup(e.fn, e.a, e.lane);
       case 'construct':
@@ -596,6 +619,12 @@ class WgslGenerator {
     const name = `wgst_${array}`;
     this.helper(name, `fn ${name}(i: u32, v: ${a.type}) {\n  if (i < ${a.length}u) { wg_${array}[i] = v; }\n}`);
     return name;
+  }
+
+  private privateLength(id: number): number {
+    const a = this.ir.privateArrays.find((p) => p.id === id);
+    if (!a) throw new KernelBuildError(this.ir.name, `internal: unknown private array ${id}`);
+    return a.length;
   }
 
   private array(id: number): { type: ValueType; length: number; atomic: boolean } {

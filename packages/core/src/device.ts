@@ -5,8 +5,16 @@ import { DeviceLostError, InvalidArgumentError, LimitExceededError, TridentError
 import type { DispatchArgs, Kernel } from './ir/builder.ts';
 import type { ParamDecl } from './ir/nodes.ts';
 
-/** How many workgroups to run: explicit counts, or enough for `invocations`. */
-export type DispatchGrid = { readonly workgroups: number | readonly [number, number?, number?] } | { readonly invocations: number };
+/**
+ * How many workgroups to run: explicit counts along x, y, z, or enough for
+ * `invocations`. A number of invocations is a linear grid (folded into y and z past
+ * the per-dimension limit); `[w, h]` or `[w, h, d]` is a 2-D / 3-D grid of
+ * `ceil(w / sx) x ceil(h / sy) x ceil(d / sz)` workgroups for a kernel of
+ * workgroupSize `[sx, sy, sz]`, for `k.globalId`.
+ */
+export type DispatchGrid =
+  | { readonly workgroups: number | readonly [number, number?, number?] }
+  | { readonly invocations: number | readonly [number, number?, number?] };
 
 export interface Timing {
   readonly label: string;
@@ -268,13 +276,24 @@ export class Device {
   private resolveGrid(kernel: Kernel, grid: DispatchGrid): Grid {
     const maxPerDim = this.caps.limits.maxComputeWorkgroupsPerDimension;
     let total: number;
-    if (grid && 'invocations' in grid) {
+    if (grid && 'invocations' in grid && typeof grid.invocations === 'number') {
       checkCount('grid.invocations', grid.invocations);
       total = Math.ceil(grid.invocations / kernel.ir.workgroupSize);
-    } else if (grid && 'workgroups' in grid) {
-      const w = grid.workgroups;
-      const dims = typeof w === 'number' ? [w] : [...w];
-      const [x = 1, y = 1, z = 1] = dims;
+    } else if (grid && ('workgroups' in grid || 'invocations' in grid)) {
+      let counts: readonly number[];
+      if ('workgroups' in grid) {
+        const w = grid.workgroups;
+        counts = typeof w === 'number' ? [w] : w.map((d) => d ?? 1);
+      } else {
+        const inv = grid.invocations as readonly [number, number?, number?];
+        if (!Array.isArray(inv) || inv.length < 1 || inv.length > 3)
+          throw new InvalidArgumentError('grid.invocations', 'must be a number or [x, y?, z?]');
+        counts = inv.map((n, i) => {
+          checkCount(`grid.invocations[${i}]`, n ?? 1);
+          return Math.ceil((n ?? 1) / (kernel.ir.workgroupShape[i] ?? 1));
+        });
+      }
+      const [x = 1, y = 1, z = 1] = counts;
       for (const [i, d] of [x, y, z].entries()) {
         checkCount(`grid.workgroups[${i}]`, d);
         if (d > maxPerDim)

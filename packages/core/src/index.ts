@@ -60,6 +60,7 @@ export {
   type KernelBuilder,
   type KernelSpec,
   type ParamHandles,
+  type PrivateArray,
   type UniformParam,
   uniform,
   type WorkgroupArray,

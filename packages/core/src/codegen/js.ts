@@ -9,9 +9,11 @@ import { JS_RUNTIME } from './js-runtime.ts';
  * JavaScript code generation for the CPU backend.
  *
  * The result is the source of an expression evaluating to
- * `run(B, U, wgStart, wgEnd, numWorkgroups)`: B maps buffer names to typed arrays
+ * `run(B, U, wgStart, wgEnd, numWorkgroups, grid)`: B maps buffer names to typed arrays
  * (u32 -> Uint32Array, i32 -> Int32Array, f32 -> Float32Array), U maps uniform
- * names to numbers; it runs workgroups [wgStart, wgEnd) of the linearised grid.
+ * names to numbers; it runs workgroups [wgStart, wgEnd) of the linearised grid,
+ * whose extent along x, y, z is `grid` (workgroup wgi sits at
+ * `x + y * grid[0] + z * grid[0] * grid[1]`).
  *
  * Values: u32 as numbers in [0, 2^32), i32 as int32 numbers, f32 as doubles rounded
  * with Math.fround after every operation, bool as booleans, vectors as arrays.
@@ -21,6 +23,10 @@ import { JS_RUNTIME } from './js-runtime.ts';
  * local ids; control flow that contains a barrier runs once per workgroup with its
  * condition taken from invocation 0 (such conditions must be uniform, as on a GPU);
  * variables used in more than one phase become per-invocation arrays.
+ *
+ * Private arrays are one typed array per kernel holding every invocation's slice
+ * (`lid * length + i`), zeroed per workgroup: so they survive phase splitting the
+ * way spilled variables do.
  *
  * Workgroup arrays are typed arrays private to the workgroup being run (one
  * worker runs the whole workgroup, its invocations one after another), so atomics
@@ -84,8 +90,10 @@ class JsGenerator {
     const ir = this.ir;
     const lines: string[] = [];
     lines.push('(() => {', `// Trident kernel '${ir.name}' (generated JavaScript, workgroup size ${ir.workgroupSize})`);
-    lines.push(JS_RUNTIME.trim(), 'return function run(B, U, wgStart, wgEnd, nwg) {');
+    lines.push(JS_RUNTIME.trim(), 'return function run(B, U, wgStart, wgEnd, nwg, G = [nwg, 1, 1]) {');
     lines.push(`  const WG = ${ir.workgroupSize};`);
+    const [sx, sy] = ir.workgroupShape;
+    lines.push(`  const SX = ${sx}, SY = ${sy}; // workgroup shape (z = WG / (SX * SY))`);
     for (const [name, decl] of ir.params) {
       if (decl.kind === 'buffer') {
         lines.push(`  const b_${name} = B.${name};`);
@@ -103,10 +111,18 @@ class JsGenerator {
       if (this.spilled.has(v.id)) lines.push(`  const ${v.name} = new Array(WG).fill(${zeroOf(v.type)});`);
       else lines.push(`  let ${v.name} = ${zeroOf(v.type)};`);
     }
+    for (const a of ir.privateArrays) {
+      const { scalar, width } = typeInfo(a.type);
+      const ctor = width === 1 ? SCALAR_ARRAY[scalar] : undefined;
+      const n = a.length * ir.workgroupSize;
+      lines.push(`  const pa_${a.id} = ${ctor ? `new ${ctor}(${n})` : `new Array(${n}).fill(${zeroOf(a.type)})`};`);
+    }
     if (this.hasBarrier && this.hasReturn) lines.push('  const done = new Uint8Array(WG);');
     if (this.hasBarrier) lines.push('  let $xf = 0; // a break/continue out of a barrier loop, taken after the phase');
     lines.push('  for (let wgi = wgStart; wgi < wgEnd; wgi++) {');
     for (const a of ir.workgroupArrays) lines.push(`    wg_${a.id}.fill(${zeroOf(a.type)});`);
+    for (const a of ir.privateArrays) lines.push(`    pa_${a.id}.fill(${zeroOf(a.type)});`);
+    lines.push('    const WX = wgi % G[0], WY = Math.floor(wgi / G[0]) % G[1], WZ = Math.floor(wgi / (G[0] * G[1]));');
     if (this.hasBarrier && this.hasReturn) lines.push('    done.fill(0);');
     lines.push(body);
     lines.push('  }', '};', '})()');
@@ -205,6 +221,10 @@ class JsGenerator {
       }
       case 'wgStore':
         return `${ind}wg_${s.array}[${this.expr(s.index)}] = ${this.expr(s.value)};`;
+      case 'privStore': {
+        const n = this.privateLength(s.array);
+        return `${ind}{ const $i = ${this.expr(s.index)}; if ($i >= 0 && $i < ${n}) pa_${s.array}[lid * ${n} + $i] = ${this.expr(s.value)}; }`;
+      }
       case 'eval':
         return `${ind}${this.expr(s.expr)};`;
       case 'if': {
@@ -282,6 +302,14 @@ class JsGenerator {
             return '1';
           case 'subgroupInvocation':
             return '0';
+          case 'localId':
+            return '[lid % SX, Math.floor(lid / SX) % SY, Math.floor(lid / (SX * SY))]';
+          case 'workgroupId':
+            return '[WX, WY, WZ]';
+          case 'globalId':
+            return '[WX * SX + lid % SX, WY * SY + (Math.floor(lid / SX) % SY), WZ * (WG / (SX * SY)) + Math.floor(lid / (SX * SY))]';
+          case 'workgroupCount':
+            return '[G[0], G[1], G[2]]';
         }
         break;
       case 'var':
@@ -322,6 +350,10 @@ class JsGenerator {
         return this.atomic(e, `wg_${e.array}`);
       case 'wgLoad':
         return `(wg_${e.array}[${this.expr(e.index)}] ?? ${zeroOf(e.type)})`;
+      case 'privLoad': {
+        const n = this.privateLength(e.array);
+        return `((i) => (i >= 0 && i < ${n} ? pa_${e.array}[lid * ${n} + i] : ${zeroOf(e.type)}))(${this.expr(e.index)})`;
+      }
       case 'subgroup':
         // Subgroups of width 1: every reduction is the value itself.
         if (e.fn === 'exclusiveAdd') return `((${this.expr(e.a)}), ${zeroOf(e.type)})`;
@@ -334,6 +366,12 @@ class JsGenerator {
         return `(${this.expr(e.a)})[${e.component}]`;
     }
     throw new KernelBuildError(this.ir.name, `internal: unknown expression ${(e as Expr).op}`);
+  }
+
+  private privateLength(id: number): number {
+    const a = this.ir.privateArrays.find((p) => p.id === id);
+    if (!a) throw new KernelBuildError(this.ir.name, `internal: unknown private array ${id}`);
+    return a.length;
   }
 
   /** An atomic on typed array `b` (a buffer's or a workgroup array's). */

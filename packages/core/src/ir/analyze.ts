@@ -101,6 +101,7 @@ export function forEachExprOfStmt(s: Stmt, fn: (e: Expr) => void): void {
       break;
     case 'store':
     case 'wgStore':
+    case 'privStore':
       fn(s.index);
       fn(s.value);
       break;
@@ -140,6 +141,7 @@ export function childExprs(e: Expr): readonly Expr[] {
       return [e.cond, e.ifTrue, e.ifFalse];
     case 'load':
     case 'wgLoad':
+    case 'privLoad':
       return [e.index];
     case 'atomic':
     case 'wgAtomic':

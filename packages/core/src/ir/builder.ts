@@ -8,6 +8,7 @@ import type {
   Expr,
   KernelIR,
   ParamDecl,
+  PrivateArrayDecl,
   Stmt,
   SubgroupFn,
   UniformParamDecl,
@@ -196,6 +197,30 @@ export class WorkgroupArray<T extends ValueType> {
 }
 
 /**
+ * An array private to each invocation (`k.privateArray`), zeroed when the invocation
+ * starts. Loads outside [0, length) give 0 and stores there are dropped.
+ */
+export class PrivateArray<T extends ValueType> {
+  readonly id: number;
+  readonly type: T;
+  readonly length: number;
+  private readonly k: KernelBuilder;
+  constructor(k: KernelBuilder, id: number, type: T, length: number) {
+    this.k = k;
+    this.id = id;
+    this.type = type;
+    this.length = length;
+  }
+  load(index: Index): Val<T> {
+    return this.k.materialize({ op: 'privLoad', type: this.type, array: this.id, index: this.k.index(index) }, this.type);
+  }
+  store(index: Index, value: Operand<T>): void {
+    const v = coerce(this.type, value, 'private array store');
+    this.k.emit({ op: 'privStore', array: this.id, index: this.k.index(index), value: v.node });
+  }
+}
+
+/**
  * An array of u32 or i32 atomics in workgroup memory, zeroed at the workgroup's
  * start. Every access is atomic: `load` and `store` are atomic loads and stores.
  * An out-of-range index drops the operation, which then returns 0.
@@ -250,11 +275,14 @@ export class KernelBuilder {
   private loopDepth = 0;
   private readonly vars: VarDecl[] = [];
   private readonly arrays: WorkgroupArrayDecl[] = [];
+  private readonly privates: PrivateArrayDecl[] = [];
   private nextId = 0;
   readonly workgroupSize: number;
+  readonly workgroupShape: readonly [number, number, number];
 
-  constructor(workgroupSize: number) {
-    this.workgroupSize = workgroupSize;
+  constructor(workgroupShape: readonly [number, number, number]) {
+    this.workgroupShape = workgroupShape;
+    this.workgroupSize = workgroupShape[0] * workgroupShape[1] * workgroupShape[2];
   }
 
   /** Linear index of this invocation over the whole grid. */
@@ -276,6 +304,29 @@ export class KernelBuilder {
   /** Total number of invocations in the dispatch (numWorkgroups * workgroupSize). */
   get numInvocations(): Val<'u32'> {
     return this.numWorkgroups.mul(this.workgroupSize);
+  }
+  /**
+   * This invocation's position in the grid along x, y and z:
+   * `workgroupId * workgroupShape + localId`. With `{ workgroups: [gx, gy] }` or
+   * `{ invocations: [w, h] }` and `workgroupSize: [sx, sy]` it is the 2-D position
+   * (guard `x < w && y < h`: the grid rounds up to whole workgroups). A 1-D
+   * `{ invocations: n }` grid past 65535 workgroups is folded into y and z: use
+   * `globalIndex` there.
+   */
+  get globalId(): Val<'vec3<u32>'> {
+    return builtin3('globalId');
+  }
+  /** Position in the workgroup along x, y and z (`localIndex = x + y * sx + z * sx * sy`). */
+  get localId(): Val<'vec3<u32>'> {
+    return builtin3('localId');
+  }
+  /** Position of this workgroup in the grid (`workgroupIndex = x + y * gx + z * gx * gy`). */
+  get workgroupId(): Val<'vec3<u32>'> {
+    return builtin3('workgroupId');
+  }
+  /** The grid's workgroups along x, y and z (`numWorkgroups` is their product). */
+  get workgroupCount(): Val<'vec3<u32>'> {
+    return builtin3('workgroupCount');
   }
   get subgroupSize(): Val<'u32'> {
     return builtin('subgroupSize');
@@ -401,6 +452,20 @@ export class KernelBuilder {
     return new WorkgroupArray(this, id, type, length);
   }
 
+  /**
+   * Declares an array private to each invocation (a register/local array on GPUs),
+   * zeroed when the invocation starts; `length` is a compile-time constant. Loads
+   * outside [0, length) give 0, stores there are dropped. Keep it small: GPUs
+   * spill large private arrays to slow memory.
+   */
+  privateArray<T extends ValueType>(type: T, length: number): PrivateArray<T> {
+    if (!Number.isInteger(length) || length <= 0 || length > 65536)
+      throw buildError(`private array length must be an integer in [1, 65536], got ${length}`);
+    const id = this.nextId++;
+    this.privates.push({ id, type, length });
+    return new PrivateArray(this, id, type, length);
+  }
+
   /** Subgroup reductions and scans; on backends without subgroups the kernel is rejected. */
   subgroupAdd<T extends ValueType>(v: Val<T>): Val<T> {
     return this.subgroup('add', v);
@@ -456,10 +521,10 @@ export class KernelBuilder {
     return v.node;
   }
 
-  finish(): { body: Stmt[]; vars: VarDecl[]; arrays: WorkgroupArrayDecl[] } {
+  finish(): { body: Stmt[]; vars: VarDecl[]; arrays: WorkgroupArrayDecl[]; privates: PrivateArrayDecl[] } {
     const body = this.blocks[0];
     if (this.blocks.length !== 1 || !body) throw buildError('internal: unbalanced blocks');
-    return { body, vars: this.vars, arrays: this.arrays };
+    return { body, vars: this.vars, arrays: this.arrays, privates: this.privates };
   }
 
   private subgroup<T extends ValueType>(fn: SubgroupFn, v: Val<T>, lane?: Val<'u32'>): Val<T> {
@@ -495,12 +560,19 @@ export class KernelBuilder {
 function builtin(name: BuiltinName): Val<'u32'> {
   return new Val('u32', { op: 'builtin', type: 'u32', name });
 }
+function builtin3(name: BuiltinName): Val<'vec3<u32>'> {
+  return new Val('vec3<u32>', { op: 'builtin', type: 'vec3<u32>', name });
+}
 
 export interface KernelSpec<P extends Record<string, ParamDecl>> {
   /** Used in errors, caches, profiles and generated code: letters, digits, '_'. */
   readonly name: string;
-  /** Invocations per workgroup (1-D). Choose it from `device.caps.limits`. */
-  readonly workgroupSize: number;
+  /**
+   * Invocations per workgroup: a number (1-D) or its extent `[x, y]` / `[x, y, z]`
+   * (for `k.localId` / `k.globalId` in 2-D and 3-D). The product is bounded by
+   * `device.caps.limits.maxComputeInvocationsPerWorkgroup`.
+   */
+  readonly workgroupSize: number | readonly [number, number?, number?];
   readonly params: P;
   readonly body: (params: ParamHandles<P>, k: KernelBuilder) => void;
 }
@@ -516,6 +588,15 @@ export interface Kernel<P extends Record<string, ParamDecl> = Record<string, Par
   readonly params: P;
 }
 
+function workgroupShapeOf(size: KernelSpec<Record<string, ParamDecl>>['workgroupSize']): [number, number, number] {
+  const dims = typeof size === 'number' ? [size] : Array.isArray(size) ? [...size] : [];
+  const [x = 1, y = 1, z = 1] = dims;
+  if (dims.length < 1 || dims.length > 3 || ![x, y, z].every((d) => Number.isInteger(d) && d >= 1)) {
+    throw buildError(`workgroupSize must be a positive integer or [x, y?, z?] of positive integers, got ${JSON.stringify(size)}`);
+  }
+  return [x, y, z];
+}
+
 const NAME_RE = /^[A-Za-z][A-Za-z0-9_]*$/;
 
 /** Builds a kernel from its spec; malformed kernels throw a KernelBuildError naming the kernel. */
@@ -523,10 +604,8 @@ export function defineKernel<P extends Record<string, ParamDecl>>(spec: KernelSp
   const { previous } = enterBuildScope(spec.name);
   try {
     if (!NAME_RE.test(spec.name)) throw buildError('name must match /^[A-Za-z][A-Za-z0-9_]*$/');
-    if (!Number.isInteger(spec.workgroupSize) || spec.workgroupSize < 1) {
-      throw buildError(`workgroupSize must be a positive integer, got ${spec.workgroupSize}`);
-    }
-    const k = new KernelBuilder(spec.workgroupSize);
+    const shape = workgroupShapeOf(spec.workgroupSize);
+    const k = new KernelBuilder(shape);
     const handles: Record<string, unknown> = {};
     const params: Array<readonly [string, ParamDecl]> = [];
     for (const [name, decl] of Object.entries(spec.params)) {
@@ -541,8 +620,17 @@ export function defineKernel<P extends Record<string, ParamDecl>>(spec: KernelSp
       }
     }
     spec.body(handles as ParamHandles<P>, k);
-    const { body, vars, arrays } = k.finish();
-    const ir: KernelIR = { name: spec.name, workgroupSize: spec.workgroupSize, params, workgroupArrays: arrays, vars, body };
+    const { body, vars, arrays, privates } = k.finish();
+    const ir: KernelIR = {
+      name: spec.name,
+      workgroupSize: k.workgroupSize,
+      workgroupShape: shape,
+      params,
+      workgroupArrays: arrays,
+      privateArrays: privates,
+      vars,
+      body,
+    };
     const info = analyzeKernel(ir);
     checkBarrierUniformity(ir);
     return { name: spec.name, ir, info, key: JSON.stringify(ir), params: spec.params };

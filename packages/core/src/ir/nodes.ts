@@ -36,7 +36,15 @@ export type BuiltinName =
   | 'workgroupSize'
   | 'numWorkgroups' // total workgroups in the grid (product of its dimensions)
   | 'subgroupSize'
-  | 'subgroupInvocation';
+  | 'subgroupInvocation'
+  // vec3<u32> ids over the dispatched grid (see `workgroupShape`):
+  | 'globalId' // workgroupId * workgroupShape + localId
+  | 'localId' // position in the workgroup; localIndex = x + y * X + z * X * Y
+  | 'workgroupId' // position of the workgroup in the grid; workgroupIndex = x + y * GX + z * GX * GY
+  | 'workgroupCount'; // the grid's workgroups along x, y and z
+
+/** The built-ins of type vec3<u32>; every other built-in is a u32. */
+export const VEC3_BUILTINS: ReadonlySet<BuiltinName> = new Set(['globalId', 'localId', 'workgroupId', 'workgroupCount']);
 
 export type UnaryFn = 'neg' | 'not' | 'bitnot';
 
@@ -97,7 +105,7 @@ export type SubgroupFn = 'add' | 'min' | 'max' | 'inclusiveAdd' | 'exclusiveAdd'
 export type Expr =
   | { readonly op: 'const'; readonly type: ValueType; readonly value: number | boolean | readonly number[] }
   | { readonly op: 'uniform'; readonly type: ValueType; readonly name: string }
-  | { readonly op: 'builtin'; readonly type: 'u32'; readonly name: BuiltinName }
+  | { readonly op: 'builtin'; readonly type: 'u32' | 'vec3<u32>'; readonly name: BuiltinName }
   | { readonly op: 'var'; readonly type: ValueType; readonly id: number }
   | { readonly op: 'unary'; readonly type: ValueType; readonly fn: UnaryFn; readonly a: Expr }
   | { readonly op: 'binary'; readonly type: ValueType; readonly fn: BinaryFn; readonly a: Expr; readonly b: Expr }
@@ -118,6 +126,8 @@ export type Expr =
       readonly compare?: Expr;
     }
   | { readonly op: 'wgLoad'; readonly type: ValueType; readonly array: number; readonly index: Expr }
+  /** Element `index` of a private (per-invocation) array; 0 when out of range. */
+  | { readonly op: 'privLoad'; readonly type: ValueType; readonly array: number; readonly index: Expr }
   /** An atomic on element `index` of an atomic workgroup array; fields as for 'atomic'. */
   | {
       readonly op: 'wgAtomic';
@@ -137,6 +147,8 @@ export type Stmt =
   | { readonly op: 'assign'; readonly id: number; readonly value: Expr }
   | { readonly op: 'store'; readonly buffer: string; readonly index: Expr; readonly value: Expr }
   | { readonly op: 'wgStore'; readonly array: number; readonly index: Expr; readonly value: Expr }
+  /** Stores into a private (per-invocation) array; dropped when out of range. */
+  | { readonly op: 'privStore'; readonly array: number; readonly index: Expr; readonly value: Expr }
   /** Evaluates an expression for its effect (an atomic or wgAtomic whose result is unused). */
   | { readonly op: 'eval'; readonly expr: Expr }
   | { readonly op: 'if'; readonly cond: Expr; readonly thenBlock: readonly Stmt[]; readonly elseBlock: readonly Stmt[] }
@@ -189,6 +201,17 @@ export interface WorkgroupArrayDecl {
   readonly atomic?: true;
 }
 
+/**
+ * An array private to each invocation (WGSL `var<function>`, a GLSL local array, a
+ * per-invocation slice on the CPU), zeroed when the invocation starts. It lives
+ * across barriers like any variable.
+ */
+export interface PrivateArrayDecl {
+  readonly id: number;
+  readonly type: ValueType;
+  readonly length: number;
+}
+
 export interface VarDecl {
   readonly id: number;
   readonly type: ValueType;
@@ -198,10 +221,14 @@ export interface VarDecl {
 /** A complete kernel: the unit every backend compiles. */
 export interface KernelIR {
   readonly name: string;
+  /** Invocations per workgroup: the product of `workgroupShape`. */
   readonly workgroupSize: number;
+  /** The workgroup's extent along x, y and z (`[workgroupSize, 1, 1]` for 1-D kernels). */
+  readonly workgroupShape: readonly [number, number, number];
   /** Parameter order is the binding order. */
   readonly params: ReadonlyArray<readonly [string, ParamDecl]>;
   readonly workgroupArrays: readonly WorkgroupArrayDecl[];
+  readonly privateArrays: readonly PrivateArrayDecl[];
   readonly vars: readonly VarDecl[];
   readonly body: readonly Stmt[];
 }

@@ -1,6 +1,9 @@
 import { KernelBuildError } from '../errors.ts';
 import { containsBarrier, walkExpr } from './analyze.ts';
-import type { Expr, KernelIR, Stmt } from './nodes.ts';
+import type { BuiltinName, Expr, KernelIR, Stmt } from './nodes.ts';
+
+/** Built-ins that differ between the invocations of one workgroup. */
+const NON_UNIFORM_BUILTINS: ReadonlySet<BuiltinName> = new Set(['globalIndex', 'localIndex', 'subgroupInvocation', 'globalId', 'localId']);
 
 /**
  * Barrier uniformity: every invocation of a workgroup must reach the same
@@ -13,10 +16,11 @@ import type { Expr, KernelIR, Stmt } from './nodes.ts';
  *
  * The rules follow WGSL's uniformity analysis, simplified:
  * - uniform: constants, uniform parameters, buffer lengths, workgroupIndex,
- *   workgroupSize, numWorkgroups, and loads from read-only buffers at uniform
+ *   workgroupId, workgroupCount, workgroupSize, numWorkgroups, and loads from read-only buffers at uniform
  *   indices;
- * - not uniform: globalIndex, localIndex, subgroup ids and operations, loads
- *   from writable buffers, workgroup-array loads and atomics (other invocations
+ * - not uniform: globalIndex, globalId, localIndex, localId, subgroup ids and
+ *   operations, loads from writable buffers, workgroup- and private-array loads
+ *   (taken as non-uniform without tracking their stores), atomics (other invocations
  *   may change them), and variables assigned any non-uniform value or assigned
  *   under non-uniform control flow;
  * - control flow is non-uniform inside an `if` or loop with a non-uniform
@@ -40,7 +44,7 @@ export function checkBarrierUniformity(ir: KernelIR): void {
       let why: string | undefined;
       switch (x.op) {
         case 'builtin':
-          if (x.name === 'globalIndex' || x.name === 'localIndex' || x.name === 'subgroupInvocation') why = `k.${x.name}`;
+          if (NON_UNIFORM_BUILTINS.has(x.name)) why = `k.${x.name}`;
           break;
         case 'var': {
           const r = nonUniform.get(x.id);
@@ -56,6 +60,9 @@ export function checkBarrierUniformity(ir: KernelIR): void {
           break;
         case 'wgLoad':
           why = 'a workgroup-array load';
+          break;
+        case 'privLoad':
+          why = 'a private-array load';
           break;
         case 'atomic':
         case 'wgAtomic':
