@@ -30,6 +30,12 @@ const sourceResolution = {
   ssr: { resolve: { conditions: [SOURCE, ...defaultServerConditions] } },
 };
 
+/** The differential fuzzer (test/fuzz): how many seeds from which first seed; `npm run fuzz` sets these. */
+const fuzzSettings = {
+  fuzzSeeds: process.env.TRIDENT_FUZZ_SEEDS ?? '',
+  fuzzFrom: process.env.TRIDENT_FUZZ_FROM ?? '',
+};
+
 const shared = {
   // Devices own worker pools and GPU adapters: run files one at a time on 2 cores.
   fileParallelism: false,
@@ -47,7 +53,7 @@ export default defineConfig({
           name: 'node',
           include: ['test/**/*.test.ts'],
           exclude: ['**/node_modules/**', ...BROWSER_ONLY],
-          provide: { tridentBackends: process.env.TRIDENT_BACKENDS ?? '' },
+          provide: { tridentBackends: process.env.TRIDENT_BACKENDS ?? '', ...fuzzSettings },
           // Dawn (webgpu in Node) on a GPU-less machine runs on SwiftShader's Vulkan driver
           // (Debian's chromium package ships it); an explicit setting wins.
           env: {
@@ -69,7 +75,7 @@ export default defineConfig({
           name: 'browser',
           include: ['test/**/*.test.ts'],
           exclude: ['**/node_modules/**', NODE_ONLY],
-          provide: { tridentBackends: process.env.TRIDENT_BROWSER_BACKENDS ?? '' },
+          provide: { tridentBackends: process.env.TRIDENT_BROWSER_BACKENDS ?? '', ...fuzzSettings },
           browser: {
             enabled: true,
             headless: true,

@@ -76,7 +76,8 @@ async function checkSort(device: Device, fn: SortFn, keysData: Keys, what: strin
 
 /**
  * The sorts each formulation runs: radixSort and bitonicSort where workgroups exist
- * (sort() is radixSort there), sort() — that is, bitonic sort — on the gather-only view.
+ * (sort() is radixSort there); on the gather-only view sort() — that is, merge
+ * sort by merge path — bitonic sort and quicksort.
  */
 function sortsFor(device: Device): Array<[string, SortFn]> {
   if (device.caps.features.has('workgroup')) {
@@ -89,7 +90,7 @@ function sortsFor(device: Device): Array<[string, SortFn]> {
   }
   return [
     ['sort', sort],
-    ['mergeSort', mergeSort],
+    ['bitonicSort', bitonicSort],
     ['quickSort', quickSort],
   ];
 }
@@ -178,8 +179,7 @@ describeEachBackend('sort', (ctx) => {
     const device = bindingLimitView(ctx.device, 4 * n);
     const data = keyPatterns('u32', n).random as Keys;
     for (const [name, fn] of sortsFor(device)) {
-      // sort() is bitonic sort on gather-only devices.
-      if (fn === bitonicSort || (fn === sort && !device.caps.features.has('workgroup'))) {
+      if (fn === bitonicSort) {
         const keys = device.createBuffer('u32', data);
         let error: unknown;
         try {

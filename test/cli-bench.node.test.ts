@@ -41,6 +41,7 @@ it('bench --no-browser writes a trident-bench/1 file with verified, timed measur
     expect(m.error).toBeUndefined();
     expect(m.verified).toBe(true);
     expect(m.timer).toBe('wall');
+    expect(m.wallMs).toBeUndefined(); // only GPU-timed rows carry a separate wall time
     expect(m.repeats).toBe(3);
     expect(m.ms?.samples).toHaveLength(3);
     expect(m.ms?.min).toBeLessThanOrEqual(m.ms?.median as number);
@@ -50,6 +51,10 @@ it('bench --no-browser writes a trident-bench/1 file with verified, timed measur
   expect(results.measurements[0]?.bytes).toBe(8 * 4096);
   expect(results.measurements[3]?.flops).toBe(20 * 64 * 64);
   expect(results.measurements[3]?.throughput?.unit).toBe('GFLOP/s');
+  // The device measured, described for the report's capability matrix.
+  expect(results.devices?.map((d) => [d.runtime, d.backend])).toEqual([['node', 'cpu']]);
+  expect(results.devices?.[0]?.caps.features).toContain('host-memory');
+  expect(results.devices?.[0]?.formulations.sort).toMatch(/^radix sort/);
 });
 
 it('bench: an unknown algorithm is a usage error (exit 2)', () => {

@@ -69,21 +69,43 @@ describe('trident report (binary)', () => {
     const r = trident(['report', '--from', LOCAL, '--from', H100, '--out', out]);
     expect(r.code, r.stderr).toBe(0);
     const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
+    // Scoreboard first, then PP, curves, the capability matrix, details, method.
+    const order = [
+      '## Scoreboard',
+      '## Performance portability',
+      '## Scaling curves',
+      '## Capability matrix',
+      '## Details per algorithm',
+      '## Method',
+    ];
+    const at = order.map((h) => md.indexOf(h));
+    expect(at.every((i) => i >= 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+    // Scoreboard cells: % of the platform's zcopy ceiling; CUB's 3000 GB/s vs Trident's 2500 GB/s on the H100 -> 0.83x, a loss,
+    // starred: the loose file gives CUB no timer (so wall) against Trident's gpu-timestamp. TF.js ran in Chromium: another platform.
+    expect(md).toMatch(/\| reduce \| 50% \| 100% \| 83% ▼ 0\.83× CUB\* \|/);
+    expect(md).toMatch(/\| nbody \| 2\.00 GFLOP\/s \| failed \| — \|/);
+    expect(md).toContain(
+      '- reduce: Best 100% of zcopy (fixture · node · webgpu); beats the toughest peer on 0 of 1 platform; worst 0.83× vs CUB (h100 · node · webgpu).',
+    );
     expect(md).toContain('| reduce (sum) | 3 | 0.714 | 0.714 |');
     expect(md).toContain('| nbody | 2 | 0 (a platform failed) | 0 (a platform failed) |');
     expect(md).toMatch(
-      /\| h100 \| node \| webgpu \| sum \| Test H100 \| 2\^28 \| gpu-timestamp \| 0\.60 \(0\.60–0\.60\) \| 2500 GB\/s \| 83% \| — \|/,
+      /\| h100 \| node \| webgpu \| sum \| NVIDIA H100 \| 2\^28 \| gpu-timestamp \| 0\.60 \(0\.60–0\.60\) \| — \| 2500 GB\/s \| 83% \| — \|/,
     );
-    // tfjs cpu: 2 ms vs Trident cpu 1 ms -> 2.00x; tfjs webgpu 0.5 ms vs Trident webgpu 1 ms -> 0.50x.
+    // tfjs cpu: 2 ms vs Trident cpu 1 ms -> 2.00x; tfjs webgpu (wall) 0.5 ms vs Trident webgpu 1 ms, GPU-timed with no wall time -> flagged.
     expect(md).toMatch(/tfjs cpu \[sum\] \| chromium .*\| cpu 1\.00 ms \(node, wall\) \| 2\.00× \|/);
-    expect(md).toMatch(/tfjs webgpu \[sum\] \| chromium .*\| webgpu 1\.00 ms \(node, gpu-timestamp\) \| 0\.50× \|/);
-    expect(md).toContain('Where the timers differ');
-    expect(md).toMatch(/cub cuda \[sum\] \| native .*\| webgpu 0\.60 ms \(node, gpu-timestamp\) \| 0\.83× \|/);
+    expect(md).toMatch(/tfjs webgpu \[sum\] \| chromium .*\| webgpu 1\.00 ms \(node, gpu-timestamp\) \| 0\.50× \(timers differ\) \|/);
+    expect(md).toMatch(/cub cuda \[sum\] \| native .*\| webgpu 0\.60 ms \(node, gpu-timestamp\) \| 0\.83× \(timers differ\) \|/);
     expect(md).toContain('fixture · node · webgl2: Node has no WebGL2');
+    // Capability matrix from the fixture's device descriptions.
+    expect(md).toMatch(/\| data movement \| buffers \| zero-copy host memory \| device memory, explicit upload \/ read-back \|/);
+    expect(md).toMatch(/\| subgroups \| subgroups and width \| width 1 \(emulated\) \| width 4 \|/);
     const html = readFileSync(join(out, 'index.html'), 'utf8');
     expect(html.startsWith('<!doctype html>')).toBe(true);
     expect(html).not.toMatch(/<script|<link|@import|src="http|href="http/);
-    expect((html.match(/<svg /g) ?? []).length).toBeGreaterThanOrEqual(4);
+    // One curve per algorithm with Trident rows: zcopy, reduce, nbody.
+    for (const id of ['curve-zcopy', 'curve-reduce', 'curve-nbody']) expect(html).toContain(`<svg id="${id}" class="chart"`);
   });
 
   it('a results file that is not JSON: exit 2 naming it, nothing written', () => {

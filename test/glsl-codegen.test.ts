@@ -113,9 +113,14 @@ describe('webgl2 GLSL generator', () => {
     const { vs, fs } = generateGlsl(mixed as unknown as Kernel, plan, { kind: 'gather', outputs: ['y'] });
     expect(vs.startsWith('#version 300 es')).toBe(true);
     expect(fs.startsWith('#version 300 es')).toBe(true);
-    expect(fs).toContain('layout(location = 0) out highp uint out_0;');
-    expect(fs).toContain('floatBitsToUint(o_y)');
-    expect(fs).toContain('uintBitsToFloat(texelFetch(tex_x');
+    // Four elements a texel: one fragment runs the four invocations of its texel, a load picks a component.
+    expect(fs).toContain('layout(location = 0) out highp uvec4 out_0;');
+    expect(fs).toContain('uint g0 = t * 4u;');
+    expect(fs).toContain('uint g1 = min(g0 + 4u, t_total);');
+    expect(fs).toContain('if (w_y) { uint e_ = floatBitsToUint(o_y); r_0 = uvec4(j == 0 ? e_ : r_0.x, j == 1 ? e_ : r_0.y');
+    expect(fs).toContain('uvec4 q = texelFetch(tex_x, t_at(s >> 2u, ts_x), 0);');
+    // Lanes are picked by selects, never by dynamic indexing (which hung SwiftShader's compiler).
+    expect(fs).not.toMatch(/\[int\(/);
     expect(fs).toContain('float t_frem(float a, float b)');
     // Unused helpers stay out; atomics and scatter stores are no-ops in this pass.
     expect(fs).not.toContain('t_popcnt');
@@ -128,11 +133,34 @@ describe('webgl2 GLSL generator', () => {
     const p = generateGlsl(mixed as unknown as Kernel, plan, { kind: 'points', target });
     expect(p.vs).toContain('gl_PointSize = 1.0;');
     expect(p.vs).toContain('if (s_n == t_slot)');
-    expect(p.vs).toContain('s_val = float(x_);');
+    // Blended atomics carry the value in the element's component and the identity (here +Inf for min) elsewhere.
+    expect(p.vs).toContain('s_val = vec4(c_ == 0u ? f_ : uintBitsToFloat(0x7f800000u), c_ == 1u ? f_ : uintBitsToFloat(0x7f800000u)');
     // The IR loop's `continue` must still run the update: the body sits in a do/while(false).
     expect(p.vs).toMatch(/do \{[\s\S]*\} while \(false\);/);
-    expect(p.fs).toContain('out highp float o;');
+    expect(p.fs).toContain('out highp vec4 o;');
     expect(p.countFs).toContain('p_cnt');
+  });
+
+  it('vec4 views are one texel: one invocation a fragment, one fetch a load; scalar scatter draws by part', () => {
+    const k = defineKernel({
+      name: 'glsl_vec4',
+      workgroupSize: 8,
+      params: { x: buffer('f32', 'read', { vector: 4 }), y: buffer('f32', 'write', { vector: 4 }), s: buffer('u32', 'write') },
+      body: ({ x, y, s }, k) => {
+        y.store(k.globalIndex, x.load(k.globalIndex.add(1)));
+        s.store(k.globalIndex.mul(3), 1);
+      },
+    });
+    const p = planKernel(k as unknown as Kernel, true);
+    const { fs } = generateGlsl(k as unknown as Kernel, p, { kind: 'gather', outputs: ['y'] });
+    expect(fs).toContain('uint g1 = min(g0 + 1u, t_total);');
+    expect(fs).toContain('return uintBitsToFloat(texelFetch(tex_x, t_at(i, ts_x), 0));');
+    const target = p.pointTargets[0];
+    if (!target) throw new Error('no point target');
+    const { vs } = generateGlsl(k as unknown as Kernel, p, { kind: 'points', target });
+    expect(vs).toContain('uniform uint t_part;');
+    expect(vs).toContain('(s_idx & 3u) == t_part');
+    expect(vs).toContain('ivec2 at = t_at((s_idx >> 2u), ts_s);');
   });
 
   it('writes constants exactly: NaN, infinities and -0 as bit patterns, i32 MIN without overflow', () => {

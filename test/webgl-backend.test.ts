@@ -77,7 +77,8 @@ describe('webgl2 device', () => {
     expect(gl2.caps.limits.maxComputeWorkgroupStorageSize).toBe(0);
     const maxTex = gl2.info.details.maxTextureSize as number;
     expect(maxTex).toBeGreaterThanOrEqual(2048);
-    expect(gl2.caps.limits.maxBufferElements).toBe(maxTex * maxTex);
+    // Four elements a texel, textures of power-of-two width.
+    expect(gl2.caps.limits.maxBufferElements).toBe(4 * 2 ** Math.floor(Math.log2(maxTex)) * maxTex);
     expect(gl2.info.software).toBe(/swiftshader/i.test(gl2.info.adapter));
     expect(gl2.caps.timerSource).toBe(f.has('timestamp') ? 'gpu-timestamp' : 'wall');
   });
@@ -104,27 +105,53 @@ describe('webgl2 device', () => {
     expect(() => gl2.impl.createBuffer('f32', limit + 1)).toThrow(LimitExceededError);
   });
 
-  it('writes, fills, copies and reads sub-ranges across texture rows', async () => {
-    const maxTex = gl2.info.details.maxTextureSize as number;
-    const n = maxTex * 2 + 123; // three texture rows, the last one partial
+  it('writes, fills, copies and reads sub-ranges across texture rows and inside texels', async () => {
+    // Four elements a texel, rows of the widest power-of-two texture.
+    const row = 4 * 2 ** Math.floor(Math.log2(gl2.info.details.maxTextureSize as number));
+    const n = row * 2 + 123; // three texture rows, the last one partial
     const data = randomU32(n, 99);
     const a = gl2.createBuffer('u32', data);
     const b = gl2.createBuffer('u32', n);
     const expected = new Uint32Array(n);
-    b.fill(7, { offset: maxTex - 5, length: maxTex + 10 });
-    expected.fill(7, maxTex - 5, maxTex - 5 + maxTex + 10);
-    gl2.copyBuffer(a, b, { srcOffset: 17, dstOffset: maxTex * 2 - 3, length: 100 });
-    expected.set(data.subarray(17, 117), maxTex * 2 - 3);
-    a.write([1, 2, 3], maxTex - 1);
-    data.set([1, 2, 3], maxTex - 1);
+    b.fill(7, { offset: row - 5, length: row + 10 });
+    expected.fill(7, row - 5, row - 5 + row + 10);
+    // Within one texel, and texel-aligned.
+    b.fill(9, { offset: 1, length: 2 });
+    expected.fill(9, 1, 3);
+    b.fill(11, { offset: 8, length: 8 });
+    expected.fill(11, 8, 16);
+    // Source and destination offsets that differ mod 4, then agree mod 4.
+    gl2.copyBuffer(a, b, { srcOffset: 17, dstOffset: row * 2 - 2, length: 100 });
+    expected.set(data.subarray(17, 117), row * 2 - 2);
+    gl2.copyBuffer(a, b, { srcOffset: 5, dstOffset: 21, length: 3 });
+    expected.set(data.subarray(5, 8), 21);
+    a.write([1, 2, 3], row - 1);
+    data.set([1, 2, 3], row - 1);
+    a.write([4, 5], 41);
+    data.set([4, 5], 41);
     // A copy within one buffer (disjoint ranges): the texture cannot be sampled while drawn into.
-    gl2.copyBuffer(a, a, { srcOffset: 0, dstOffset: maxTex + 1, length: 50 });
-    data.copyWithin(maxTex + 1, 0, 50);
+    gl2.copyBuffer(a, a, { srcOffset: 0, dstOffset: row + 1, length: 50 });
+    data.copyWithin(row + 1, 0, 50);
     expect(await b.read()).toEqual(expected);
     expect(await a.read()).toEqual(data);
-    expect(await a.read({ offset: maxTex - 2, length: 5 })).toEqual(data.slice(maxTex - 2, maxTex + 3));
+    expect(await a.read({ offset: row - 2, length: 5 })).toEqual(data.slice(row - 2, row + 3));
+    expect(await a.read({ offset: 42, length: 1 })).toEqual(data.slice(42, 43));
     a.destroy();
     b.destroy();
+  });
+
+  it('f32 and i32 buffers of every length mod 4 round-trip bit-exactly (NaN payloads, -0)', async () => {
+    for (const n of [1, 2, 3, 5, 6, 7]) {
+      const f = new Float32Array(n);
+      new Uint32Array(f.buffer).set([0x7fa00001, 0x80000000, 0xff800000, 0x3f800000, 1, 0xffc12345, 0x00000001].slice(0, n));
+      const i = Int32Array.from({ length: n }, (_, j) => (j % 2 ? -(2 ** 31) : 2 ** 31 - 1 - j));
+      const fb = gl2.createBuffer('f32', f);
+      const ib = gl2.createBuffer('i32', i);
+      expect(new Uint32Array((await fb.read()).buffer)).toEqual(new Uint32Array(f.buffer));
+      expect(await ib.read()).toEqual(i);
+      fb.destroy();
+      ib.destroy();
+    }
   });
 });
 

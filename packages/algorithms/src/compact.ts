@@ -3,14 +3,29 @@
  * non-zero, in their original order. Predicate -> exclusive scan -> scatter.
  *
  * Workgroup devices scatter each kept element to its scanned position. Gather
- * devices invert the map instead: output j takes the element i whose inclusive
- * count first exceeds j, found by binary search (O(log n) reads per output, and
- * every kernel writes only its own element).
+ * devices invert the map instead, with no pass over all n but the first: flags
+ * are counted per block of FLAG_BLOCK and the counts scanned (inclusive); output
+ * j finds its block (the first whose inclusive count exceeds j) by a binary search
+ * between two samples (a first pass places every SAMPLE_STRIDE-th output by a
+ * search over all blocks; blocks increase with j), then walks that block's flags.
+ * Every kernel writes only its own element.
  */
-import { type Buffer, type BufferDType, buffer, type Device, defineKernel, InvalidArgumentError, select, uniform } from '@trident/core';
-import { cachedKernel, checkBuffer, familyOf, gatherSize } from './common.ts';
+import {
+  type Buffer,
+  type BufferDType,
+  buffer,
+  type Device,
+  defineKernel,
+  InvalidArgumentError,
+  type KernelBuilder,
+  select,
+  uniform,
+  type Val,
+  type Var,
+} from '@trident/core';
+import { cachedKernel, checkBuffer, familyOf, gatherSize, scratch } from './common.ts';
 import { recordScan } from './scan.ts';
-import { recordGatherBlockScan } from './scan-gather.ts';
+import { recordBlockSums, recordGatherBlockScan } from './scan-gather.ts';
 
 const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
 
@@ -50,7 +65,58 @@ function scatterKernel(dtype: BufferDType, wg: number) {
   );
 }
 
-/** out[j] = input[first i with incl[i] > j], for j < count (gather). */
+/** Flags per block of the gather formulation (the last step walks one block's flags). */
+const FLAG_BLOCK = 4;
+/** Outputs per sample: each output searches the blocks between two samples. */
+const SAMPLE_STRIDE = 16;
+
+/** Lower bound over [lo, hi) of `incl`: sets lo to the first b with incl[b] > j (hi if none). */
+function lowerBound(k: KernelBuilder, incl: { load(i: Val<'u32'>): Val<'u32'> }, j: Val<'u32'>, lo: Var<'u32'>, hi: Var<'u32'>): void {
+  k.while(
+    () => lo.lt(hi),
+    () => {
+      const mid = k.let(lo.add(hi.sub(lo).shr(1)), 'mid');
+      k.if(
+        incl.load(mid).gt(j),
+        () => hi.set(mid),
+        () => lo.set(mid.add(1)),
+      );
+    },
+  );
+}
+
+/** samples[s] = the block of output s · stride (first b with blocks[b] > s · stride); m - 1 past the count. */
+function sampleKernel(wg: number) {
+  return cachedKernel(`compact-sample:${wg}`, () =>
+    defineKernel({
+      name: 'compact_samples',
+      workgroupSize: wg,
+      params: {
+        blocks: buffer('u32', 'read'),
+        samples: buffer('u32', 'write'),
+        m: uniform('u32'),
+        count: uniform('u32'),
+        slots: uniform('u32'),
+      },
+      body: ({ blocks, samples, m, count, slots }, k) => {
+        const s = k.let(k.globalIndex, 's');
+        k.if(s.lt(slots), () => {
+          const j = k.let(s.mul(SAMPLE_STRIDE), 'j');
+          const lo = k.var('u32', 0, 'lo');
+          const hi = k.let(m, 'hi');
+          k.if(j.lt(count), () => lowerBound(k, blocks, j, lo, hi));
+          samples.store(s, select(j.lt(count), lo, m.sub(1)));
+        });
+      },
+    }),
+  );
+}
+
+/**
+ * out[j] = input of the j-th set flag, for j < count (gather). `blocks` holds the
+ * inclusive scan of the blocks' flag counts: output j finds its block between the
+ * samples around it, then walks that block's FLAG_BLOCK flags.
+ */
 function gatherKernel(dtype: BufferDType, wg: number) {
   return cachedKernel(`compact-gather:${dtype}:${wg}`, () =>
     defineKernel({
@@ -58,29 +124,35 @@ function gatherKernel(dtype: BufferDType, wg: number) {
       workgroupSize: wg,
       params: {
         input: buffer(dtype, 'read'),
-        incl: buffer('u32', 'read'),
+        flags: buffer('u32', 'read'),
+        blocks: buffer('u32', 'read'),
+        samples: buffer('u32', 'read'),
         out: buffer(dtype, 'write'),
-        n: uniform('u32'),
+        m: uniform('u32'),
         count: uniform('u32'),
       },
-      body: ({ input, incl, out, n, count }, k) => {
+      body: ({ input, flags, blocks, samples, out, m, count }, k) => {
         const j = k.let(k.globalIndex, 'j');
         k.if(j.lt(count), () => {
-          // Lower bound over [lo, hi): the first i with incl[i] >= j + 1.
-          const lo = k.var('u32', 0, 'lo');
-          const hi = k.let(n, 'hi');
-          k.while(
-            () => lo.lt(hi),
-            () => {
-              const mid = k.let(lo.add(hi.sub(lo).shr(1)), 'mid');
-              k.if(
-                incl.load(mid).gt(j),
-                () => hi.set(mid),
-                () => lo.set(mid.add(1)),
-              );
-            },
-          );
-          out.store(j, input.load(lo));
+          const s = k.let(j.div(SAMPLE_STRIDE), 's');
+          // Blocks increase with j: j's lies between its sample's and the next sample's.
+          const lo = k.var('u32', samples.load(s), 'lo');
+          const next = k.let(samples.load(s.add(1)).add(1), 'next');
+          const hi = k.let(select(next.lt(m), next, m), 'hi');
+          lowerBound(k, blocks, j, lo, hi);
+          const before = k.var('u32', 0, 'before');
+          k.if(lo.gt(0), () => before.set(blocks.load(lo.sub(1))));
+          // The (j - before)-th set flag of block lo (0-based).
+          const want = k.let(j.sub(before), 'want');
+          const first = k.let(lo.mul(FLAG_BLOCK), 'first');
+          const seen = k.var('u32', 0, 'seen');
+          const from = k.var('u32', first, 'from');
+          k.for({ from: 0, to: FLAG_BLOCK }, (t) => {
+            const set = k.let(flags.load(first.add(t)).ne(0), 'set');
+            k.if(set.and(seen.eq(want)), () => from.set(first.add(t)));
+            seen.set(seen.add(select(set, 1, 0, 'u32')));
+          });
+          out.store(j, input.load(from));
         });
       },
     }),
@@ -102,8 +174,9 @@ export interface CompactResult<D extends BufferDType> {
  * quieted, as with zcopy).
  *
  * Complexity: O(n) work on workgroup devices (predicate, scan, scatter: about 5
- * element moves each); on gather devices O(n) for the blocked scan of the flags
- * plus O(count log n) for the searches. One small
+ * element moves each); on gather devices n flag reads for the block counts, a
+ * scan of n / FLAG_BLOCK counts, and O(count (log(n / count) + FLAG_BLOCK)) reads
+ * for the searches. One small
  * readback for the count. Throws InvalidArgumentError for bad buffers, a flags
  * dtype other than u32, or a length mismatch; the inputs are never modified.
  */
@@ -116,38 +189,62 @@ export async function compact<D extends BufferDType>(device: Device, input: Buff
   const n = input.length;
   if (n === 0) return { count: 0, output: device.createBuffer(input.dtype, 0) };
   const wg = gatherSize(device.caps);
+  if (family === 'gather') return compactGather(device, input, flags, n, wg);
   // Fresh temporaries: they are used after an await, when pooled ones could have
   // been taken by another call meanwhile.
-  const pred = family === 'workgroup' ? device.createBuffer('u32', n) : undefined;
+  const pred = device.createBuffer('u32', n);
   const pos = device.createBuffer('u32', n);
   const release = () => {
     void device
       .flush()
       .catch(() => undefined)
       .finally(() => {
-        pred?.destroy();
+        pred.destroy();
         pos.destroy();
       });
   };
-  if (pred) {
-    device.dispatch(predicateKernel(wg), { invocations: n }, { flags, pred, n });
-    recordScan(device, pred, pos, n, true);
-  } else {
-    // Gather devices scan the flags as 0/1 directly (no predicate pass), inclusive.
-    recordGatherBlockScan(device, flags, pos, n, false, 'flags', 'compact.scan');
-  }
+  device.dispatch(predicateKernel(wg), { invocations: n }, { flags, pred, n });
+  recordScan(device, pred, pos, n, true);
   const [last, lastFlag] = await Promise.all([pos.read({ offset: n - 1, length: 1 }), flags.read({ offset: n - 1, length: 1 })]);
-  const count = family === 'workgroup' ? (last[0] as number) + (lastFlag[0] !== 0 ? 1 : 0) : (last[0] as number);
+  const count = (last[0] as number) + (lastFlag[0] !== 0 ? 1 : 0);
   const output = device.createBuffer(input.dtype, count);
-  if (count === 0) {
-    release();
-    return { count, output };
-  }
-  if (family === 'workgroup') {
-    device.dispatch(scatterKernel(input.dtype, wg), { invocations: n }, { input, flags, pos, out: output, n });
-  } else {
-    device.dispatch(gatherKernel(input.dtype, wg), { invocations: count }, { input, incl: pos, out: output, n, count });
-  }
+  if (count > 0) device.dispatch(scatterKernel(input.dtype, wg), { invocations: n }, { input, flags, pos, out: output, n });
   release();
   return { count, output };
+}
+
+/**
+ * The gather formulation: flag counts per block of FLAG_BLOCK, their inclusive
+ * scan (scan-gather.ts), one readback for the count, samples, then one gather.
+ * No pass runs over all n elements except the block counts.
+ */
+async function compactGather<D extends BufferDType>(
+  device: Device,
+  input: Buffer<D>,
+  flags: Buffer<'u32'>,
+  n: number,
+  wg: number,
+): Promise<CompactResult<D>> {
+  const m = Math.ceil(n / FLAG_BLOCK);
+  // Fresh: `blocks` is used after an await, when a pooled buffer could have been taken meanwhile.
+  const blocks = device.createBuffer('u32', m);
+  try {
+    const sums = scratch(device, 'compact.sums', 'u32', m);
+    recordBlockSums(device, flags, sums, n, FLAG_BLOCK, 'flags');
+    recordGatherBlockScan(device, sums, blocks, m, false, 'values', 'compact.scan');
+    const count = (await blocks.read({ offset: m - 1, length: 1 }))[0] as number;
+    const output = device.createBuffer(input.dtype, count);
+    if (count > 0) {
+      const slots = Math.ceil(count / SAMPLE_STRIDE) + 1;
+      const samples = scratch(device, 'compact.samples', 'u32', slots);
+      device.dispatch(sampleKernel(wg), { invocations: slots }, { blocks, samples, m, count, slots });
+      device.dispatch(gatherKernel(input.dtype, wg), { invocations: count }, { input, flags, blocks, samples, out: output, m, count });
+    }
+    return { count, output };
+  } finally {
+    void device
+      .flush()
+      .catch(() => undefined)
+      .finally(() => blocks.destroy());
+  }
 }

@@ -24,7 +24,12 @@
  * data-dependent); when bins × workgroups would be too large, fewer workgroups
  * are used, down to one histogram updated by global atomics (variant A).
  *
- * Blended-atomics formulation (gather-only devices with 'atomic', e.g. WebGL2):
+ * Packed-counting formulation (gather-only devices, bins <= PACKED_MAX_BINS;
+ * histogram-gather.ts): fragments count chunks of 255 elements into 8-bit
+ * counters packed four to a word, then gather passes sum the bytes; no points and
+ * no blending, so it needs no atomics.
+ *
+ * Blended-atomics formulation (gather-only devices with 'atomic', more bins):
  * atomic adds are exact only up to `limits.maxExactAtomicCount`, so the input is
  * processed in chunks of at most that many elements (no bin can pass it in one
  * chunk); each chunk's histogram is added into the running total by a gather pass.
@@ -57,6 +62,7 @@ import {
   strideWorkgroups,
   unsupported,
 } from './common.ts';
+import { PACKED_MAX_BINS, recordPackedHistogram } from './histogram-gather.ts';
 
 /** Largest sub-histogram temporary, in elements (16 MiB). */
 const MAX_SUB_ELEMENTS = 2 ** 22;
@@ -340,8 +346,9 @@ export function histogram(device: Device, values: Buffer<'u32'>, options: Histog
     if (out.length !== bins) throw new InvalidArgumentError('options.output', `length ${out.length} differs from bins ${bins}`);
     if ((out as Buffer) === values) throw new InvalidArgumentError('options.output', 'must not be the values buffer');
   }
-  const family = familyOf(device, 'histogram', ['atomic']);
-  if (!hasAll(device, 'atomic')) throw unsupported(device, 'atomic', 'histogram');
+  const family = familyOf(device, 'histogram');
+  // Gather devices count few bins by packed counting (no atomics); more bins need atomics.
+  if (!hasAll(device, 'atomic') && (family === 'workgroup' || bins > PACKED_MAX_BINS)) throw unsupported(device, 'atomic', 'histogram');
   const output = out ?? device.createBuffer('u32', bins);
   const n = values.length;
   if (n === 0) {
@@ -374,6 +381,10 @@ export function histogram(device: Device, values: Buffer<'u32'>, options: Histog
     sub.fill(0, { length: parts * bins });
     dispatchGroups(device, countKernel(width, wg, true, true), parts, { values, hist: sub, n: n / width, offset: 0, bins, groups: parts });
     device.dispatch(mergeKernel(gatherSize(device.caps)), { invocations: bins }, { sub, out: output, bins, parts });
+    return output;
+  }
+  if (bins <= PACKED_MAX_BINS) {
+    recordPackedHistogram(device, values, output, bins);
     return output;
   }
   // Blended atomics: chunks of at most maxExactAtomicCount elements.

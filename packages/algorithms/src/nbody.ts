@@ -15,9 +15,13 @@
  * owning B bodies (register blocking: every tile entry read serves B interactions;
  * `NBodyTiling`). Where ε² >= 1e-12 a coincident pair's term is 0 · (finite) = 0
  * by itself, and the host picks the kernel without the coincidence select (the
- * other is the same but for it). Gather devices: one invocation per output component (4 per body), each
- * summing over all bodies from global memory; every kernel writes only its own
- * element.
+ * other is the same but for it). Gather devices: each invocation owns 4
+ * consecutive bodies (vec4 views; their sums go to 4 outputs, element i each, which
+ * WebGL2 writes in one pass through MRT) and loops over all bodies from global
+ * memory, so every body read serves 4 interactions — on WebGL2, where a vec4 is one
+ * texel, one fetch per 4 interactions, where gpu.js's one fragment per body takes
+ * one per interaction; a second pass puts the sums in body order and kicks. Every
+ * kernel writes only its own element.
  */
 import {
   type Buffer,
@@ -97,23 +101,6 @@ export interface NBodyResult {
   readonly bodies: Buffer<'f32'>;
   /** New buffer: final (vx, vy, vz, w) per body (w as given, 0 by default). */
   readonly velocities: Buffer<'f32'>;
-}
-
-/** Sums one interaction into (ax, ay, az) (the gather formulation's form). */
-function interact(
-  k: KernelBuilder,
-  p: { x: Val<'f32'>; y: Val<'f32'>; z: Val<'f32'> },
-  b: { x: Val<'f32'>; y: Val<'f32'>; z: Val<'f32'>; w: Val<'f32'> },
-  eps2: Val<'f32'>,
-): [Val<'f32'>, Val<'f32'>, Val<'f32'>] {
-  const dx = k.let(b.x.sub(p.x), 'dx');
-  const dy = k.let(b.y.sub(p.y), 'dy');
-  const dz = k.let(b.z.sub(p.z), 'dz');
-  const d2 = k.let(dx.mul(dx).add(dy.mul(dy)).add(dz.mul(dz)), 'd2');
-  const inv = k.let(inverseSqrt(d2.add(eps2)), 'inv');
-  // Coincident bodies (the j = i term among them) add zero, whatever ε² is.
-  const s = k.let(select(d2.ne(0), b.w.mul(inv.mul(inv).mul(inv)), 0), 's');
-  return [dx.mul(s), dy.mul(s), dz.mul(s)];
 }
 
 /** One body of an invocation in the tiled kernel: its position and its running acceleration. */
@@ -228,45 +215,126 @@ function tiledKernel(tiling: NBodyTiling, guarded: boolean) {
   );
 }
 
-/** Gather kernel: element e = 4·body + c of acc and velOut (c = 3: 0 and the input). */
-function gatherKernel(wg: number) {
-  return cachedKernel(`nbody-gather:${wg}`, () =>
+/**
+ * Other bodies per inner-loop iteration of the gather kernel (loads past n are zero
+ * and pad the last iteration).
+ */
+const GATHER_UNROLL = 4;
+
+/**
+ * Bodies each invocation of the blocked gather kernel owns (one output buffer each:
+ * WebGL2 guarantees 4 draw buffers, so the outputs share one pass). Every body read
+ * then serves this many interactions: one texel fetch per 4 interactions on WebGL2.
+ */
+const GATHER_BLOCK = 4;
+
+/**
+ * Blocked gather kernel: invocation i owns bodies 4i .. 4i + 3 and writes their
+ * accelerations (ax, ay, az, 0) to element i of acc0 .. acc3 (a gather store each);
+ * `nbody_interleave_kick` puts them in body order. Bodies past n load as zero
+ * (mass 0: they pull nothing; their own sums are never used).
+ */
+function gatherBlockedKernel(wg: number, guarded: boolean) {
+  return cachedKernel(`nbody-gather-blocked:${wg}:${guarded ? 'guarded' : 'positive'}`, () =>
     defineKernel({
-      name: 'nbody_accel_kick_gather',
+      name: guarded ? 'nbody_accel_gather_blocked' : 'nbody_accel_gather_blocked_soft',
       workgroupSize: wg,
       params: {
-        pos: buffer('f32', 'read'),
-        velIn: buffer('f32', 'read'),
-        velOut: buffer('f32', 'write'),
-        acc: buffer('f32', 'write'),
+        pos: buffer('f32', 'read', { vector: 4 }),
+        acc0: buffer('f32', 'write', { vector: 4 }),
+        acc1: buffer('f32', 'write', { vector: 4 }),
+        acc2: buffer('f32', 'write', { vector: 4 }),
+        acc3: buffer('f32', 'write', { vector: 4 }),
         n: uniform('u32'),
+        m: uniform('u32'),
         eps2: uniform('f32'),
+      },
+      body: ({ pos, acc0, acc1, acc2, acc3, n, m, eps2 }, k) => {
+        const i = k.let(k.globalIndex, 'i');
+        k.if(i.lt(m), () => {
+          const owned: OwnedBody[] = [];
+          for (let b = 0; b < GATHER_BLOCK; b++) {
+            const p = k.let(pos.load(i.mul(GATHER_BLOCK).add(b)), 'p');
+            owned.push({
+              x: k.let(p.x, 'px'),
+              y: k.let(p.y, 'py'),
+              z: k.let(p.z, 'pz'),
+              ax: k.var('f32', 0, 'ax'),
+              ay: k.var('f32', 0, 'ay'),
+              az: k.var('f32', 0, 'az'),
+            });
+          }
+          k.for({ from: 0, to: n, step: GATHER_UNROLL, type: 'u32' }, (j) => {
+            for (let u = 0; u < GATHER_UNROLL; u++) {
+              const q = k.let(pos.load(u === 0 ? j : j.add(u)), 'q');
+              for (const p of owned) interactTiled(k, p, q, eps2, guarded);
+            }
+          });
+          [acc0, acc1, acc2, acc3].forEach((out, b) => {
+            const p = owned[b] as OwnedBody;
+            out.store(i, vec('f32', p.ax, p.ay, p.az, 0));
+          });
+        });
+      },
+    }),
+  );
+}
+
+/** acc[e] = acc_{e % 4}[e / 4] (the blocked kernel's sums in body order); velOut[e] = velIn[e] + acc[e] · halfDt. */
+function interleaveKickKernel(wg: number) {
+  return cachedKernel(`nbody-interleave:${wg}`, () =>
+    defineKernel({
+      name: 'nbody_interleave_kick',
+      workgroupSize: wg,
+      params: {
+        acc0: buffer('f32', 'read', { vector: 4 }),
+        acc1: buffer('f32', 'read', { vector: 4 }),
+        acc2: buffer('f32', 'read', { vector: 4 }),
+        acc3: buffer('f32', 'read', { vector: 4 }),
+        velIn: buffer('f32', 'read', { vector: 4 }),
+        velOut: buffer('f32', 'write', { vector: 4 }),
+        acc: buffer('f32', 'write', { vector: 4 }),
+        n: uniform('u32'),
         halfDt: uniform('f32'),
       },
-      body: ({ pos, velIn, velOut, acc, n, eps2, halfDt }, k) => {
+      body: ({ acc0, acc1, acc2, acc3, velIn, velOut, acc, n, halfDt }, k) => {
         const e = k.let(k.globalIndex, 'e');
-        k.if(e.lt(n.mul(4)), () => {
-          const body = k.let(e.shr(2), 'body');
-          const c = k.let(e.and(3), 'c');
-          const base = k.let(body.mul(4), 'base');
-          const p = { x: pos.load(base), y: pos.load(base.add(1)), z: pos.load(base.add(2)) };
-          const px = k.let(p.x, 'px');
-          const py = k.let(p.y, 'py');
-          const pz = k.let(p.z, 'pz');
-          const ax = k.var('f32', 0, 'ax');
-          const ay = k.var('f32', 0, 'ay');
-          const az = k.var('f32', 0, 'az');
-          k.for({ from: 0, to: n }, (j) => {
-            const o = k.let(j.mul(4), 'o');
-            const b = { x: pos.load(o), y: pos.load(o.add(1)), z: pos.load(o.add(2)), w: pos.load(o.add(3)) };
-            const [fx, fy, fz] = interact(k, { x: px, y: py, z: pz }, b, eps2);
-            ax.set(ax.add(fx));
-            ay.set(ay.add(fy));
-            az.set(az.add(fz));
-          });
-          const a = k.let(select(c.eq(0), ax, select(c.eq(1), ay, select(c.eq(2), az, 0))), 'a');
+        k.if(e.lt(n), () => {
+          const b = k.let(e.and(GATHER_BLOCK - 1), 'b');
+          const i = k.let(e.shr(Math.log2(GATHER_BLOCK)), 'i');
+          const a = k.let(select(b.lt(2), select(b.eq(0), acc0.load(i), acc1.load(i)), select(b.eq(2), acc2.load(i), acc3.load(i))), 'a');
           acc.store(e, a);
-          velOut.store(e, velIn.load(e).add(a.mul(halfDt)));
+          velOut.store(e, velIn.load(e).add(a.mul(vec('f32', halfDt, halfDt, halfDt, halfDt))));
+        });
+      },
+    }),
+  );
+}
+
+/** Kick + drift per body (vec4 views, the gather devices' form): v' = v + a·halfDt; x' = x + v'·dt (mass and w kept). */
+function kickDriftBodyKernel(wg: number) {
+  return cachedKernel(`nbody-kd-body:${wg}`, () =>
+    defineKernel({
+      name: 'nbody_kick_drift_body',
+      workgroupSize: wg,
+      params: {
+        pos: buffer('f32', 'read', { vector: 4 }),
+        vel: buffer('f32', 'read', { vector: 4 }),
+        acc: buffer('f32', 'read', { vector: 4 }),
+        posOut: buffer('f32', 'write', { vector: 4 }),
+        velOut: buffer('f32', 'write', { vector: 4 }),
+        n: uniform('u32'),
+        dt: uniform('f32'),
+        halfDt: uniform('f32'),
+      },
+      body: ({ pos, vel, acc, posOut, velOut, n, dt, halfDt }, k) => {
+        const i = k.let(k.globalIndex, 'i');
+        k.if(i.lt(n), () => {
+          const v0 = k.let(vel.load(i), 'v0');
+          const v = k.let(v0.add(acc.load(i).mul(vec('f32', halfDt, halfDt, halfDt, halfDt))), 'v');
+          const x = k.let(pos.load(i), 'x');
+          posOut.store(i, vec('f32', x.x.add(v.x.mul(dt)), x.y.add(v.y.mul(dt)), x.z.add(v.z.mul(dt)), x.w));
+          velOut.store(i, vec('f32', v.x, v.y, v.z, v0.w));
         });
       },
     }),
@@ -391,12 +459,17 @@ function recordAccelKick(
   tiling: NBodyTiling | undefined,
 ): void {
   const args = { pos, velIn, velOut, acc, n, eps2, halfDt };
+  // With ε² >= 1e-12 a coincident pair's term is 0 · (finite) = 0: the select can go.
+  const guarded = !(Math.fround(eps2) >= UNGUARDED_MIN_SOFTENING2);
   if (tiling !== undefined) {
-    // With ε² >= 1e-12 a coincident pair's term is 0 · (finite) = 0: the select can go.
-    const guarded = !(Math.fround(eps2) >= UNGUARDED_MIN_SOFTENING2);
     device.dispatch(tiledKernel(tiling, guarded), { invocations: Math.ceil(n / tiling.bodiesPerInvocation) }, args);
   } else {
-    device.dispatch(gatherKernel(gatherSize(device.caps)), { invocations: 4 * n }, args);
+    const wg = gatherSize(device.caps);
+    const m = Math.ceil(n / GATHER_BLOCK);
+    const parts = [0, 1, 2, 3].map((b) => scratch(device, `nbody.block${b}`, 'f32', 4 * m));
+    const [acc0, acc1, acc2, acc3] = parts as [Buffer<'f32'>, Buffer<'f32'>, Buffer<'f32'>, Buffer<'f32'>];
+    device.dispatch(gatherBlockedKernel(wg, guarded), { invocations: m }, { pos, acc0, acc1, acc2, acc3, n, m, eps2 });
+    device.dispatch(interleaveKickKernel(wg), { invocations: n }, { acc0, acc1, acc2, acc3, velIn, velOut, acc, n, halfDt });
   }
 }
 
@@ -404,7 +477,7 @@ function recordAccelKick(
  * Accelerations a_i (as (ax, ay, az, 0) per body, a new f32 buffer of length 4n)
  * of `bodies` under all-pairs gravitation with softening ε² = `softening2`.
  * Complexity: n² interactions (20 flop each for reporting), O(n) memory, one
- * dispatch. Throws InvalidArgumentError as `nbody` does for bodies, ε² and tiling.
+ * dispatch (two on gather devices). Throws InvalidArgumentError as `nbody` does for bodies, ε² and tiling.
  */
 export function nbodyAccelerations(device: Device, bodies: Buffer<'f32'>, options: NBodyAccelerationOptions = {}): Buffer<'f32'> {
   const { eps2, tiling } = validate(device, bodies, options, false);
@@ -422,7 +495,7 @@ export function nbodyAccelerations(device: Device, bodies: Buffer<'f32'>, option
  * returns new buffers with the final bodies and velocities (inputs untouched).
  *
  * Complexity: (steps + 1) · n² interactions, O(n) memory; 2 + 2 · steps
- * dispatches. Accuracy: f32 throughout; `inverseSqrt` is not correctly rounded
+ * dispatches (3 + 3 · steps on gather devices). Accuracy: f32 throughout; `inverseSqrt` is not correctly rounded
  * on GPUs (relative error ~1e-7 .. 1e-6), so results match a float64 reference to
  * about 1e-5 relative per force evaluation, growing with steps as the dynamics
  * amplify differences. Edge cases: n = 0 returns empty buffers; steps = 0 returns
@@ -457,11 +530,10 @@ export function nbody(device: Device, bodies: Buffer<'f32'>, options: NBodyOptio
   let posNext = posB;
   let velNext = velA;
   for (let s = 0; s < steps; s++) {
-    device.dispatch(
-      kickDriftKernel(wg),
-      { invocations: len },
-      { pos, vel, acc, posOut: posNext, velOut: velNext, m: len, dt, halfDt: dt / 2 },
-    );
+    const kd = { pos, vel, acc, posOut: posNext, velOut: velNext, dt, halfDt: dt / 2 };
+    // Gather devices: one invocation per body (a texel of four); others: one per element.
+    if (tiling === undefined) device.dispatch(kickDriftBodyKernel(wg), { invocations: n }, { ...kd, n });
+    else device.dispatch(kickDriftKernel(wg), { invocations: len }, { ...kd, m: len });
     [pos, posNext] = [posNext, pos];
     [vel, velNext] = [velNext, vel];
     recordAccelKick(device, pos, vel, velNext, acc, n, eps2, dt / 2, tiling);

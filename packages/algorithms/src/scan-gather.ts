@@ -25,11 +25,15 @@ export type GatherScanInput = 'values' | 'flags';
 /**
  * Block length by the cost of one pass (`caps.dispatchCostMicros`), first match.
  * The final pass reads (block + 1) / 2 elements per output on average, so a longer
- * block buys fewer passes with more reads; measured in Chromium on SwiftShader
- * (2 cores, 2^20 u32, inclusive; docs in the hand-off of issue 11).
+ * block buys fewer passes with more reads. Measured in headless Chromium on
+ * SwiftShader WebGL2 (2 shared cores, 2^20 u32, inclusive, GPU timer, medians of
+ * 5; one run per block length, two rounds): block 4: 92 / 168 / 125 ms, 8: 190 /
+ * 123 / 104, 16: 135 / 135 / 181, 32: 174 — 4 to 16 within the noise of a loaded
+ * machine, 32 slower. A cost model from single-kernel timings in the same page
+ * (about 17 ms per 2^20 fragments and 10 ms per 2^20 reads) puts 4 and 8 within 10%.
+ * Devices with cheap passes (hardware GPUs) were not measured: they use the same row.
  */
 export const GATHER_SCAN_TUNING: ReadonlyArray<{ readonly minDispatchCostMicros: number; readonly block: number }> = [
-  { minDispatchCostMicros: 100, block: 8 },
   { minDispatchCostMicros: 0, block: 8 },
 ];
 
@@ -95,6 +99,13 @@ function blockScanKernel(dtype: Num, block: number, input: GatherScanInput, excl
       },
     }),
   );
+}
+
+/** Records sums[b] = the sum of block b (`block` elements, flags as 0/1 in 'flags' mode) for the first n elements. */
+export function recordBlockSums(device: Device, src: Buffer, sums: Buffer, n: number, block: number, input: GatherScanInput): void {
+  const dtype = (input === 'flags' ? 'u32' : src.dtype) as Num;
+  const m = Math.ceil(n / block);
+  device.dispatch(blockSumKernel(dtype, block, input, gatherSize(device.caps)), { invocations: m }, { src, sums, m });
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   type HostArray,
   type Kernel,
   KernelExecutionError,
+  LimitExceededError,
 } from '@trident/core';
 import { CpuBuffer } from './cpu-buffer.ts';
 import type { SlicePool, SliceTask } from './slice-pool.ts';
@@ -99,7 +100,15 @@ export class CpuDevice implements BackendDevice {
   }
 
   createBuffer(dtype: BackendBuffer['dtype'], length: number): CpuBuffer {
-    return new CpuBuffer(dtype, length);
+    try {
+      return new CpuBuffer(dtype, length);
+    } catch (err) {
+      // V8 throws RangeError("Array buffer allocation failed") when the host has no memory for it.
+      if (err instanceof RangeError) {
+        throw new LimitExceededError('cpu', 'hostMemory', length * 4, Number.NaN, `a buffer of ${length * 4} bytes`);
+      }
+      throw err;
+    }
   }
 
   destroyBuffer(): void {

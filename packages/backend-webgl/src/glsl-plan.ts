@@ -24,7 +24,7 @@ export type TargetMode = 'store' | 'add' | 'min' | 'max';
 export interface PointTarget {
   readonly buffer: string;
   readonly mode: TargetMode;
-  /** Upper bound of point writes one invocation makes (a vecN store counts N). */
+  /** Upper bound of point writes one invocation makes (a vec3 store counts 3, any other store 1). */
   readonly staticOps: number;
   /** Some write sits inside a loop: the bound is then found by a counting pass. */
   readonly inLoop: boolean;
@@ -86,7 +86,8 @@ export function planKernel(kernel: Kernel, floatBlend: boolean): KernelPlan {
       if (s.op === 'store') {
         const a = get(s.buffer);
         a.stores++;
-        a.ops += vector.get(s.buffer) ?? 1;
+        // Points write whole vec2 / vec4 elements (a part of one texel); vec3 elements one scalar at a time.
+        a.ops += vector.get(s.buffer) === 3 ? 3 : 1;
         if (!isGid(s.index)) a.gidOnly = false;
         if (loopDepth > 0) a.inLoop = true;
       }

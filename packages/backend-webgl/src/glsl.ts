@@ -17,18 +17,23 @@ import { GlslRuntime } from './glsl-runtime.ts';
  * JavaScript generator (codegen/js.ts), lowering the same IR with the same
  * semantics. One kernel yields several programs, one per pass kind:
  *
- * - gather pass: a full-viewport triangle; the fragment shader runs the kernel
- *   body for the invocation that owns its texel (`gid = texel / vectorWidth`) and
- *   writes each output (MRT); texels no invocation stored keep their old value,
- *   read from the pre-dispatch texture (the pass renders into a ping-pong copy).
+ * - gather pass: a full-viewport triangle; each fragment owns one texel of the
+ *   outputs, four elements, and runs the kernel body for every invocation whose
+ *   output elements lie in it (four for scalar outputs, one for vec4), then writes
+ *   each output (MRT); elements no invocation stored keep their old value, read
+ *   from the pre-dispatch texture (the pass renders into a ping-pong copy).
  * - point pass (scatter / atomics): `gl.POINTS`, one vertex per invocation; the
  *   vertex shader runs the body up to the `t_slot`-th write to the target and
- *   places a point on that texel. With `t_count` set it instead emits how many
- *   writes the invocation makes, so the host can bound the slots of kernels that
- *   write inside loops.
+ *   places a point on that write's texel. A store writes whole texels (vec4) or a
+ *   part of one: the host draws once per part (`t_part`) under a colour mask, and
+ *   points of other parts fall outside the clip volume. Atomics blend a vec4 with
+ *   the blend identity in the other components, so they need no mask. With
+ *   `t_count` set the vertex shader instead emits how many writes the invocation
+ *   makes, so the host can bound the slots of kernels that write inside loops.
  *
- * Buffer element i of a texture of width W lives at texel (i % W, i / W); W, the
- * length and the height are uniforms, so one program serves every buffer size.
+ * Storage (webgl-texture.ts): element i of a buffer is component i % 4 of texel
+ * t = i / 4, at (t & (W - 1), t >> log2 W) for a power-of-two width W. log2 W,
+ * the length and the height are uniforms, so one program serves every buffer size.
  */
 export type PassSpec =
   | { readonly kind: 'gather'; readonly outputs: readonly string[] }
@@ -41,10 +46,10 @@ export interface GlslProgram {
   readonly countFs?: string;
 }
 
-/** Names of the uniforms the host sets for buffer parameter `name`. */
-export function bufferUniforms(name: string): { tex: string; width: string; height: string; length: string } {
+/** Names of the uniforms the host sets for buffer parameter `name` (`shift`: log2 of the texture width). */
+export function bufferUniforms(name: string): { tex: string; shift: string; height: string; length: string } {
   const id = clean(name);
-  return { tex: `tex_${id}`, width: `tw_${id}`, height: `th_${id}`, length: `tn_${id}` };
+  return { tex: `tex_${id}`, shift: `ts_${id}`, height: `th_${id}`, length: `tn_${id}` };
 }
 export function uniformName(name: string): string {
   return `u_${clean(name)}`;
@@ -71,6 +76,29 @@ void main() {
 }
 `;
 
+/**
+ * `vec` (of GLSL type `type`) with lane `lane` (an int expression) replaced by
+ * `value` (a name: it is read four times), written with selects: dynamic vector
+ * indexing (q[i]) made SwiftShader's shader compiler hang on kernels with many
+ * loads, so generated code never uses it.
+ */
+function setLane(type: string, vec: string, lane: string, value: string): string {
+  return `${type}(${['x', 'y', 'z', 'w'].map((c, i) => `${lane} == ${i} ? ${value} : ${vec}.${c}`).join(', ')})`;
+}
+
+/** Texel t of a texture whose width is 2^s (every shader has it). */
+const TEXEL_AT = 'ivec2 t_at(uint t, uint s) { return ivec2(int(t & ((1u << s) - 1u)), int(t >> s)); }';
+
+/**
+ * How a buffer of vector width `w` maps onto texels: `unit` scalars per point
+ * write (a vec2 or vec4 element is written whole; vec3 elements straddle texels
+ * and are written one scalar at a time), `parts` = 4 / unit writes per texel.
+ */
+export function writeUnit(w: number): { unit: number; parts: number } {
+  const unit = w === 3 ? 1 : w;
+  return { unit, parts: 4 / unit };
+}
+
 export function glslType(t: ValueType): string {
   const { scalar, width } = typeInfo(t);
   const base = { u32: 'uint', i32: 'int', f32: 'float', bool: 'bool' }[scalar];
@@ -87,8 +115,13 @@ export function samplerType(dtype: 'u32' | 'i32' | 'f32'): string {
   return dtype === 'i32' ? 'isampler2D' : 'usampler2D';
 }
 
-/** The GLSL type a buffer's texels hold (f32 as bits). */
+/** The GLSL type a buffer's texels hold (four elements, f32 as bits). */
 export function storageType(dtype: 'u32' | 'i32' | 'f32'): string {
+  return dtype === 'i32' ? 'ivec4' : 'uvec4';
+}
+
+/** The scalar type of one stored element (f32 as bits). */
+export function storageScalar(dtype: 'u32' | 'i32' | 'f32'): string {
   return dtype === 'i32' ? 'int' : 'uint';
 }
 
@@ -132,20 +165,21 @@ class GlslGenerator {
     for (const [name, decl] of this.decls) {
       const u = bufferUniforms(name);
       lines.push(`uniform uint ${u.length}; // '${name}': ${decl.dtype} x${decl.vector}, length in elements of the view`);
-      if (this.needsTexture(name)) lines.push(`uniform highp ${samplerType(decl.dtype)} ${u.tex};`, `uniform uint ${u.width};`);
+      if (this.needsTexture(name)) lines.push(`uniform highp ${samplerType(decl.dtype)} ${u.tex};`, `uniform uint ${u.shift};`);
     }
-    lines.push('uint gid;');
+    lines.push('uint gid;', TEXEL_AT);
     if (isGather) {
-      lines.push("uniform uint t_outW; // texture width shared by this pass's outputs");
+      lines.push("uniform uint t_outS; // log2 of the texture width shared by this pass's outputs");
       for (const o of this.gatherOutputs()) {
         lines.push(`${glslType(this.elemType(o))} o_${clean(o)};`, `bool w_${clean(o)} = false;`);
       }
     } else {
       const t = (this.pass as { target: PointTarget }).target;
       const u = bufferUniforms(t.buffer);
-      if (!this.needsTexture(t.buffer)) lines.push(`uniform uint ${u.width};`);
+      if (!this.needsTexture(t.buffer)) lines.push(`uniform uint ${u.shift};`);
       lines.push(`uniform uint ${u.height};`);
       lines.push('uniform int t_slot; // which write of each invocation this draw places', 'uniform bool t_count; // counting pass');
+      if (t.mode === 'store') lines.push('uniform uint t_part; // which part of a texel this draw writes (colour mask)');
       lines.push('int s_n = 0;', 'bool s_hit = false;', 'uint s_idx = 0u;', `${this.pointValueType()} s_val;`);
     }
     const runtime = this.rt.emit();
@@ -186,9 +220,10 @@ class GlslGenerator {
     return (d.vector === 1 ? d.dtype : `vec${d.vector}<${d.dtype}>`) as ValueType;
   }
 
+  /** The type a point carries: a whole texel (the unit written, repeated across it) or a float for blending. */
   private pointValueType(): string {
     const t = (this.pass as { target: PointTarget }).target;
-    return t.mode === 'store' ? storageType((this.decls.get(t.buffer) as BufferParamDecl).dtype) : 'float';
+    return t.mode === 'store' ? storageType((this.decls.get(t.buffer) as BufferParamDecl).dtype) : 'vec4';
   }
 
   /** `ld_x(i)`: element i of buffer x, 0 outside [0, length); a gather output forwards this invocation's own store. */
@@ -198,28 +233,68 @@ class GlslGenerator {
     const scalarT = glslType(decl.dtype);
     const t = glslType(this.elemType(name));
     const id = clean(name);
-    const texel = `texelFetch(${u.tex}, ivec2(int(s % ${u.width}), int(s / ${u.width})), 0).r`;
-    const fetch = `${scalarT} tf_${id}(uint s) { return ${decl.dtype === 'f32' ? `uintBitsToFloat(${texel})` : texel}; }`;
-    const forward = this.gatherOutputs().includes(name) ? `  if (w_${id} && i == gid) return o_${id};\n` : '';
+    const decode = (x: string) => (decl.dtype === 'f32' ? `uintBitsToFloat(${x})` : x);
+    const texel = (at: string) => `texelFetch(${u.tex}, t_at(${at}, ${u.shift}), 0)`;
     const w = decl.vector;
-    const value = w === 1 ? `tf_${id}(i)` : `${t}(${Array.from({ length: w }, (_, c) => `tf_${id}(i * ${w}u + ${c}u)`).join(', ')})`;
-    return `${fetch}\n${t} ld_${id}(uint i) {\n${forward}  if (i >= ${u.length}) return ${zero(this.elemType(name))};\n  return ${value};\n}`;
+    const out: string[] = [];
+    let value: string;
+    if (w === 4) value = decode(texel('i'));
+    else if (w === 2) value = decode(`((i & 1u) == 0u ? ${texel('i >> 1u')}.xy : ${texel('i >> 1u')}.zw)`);
+    else {
+      // Scalar element s: component s & 3 of texel s >> 2.
+      // A select chain, not q[s & 3]: dynamic vector indexing made SwiftShader's compiler hang on kernels with many loads.
+      out.push(
+        `${scalarT} tf_${id}(uint s) {\n  ${storageType(decl.dtype)} q = ${texel('s >> 2u')};\n  uint c = s & 3u;\n  return ${decode('(c < 2u ? (c == 0u ? q.x : q.y) : (c == 2u ? q.z : q.w))')};\n}`,
+      );
+      value = w === 1 ? `tf_${id}(i)` : `${t}(tf_${id}(3u * i), tf_${id}(3u * i + 1u), tf_${id}(3u * i + 2u))`;
+    }
+    const forward = this.gatherOutputs().includes(name) ? `  if (w_${id} && i == gid) return o_${id};\n` : '';
+    out.push(`${t} ld_${id}(uint i) {\n${forward}  if (i >= ${u.length}) return ${zero(this.elemType(name))};\n  return ${value};\n}`);
+    return out.join('\n');
   }
 
+  /**
+   * The fragment owns texel t of its outputs (all of one vector width w): scalars
+   * 4t .. 4t + 3, which belong to invocations 4t / w .. (4t + 3) / w. It starts from
+   * the old texel and overwrites the components each invocation stored.
+   */
   private gatherMain(): string {
     const outs = this.gatherOutputs();
     const w = (this.decls.get(outs[0] as string) as BufferParamDecl).vector;
-    const lines = outs.map(
-      (o, k) => `layout(location = ${k}) out highp ${storageType((this.decls.get(o) as BufferParamDecl).dtype)} out_${k};`,
-    );
+    const dtype = (o: string) => (this.decls.get(o) as BufferParamDecl).dtype;
+    const lines = outs.map((o, k) => `layout(location = ${k}) out highp ${storageType(dtype(o))} out_${k};`);
+    const bits = (o: string, x: string) => (dtype(o) === 'f32' ? `floatBitsToUint(${x})` : x);
+    const sc = (o: string) => storageScalar(dtype(o));
     lines.push('void main() {');
-    lines.push('  uvec2 p = uvec2(gl_FragCoord.xy);', '  uint t = p.y * t_outW + p.x;');
-    lines.push(`  gid = t / ${w}u;`, '  if (gid < t_total) kernel_main();');
+    lines.push('  uvec2 p = uvec2(gl_FragCoord.xy);', '  uint t = (p.y << t_outS) + p.x;');
+    outs.forEach((o, k) => {
+      lines.push(`  ${storageType(dtype(o))} r_${k} = texelFetch(${bufferUniforms(o).tex}, ivec2(p), 0);`);
+    });
+    const invocations = w === 3 ? 2 : 4 / w;
+    const first = w === 1 ? 't * 4u' : w === 2 ? 't * 2u' : w === 4 ? 't' : '(t * 4u) / 3u';
+    // The bound depends on t_total, so the compiler keeps one copy of the body (unrolling it
+    // four times made SwiftShader's shader compile run for seconds on large kernels).
+    lines.push(`  uint g0 = ${first};`, `  uint g1 = min(g0 + ${invocations}u, t_total);`);
+    lines.push('  for (uint g = g0; g < g1; g++) {', '    int j = int(g - g0);', '    gid = g;');
+    for (const o of outs) lines.push(`    w_${clean(o)} = false;`);
+    lines.push('    kernel_main();');
     outs.forEach((o, k) => {
       const id = clean(o);
-      const own = w === 1 ? `o_${id}` : `o_${id}[int(t % ${w}u)]`;
-      const mine = (this.decls.get(o) as BufferParamDecl).dtype === 'f32' ? `floatBitsToUint(${own})` : own;
-      lines.push(`  out_${k} = w_${id} ? ${mine} : texelFetch(${bufferUniforms(o).tex}, ivec2(p), 0).r;`);
+      const v = bits(o, `o_${id}`);
+      const put =
+        w === 1
+          ? `${sc(o)} e_ = ${v}; r_${k} = ${setLane(storageType(dtype(o)), `r_${k}`, 'j', 'e_')};`
+          : w === 2
+            ? `if (j == 0) r_${k}.xy = ${v}; else r_${k}.zw = ${v};`
+            : w === 4
+              ? `r_${k} = ${v};`
+              : // vec3: scalar 4t + c is component (4t + c) % 3 of invocation (4t + c) / 3.
+                `${storageType(dtype(o)).replace('4', '3')} e_ = ${v}; for (int c = 0; c < 4; c++) { uint s = t * 4u + uint(c); uint m = s % 3u; ${sc(o)} x_ = m == 0u ? e_.x : m == 1u ? e_.y : e_.z; if (s / 3u == gid) r_${k} = ${setLane(storageType(dtype(o)), `r_${k}`, 'c', 'x_')}; }`;
+      lines.push(`    if (w_${id}) { ${put} }`);
+    });
+    lines.push('  }');
+    outs.forEach((_, k) => {
+      lines.push(`  out_${k} = r_${k};`);
     });
     lines.push('}');
     return lines.join('\n');
@@ -228,6 +303,11 @@ class GlslGenerator {
   private pointMain(): string {
     const t = (this.pass as { target: PointTarget }).target;
     const u = bufferUniforms(t.buffer);
+    const { parts } = writeUnit((this.decls.get(t.buffer) as BufferParamDecl).vector);
+    // s_idx counts write units: texel s_idx / parts, part s_idx % parts. Blending writes scalars (parts = 4)
+    // and needs no mask: the point carries the identity in the other components.
+    const texelIdx = parts === 1 ? 's_idx' : `(s_idx >> ${Math.log2(parts)}u)`;
+    const inPart = t.mode === 'store' && parts > 1 ? ` && (s_idx & ${parts - 1}u) == t_part` : '';
     return [
       `flat out highp ${this.pointValueType()} p_val;`,
       'flat out highp float p_cnt;',
@@ -239,9 +319,10 @@ class GlslGenerator {
       '    // Counting pass: every invocation lands on texel 0, blended with MAX.',
       '    gl_Position = vec4(0.0, 0.0, 0.0, 1.0);',
       '    p_cnt = float(s_n);',
-      '  } else if (s_hit) {',
-      `    vec2 texel = vec2(float(s_idx % ${u.width}), float(s_idx / ${u.width})) + 0.5;`,
-      `    gl_Position = vec4(texel / vec2(float(${u.width}), float(${u.height})) * 2.0 - 1.0, 0.0, 1.0);`,
+      `  } else if (s_hit${inPart}) {`,
+      `    ivec2 at = t_at(${texelIdx}, ${u.shift});`,
+      `    vec2 texel = vec2(at) + 0.5;`,
+      `    gl_Position = vec4(texel / vec2(float(1u << ${u.shift}), float(${u.height})) * 2.0 - 1.0, 0.0, 1.0);`,
       '    p_val = s_val;',
       '  } else {',
       '    gl_Position = vec4(2.0, 2.0, 2.0, 1.0); // outside the clip volume: no write',
@@ -251,7 +332,9 @@ class GlslGenerator {
   }
 
   private pointFragment(type: string, varying: string): string {
-    return `${HEADER}\nflat in highp ${type} ${varying};\nlayout(location = 0) out highp ${type} o;\nvoid main() { o = ${varying}; }\n`;
+    const out = type === 'float' ? 'vec4' : type;
+    const value = type === 'float' ? `vec4(${varying})` : varying;
+    return `${HEADER}\nflat in highp ${type} ${varying};\nlayout(location = 0) out highp ${out} o;\nvoid main() { o = ${value}; }\n`;
   }
 
   // ---------- statements ----------
@@ -331,17 +414,32 @@ class GlslGenerator {
     }
     const target = this.pass.target;
     if (target.buffer !== buffer) return after ? `${ind}${after}` : '';
-    const w = (this.decls.get(buffer) as BufferParamDecl).vector;
+    const decl = this.decls.get(buffer) as BufferParamDecl;
+    const w = decl.vector;
+    const { unit } = writeUnit(w);
     const vt = glslType(value.type);
     const lines = [`${ind}{`, `${ind}  uint i_ = ${this.index(index)};`, `${ind}  ${vt} x_ = ${this.expr(value)};`];
-    for (let c = 0; c < w; c++) {
-      const comp = w === 1 ? 'x_' : `x_.${'xyzw'[c]}`;
-      const dtype = (this.decls.get(buffer) as BufferParamDecl).dtype;
-      const val = target.mode !== 'store' ? `float(${comp})` : dtype === 'f32' ? `floatBitsToUint(${comp})` : comp;
+    const st = storageType(decl.dtype);
+    const bits = (x: string) => (decl.dtype === 'f32' ? `floatBitsToUint(${x})` : x);
+    if (target.mode !== 'store') {
+      // Atomics (scalar buffers): the value in component i_ & 3, the blend identity in the others.
+      const id = target.mode === 'add' ? '0.0' : target.mode === 'min' ? 'uintBitsToFloat(0x7f800000u)' : 'uintBitsToFloat(0xff800000u)';
       lines.push(
-        `${ind}  if (s_n == t_slot) { s_hit = i_ < ${u.length}; s_idx = i_ * ${w}u + ${c}u; s_val = ${val}; return; }`,
+        `${ind}  if (s_n == t_slot) { s_hit = i_ < ${u.length}; s_idx = i_; float f_ = float(x_); uint c_ = i_ & 3u; s_val = vec4(c_ == 0u ? f_ : ${id}, c_ == 1u ? f_ : ${id}, c_ == 2u ? f_ : ${id}, c_ == 3u ? f_ : ${id}); return; }`,
         `${ind}  s_n++;`,
       );
+    } else if (unit === w) {
+      // A whole element per point, repeated across the texel (the colour mask keeps its part).
+      const rep = w === 1 ? `${st}(${bits('x_')})` : w === 2 ? `${st}(${bits('x_')}, ${bits('x_')})` : bits('x_');
+      lines.push(`${ind}  if (s_n == t_slot) { s_hit = i_ < ${u.length}; s_idx = i_; s_val = ${rep}; return; }`, `${ind}  s_n++;`);
+    } else {
+      // vec3: one scalar per point.
+      for (let c = 0; c < w; c++) {
+        lines.push(
+          `${ind}  if (s_n == t_slot) { s_hit = i_ < ${u.length}; s_idx = i_ * ${w}u + ${c}u; s_val = ${st}(${bits(`x_.${'xyzw'[c]}`)}); return; }`,
+          `${ind}  s_n++;`,
+        );
+      }
     }
     lines.push(`${ind}}${tail}`);
     return lines.join('\n');

@@ -17,10 +17,11 @@ import {
   typedArrayConstructor,
 } from '@trident/core';
 import * as twgl from 'twgl.js';
-import { bufferUniforms, FULLSCREEN_VS, type GlslProgram, generateGlsl, type PassSpec, uniformName } from './glsl.ts';
+import { bufferUniforms, FULLSCREEN_VS, type GlslProgram, generateGlsl, type PassSpec, uniformName, writeUnit } from './glsl.ts';
 import { type KernelPlan, type PointTarget, planKernel } from './glsl-plan.ts';
+import { GlProgram } from './webgl-program.ts';
 import { copyShader, foldShader } from './webgl-shaders.ts';
-import { createTexture, GlBuffer, spans, type TexFormat, texFormat, textureSize } from './webgl-texture.ts';
+import { createTexture, floorPow2, GlBuffer, LANES, spans, type TexFormat, texelRange, texFormat, textureShape } from './webgl-texture.ts';
 
 export interface WebGLBackendOptions {
   /** A canvas to draw with (default: a 1x1 OffscreenCanvas, or a detached <canvas>). */
@@ -44,15 +45,17 @@ type TimerExt = { readonly TIME_ELAPSED_EXT: number; readonly GPU_DISJOINT_EXT: 
 interface GlCompiled extends CompiledKernel {
   readonly plan: KernelPlan;
   /** Programs by pass key, built on first use (and the first pass of each kind at compile time). */
-  readonly programs: Map<string, twgl.ProgramInfo>;
+  readonly programs: Map<string, GlProgram>;
   readonly sources: Map<string, GlslProgram>;
 }
 
 const MAX_EXACT = 2 ** 24;
 
 /**
- * The WebGL2 backend: buffers are R32 textures, kernels are fragment passes
- * (gather) and point passes (scatter, atomics by blending). GL executes commands
+ * The WebGL2 backend: buffers are RGBA32 textures, four elements a texel
+ * (webgl-texture.ts), kernels are fragment passes (gather, a fragment running
+ * every invocation whose elements share its texel) and point passes (scatter
+ * under colour masks, atomics by blending). GL executes commands
  * in call order, so every command is issued at once and stream order holds by
  * construction; `read` and `flush` wait on a fence without blocking the page.
  */
@@ -71,8 +74,18 @@ export class WebGLDevice implements BackendDevice {
   /** Spare textures for ping-pong, by format and size. */
   private readonly spares = new Map<string, WebGLTexture[]>();
   private readonly kernels = new Map<string, GlCompiled>();
-  private readonly utilPrograms = new Map<string, twgl.ProgramInfo>();
+  private readonly utilPrograms = new Map<string, GlProgram>();
   private countTex: WebGLTexture | undefined;
+  // GL state as last set, so that passes change only what differs (this device owns its context).
+  private current: GlProgram | undefined;
+  private readonly units: Array<WebGLTexture | null> = [];
+  private active = 0;
+  private blend: number | null = null;
+  private mask = '';
+  private fboBound = false;
+  private readonly attachedTex: Array<WebGLTexture | null> = [];
+  private drawBuffers = -1;
+  private viewport: [number, number] = [-1, -1];
   private lost: string | undefined;
   private destroyed = false;
 
@@ -122,8 +135,9 @@ export class WebGLDevice implements BackendDevice {
     if (this.timer) features.add('timestamp');
     this.caps = {
       limits: {
-        maxBufferElements: this.maxTex * this.maxTex,
-        maxStorageBufferBindingSize: this.maxTex * this.maxTex * 4,
+        // Four elements a texel, power-of-two widths (webgl-texture.ts).
+        maxBufferElements: LANES * floorPow2(this.maxTex) * this.maxTex,
+        maxStorageBufferBindingSize: LANES * floorPow2(this.maxTex) * this.maxTex * 4,
         maxBuffersPerKernel: units,
         maxComputeInvocationsPerWorkgroup: 1024,
         maxComputeWorkgroupStorageSize: 0,
@@ -148,8 +162,8 @@ export class WebGLDevice implements BackendDevice {
     this.check();
     const limit = this.caps.limits.maxBufferElements;
     if (length > limit) throw new LimitExceededError('webgl2', 'maxBufferElements', length, limit, 'buffer length');
-    const { width, height } = textureSize(length, this.maxTex);
-    const b = new GlBuffer(dtype, length, width, height, createTexture(this.gl, texFormat(this.gl, dtype), width, height));
+    const shape = textureShape(length, this.maxTex);
+    const b = new GlBuffer(dtype, length, shape, this.newTexture(texFormat(this.gl, dtype), shape.width, shape.height));
     this.buffers.add(b);
     return b;
   }
@@ -165,31 +179,31 @@ export class WebGLDevice implements BackendDevice {
     const gl = this.gl;
     const b = buffer as GlBuffer;
     const fmt = texFormat(gl, b.dtype);
-    const texels = data instanceof Float32Array ? new Uint32Array(data.buffer, data.byteOffset, data.length) : data;
-    gl.bindTexture(gl.TEXTURE_2D, b.texture);
-    for (const s of spans(offset, data.length, b.width)) {
-      gl.texSubImage2D(gl.TEXTURE_2D, 0, s.x, s.y, s.w, s.h, fmt.format, fmt.type, texels, s.start);
+    const elements = data instanceof Float32Array ? new Uint32Array(data.buffer, data.byteOffset, data.length) : data;
+    const range = texelRange(offset, data.length);
+    if (range.whole.count > 0) {
+      this.bindForUpload(b.texture);
+      const start = range.whole.first * LANES - offset;
+      for (const s of spans(range.whole.first, range.whole.count, b.width)) {
+        gl.texSubImage2D(gl.TEXTURE_2D, 0, s.x, s.y, s.w, s.h, fmt.format, fmt.type, elements, start + s.start * LANES);
+      }
     }
-    gl.bindTexture(gl.TEXTURE_2D, null);
+    // Partial texels: a masked one-texel clear with the new values in their components.
+    for (const p of range.partial) {
+      const values = new Array<number>(LANES).fill(0);
+      for (let c = p.from; c < p.to; c++) values[c] = elements[p.texel * LANES + c - offset] as number;
+      this.clearTexels(b, p.texel, 1, values, p);
+    }
   }
 
   fill(buffer: BackendBuffer, value: number, offset: number, length: number): void {
     this.check();
-    const gl = this.gl;
     const b = buffer as GlBuffer;
-    this.attach([b.texture], [b.width, b.height]);
-    gl.enable(gl.SCISSOR_TEST);
-    for (const s of spans(offset, length, b.width)) {
-      gl.scissor(s.x, s.y, s.w, s.h);
-      if (b.dtype === 'i32') gl.clearBufferiv(gl.COLOR, 0, new Int32Array([value, 0, 0, 0]));
-      else
-        gl.clearBufferuiv(
-          gl.COLOR,
-          0,
-          b.dtype === 'u32' ? new Uint32Array([value, 0, 0, 0]) : new Uint32Array(new Float32Array([value, 0, 0, 0]).buffer),
-        );
-    }
-    gl.disable(gl.SCISSOR_TEST);
+    const bits = b.dtype === 'f32' ? (new Uint32Array(new Float32Array([value]).buffer)[0] as number) : value;
+    const values = [bits, bits, bits, bits];
+    const range = texelRange(offset, length);
+    if (range.whole.count > 0) this.clearTexels(b, range.whole.first, range.whole.count, values);
+    for (const p of range.partial) this.clearTexels(b, p.texel, 1, values, p);
   }
 
   copy(src: BackendBuffer, srcOffset: number, dst: BackendBuffer, dstOffset: number, length: number): void {
@@ -198,7 +212,7 @@ export class WebGLDevice implements BackendDevice {
     const d = dst as GlBuffer;
     // Device refuses overlapping ranges, but a texture cannot be sampled while it is drawn into.
     const from = s === d ? this.cloneTexture(s) : s.texture;
-    this.copyInto(s.dtype, from, s.width, srcOffset, d.texture, d.width, d.height, dstOffset, length);
+    this.copyInto(s.dtype, from, s.shape.shift, srcOffset, d, d.texture, dstOffset, length);
     if (from !== s.texture) this.release(s, from);
   }
 
@@ -209,32 +223,27 @@ export class WebGLDevice implements BackendDevice {
     const out = new (typedArrayConstructor(b.dtype))(length);
     if (length === 0) return out;
     // f32 texels hold bits: read them as u32 into the same bytes.
-    const outTexels = b.dtype === 'f32' ? new Uint32Array(out.buffer) : out;
-    const y0 = Math.floor(offset / b.width);
-    const y1 = Math.floor((offset + length - 1) / b.width);
+    const outElements = b.dtype === 'f32' ? new Uint32Array(out.buffer) : out;
+    const rowElements = b.width * LANES;
+    const y0 = Math.floor(offset / rowElements);
+    const y1 = Math.floor((offset + length - 1) / rowElements);
     const rows = y1 - y0 + 1;
     this.attach([b.texture], [b.width, b.height]);
-    // RED / RED_INTEGER when the implementation offers it, else the always-allowed RGBA form.
+    // RGBA_INTEGER with UNSIGNED_INT / INT: the combination every integer colour buffer can be read with.
     const fmt = texFormat(gl, b.dtype);
-    const implFormat = gl.getParameter(gl.IMPLEMENTATION_COLOR_READ_FORMAT) as number;
-    const implType = gl.getParameter(gl.IMPLEMENTATION_COLOR_READ_TYPE) as number;
-    const red = implFormat === fmt.format && implType === fmt.type;
-    const channels = red ? 1 : 4;
-    const format = red ? fmt.format : gl.RGBA_INTEGER;
     const pbo = gl.createBuffer();
-    const bytes = b.width * rows * channels * 4;
     gl.bindBuffer(gl.PIXEL_PACK_BUFFER, pbo);
-    gl.bufferData(gl.PIXEL_PACK_BUFFER, bytes, gl.STREAM_READ);
-    gl.readPixels(0, y0, b.width, rows, format, fmt.type, 0);
+    gl.bufferData(gl.PIXEL_PACK_BUFFER, rowElements * rows * 4, gl.STREAM_READ);
+    gl.readPixels(0, y0, b.width, rows, fmt.format, fmt.type, 0);
     gl.bindBuffer(gl.PIXEL_PACK_BUFFER, null);
     try {
       await this.waitFence();
-      const staging = new (typedArrayConstructor(b.dtype === 'i32' ? 'i32' : 'u32'))(b.width * rows * channels);
+      const first = offset - y0 * rowElements;
+      const staging = new (typedArrayConstructor(b.dtype === 'i32' ? 'i32' : 'u32'))(first + length);
       gl.bindBuffer(gl.PIXEL_PACK_BUFFER, pbo);
       gl.getBufferSubData(gl.PIXEL_PACK_BUFFER, 0, staging);
       gl.bindBuffer(gl.PIXEL_PACK_BUFFER, null);
-      const first = offset - y0 * b.width;
-      for (let i = 0; i < length; i++) outTexels[i] = staging[(first + i) * channels] as number;
+      outElements.set(staging.subarray(first));
       return out;
     } finally {
       gl.deleteBuffer(pbo);
@@ -282,13 +291,16 @@ export class WebGLDevice implements BackendDevice {
       else {
         const b = v as GlBuffer;
         const u = bufferUniforms(name);
-        Object.assign(uniforms, { [u.tex]: b.texture, [u.width]: b.width, [u.height]: b.height, [u.length]: b.length / decl.vector });
+        uniforms[u.tex] = b.texture;
+        uniforms[u.shift] = b.shape.shift;
+        uniforms[u.height] = b.height;
+        uniforms[u.length] = b.length / decl.vector;
       }
     }
     const swaps: Array<[GlBuffer, WebGLTexture]> = [];
-    gl.disable(gl.BLEND);
+    this.setBlend(null);
 
-    // Gather outputs: one fragment pass per group of outputs sharing texture size and vector width (MRT).
+    // Gather outputs: one fragment pass per group of outputs sharing texture shape and vector width (MRT).
     const groups = new Map<string, string[]>();
     for (const o of k.plan.gatherOutputs) {
       const b = buf(o);
@@ -300,10 +312,11 @@ export class WebGLDevice implements BackendDevice {
         const chunk = outs.slice(i, i + this.maxDrawBuffers);
         const first = buf(chunk[0] as string);
         const targets = chunk.map((o) => this.spare(buf(o)));
-        this.attach(targets, [first.width, first.height]);
+        // Texels past the longest output's last element hold nothing: one-row textures draw only the used ones.
+        const width = first.height === 1 ? Math.max(...chunk.map((o) => buf(o).shape.texels)) : first.width;
+        this.attach(targets, [width, first.height]);
         const prog = this.program(k, { kind: 'gather', outputs: chunk });
-        gl.useProgram(prog.program);
-        twgl.setUniforms(prog, { ...uniforms, t_outW: first.width });
+        this.useProgram(prog, uniforms, { t_outS: first.shape.shift });
         gl.drawArrays(gl.TRIANGLES, 0, 3);
         for (const [j, o] of chunk.entries()) swaps.push([buf(o), targets[j] as WebGLTexture]);
       }
@@ -319,12 +332,16 @@ export class WebGLDevice implements BackendDevice {
         // In place unless the kernel also samples the buffer (a texture cannot be read while drawn into).
         const dest = k.plan.sampled.has(target.buffer) ? this.cloneTexture(b) : b.texture;
         this.attach([dest], [b.width, b.height]);
-        gl.useProgram(prog.program);
-        twgl.setUniforms(prog, { ...uniforms, t_count: false });
+        // A point writes one part of a texel (a scalar, a vec2 or a whole vec4): one draw per part, under its mask.
+        const { unit, parts } = writeUnit(this.vectorOf(k.kernel, target.buffer));
         for (let slot = 0; slot < slots; slot++) {
-          twgl.setUniforms(prog, { t_slot: slot });
-          gl.drawArrays(gl.POINTS, 0, total);
+          for (let part = 0; part < parts; part++) {
+            this.setColorMask(parts === 1 ? undefined : { from: part * unit, to: part * unit + unit });
+            this.useProgram(prog, uniforms, { t_count: false, t_slot: slot, t_part: part });
+            gl.drawArrays(gl.POINTS, 0, total);
+          }
         }
+        this.setColorMask(undefined);
         if (dest !== b.texture) swaps.push([b, dest]);
       } else {
         this.blendPoints(target, b, prog, uniforms, total, slots);
@@ -341,25 +358,26 @@ export class WebGLDevice implements BackendDevice {
   private blendPoints(
     target: PointTarget,
     b: GlBuffer,
-    prog: twgl.ProgramInfo,
+    prog: GlProgram,
     uniforms: Record<string, unknown>,
     total: number,
     slots: number,
   ): void {
     const gl = this.gl;
-    const shadow = this.spareOf(texFormat(gl, 'shadow'), b.width, b.height);
+    const shadowFmt = texFormat(gl, 'shadow');
+    const shadow = this.spareOf(shadowFmt, b.width, b.height);
     const identity = target.mode === 'add' ? 0 : target.mode === 'min' ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
     const clear = () => {
+      this.setBlend(null);
       this.attach([shadow], [b.width, b.height]);
-      gl.clearBufferfv(gl.COLOR, 0, new Float32Array([identity, 0, 0, 0]));
+      gl.clearBufferfv(gl.COLOR, 0, new Float32Array([identity, identity, identity, identity]));
     };
     const fold = () => {
-      gl.disable(gl.BLEND);
+      this.setBlend(null);
       const next = this.spare(b);
-      this.attach([next], [b.width, b.height]);
+      this.attach([next], b.extent);
       const f = this.util(`fold-${b.dtype}-${target.mode}`, () => foldShader(b.dtype as 'u32' | 'i32', target.mode as 'add'));
-      gl.useProgram(f.program);
-      twgl.setUniforms(f, { f_old: b.texture, f_acc: shadow });
+      this.useProgram(f, { f_old: b.texture, f_acc: shadow });
       gl.drawArrays(gl.TRIANGLES, 0, 3);
       const old = b.texture;
       b.texture = next;
@@ -368,6 +386,7 @@ export class WebGLDevice implements BackendDevice {
     clear();
     let pending = 0;
     const chunk = target.mode === 'add' ? this.atomicChunk : Number.POSITIVE_INFINITY;
+    const equation = target.mode === 'add' ? gl.FUNC_ADD : target.mode === 'min' ? gl.MIN : gl.MAX;
     for (let slot = 0; slot < slots; slot++) {
       for (let first = 0; first < total; ) {
         const count = Math.min(total - first, chunk - pending);
@@ -378,19 +397,15 @@ export class WebGLDevice implements BackendDevice {
           continue;
         }
         this.attach([shadow], [b.width, b.height]);
-        gl.enable(gl.BLEND);
-        gl.blendEquation(target.mode === 'add' ? gl.FUNC_ADD : target.mode === 'min' ? gl.MIN : gl.MAX);
-        gl.blendFunc(gl.ONE, gl.ONE);
-        gl.useProgram(prog.program);
-        twgl.setUniforms(prog, { ...uniforms, t_count: false, t_slot: slot });
+        this.setBlend(equation);
+        this.useProgram(prog, uniforms, { t_count: false, t_slot: slot });
         gl.drawArrays(gl.POINTS, first, count);
-        gl.disable(gl.BLEND);
         first += count;
         pending += count;
       }
     }
     fold();
-    this.releaseTex(`${texFormat(gl, 'shadow').internal}:${b.width}x${b.height}`, shadow);
+    this.releaseTex(`${shadowFmt.internal}:${b.width}x${b.height}`, shadow);
   }
 
   /**
@@ -401,16 +416,15 @@ export class WebGLDevice implements BackendDevice {
   private countWrites(k: GlCompiled, target: PointTarget, uniforms: Record<string, unknown>, total: number): number {
     const gl = this.gl;
     if (!this.floatBlend) throw new KernelBuildError(k.kernel.name, 'internal: the plan admitted a loop write without float blending');
-    this.countTex ??= createTexture(gl, texFormat(gl, 'shadow'), 1, 1);
+    this.countTex ??= this.newTexture(texFormat(gl, 'shadow'), 1, 1);
+    this.setBlend(null);
     this.attach([this.countTex], [1, 1]);
     gl.clearBufferfv(gl.COLOR, 0, new Float32Array([0, 0, 0, 0]));
     const prog = this.program(k, { kind: 'points', target }, true);
-    gl.enable(gl.BLEND);
-    gl.blendEquation(gl.MAX);
-    gl.useProgram(prog.program);
-    twgl.setUniforms(prog, { ...uniforms, t_count: true, t_slot: -1 });
+    this.setBlend(gl.MAX);
+    this.useProgram(prog, uniforms, { t_count: true, t_slot: -1, t_part: 0 });
     gl.drawArrays(gl.POINTS, 0, total);
-    gl.disable(gl.BLEND);
+    this.setBlend(null);
     const px = new Float32Array(4);
     gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.FLOAT, px);
     return px[0] as number;
@@ -487,7 +501,7 @@ export class WebGLDevice implements BackendDevice {
     return decl?.kind === 'buffer' ? decl.vector : 1;
   }
 
-  private program(k: GlCompiled, pass: PassSpec, counting = false): twgl.ProgramInfo {
+  private program(k: GlCompiled, pass: PassSpec, counting = false): GlProgram {
     const key = pass.kind === 'gather' ? `gather:${pass.outputs.join(',')}` : `points:${pass.target.buffer}${counting ? ':count' : ''}`;
     const cached = k.programs.get(key);
     if (cached) return cached;
@@ -503,7 +517,7 @@ export class WebGLDevice implements BackendDevice {
     return prog;
   }
 
-  private util(key: string, fs: () => string): twgl.ProgramInfo {
+  private util(key: string, fs: () => string): GlProgram {
     let p = this.utilPrograms.get(key);
     if (!p) {
       p = this.link(`<${key}>`, FULLSCREEN_VS, fs());
@@ -512,34 +526,134 @@ export class WebGLDevice implements BackendDevice {
     return p;
   }
 
-  private link(kernel: string, vs: string, fs: string): twgl.ProgramInfo {
+  private link(kernel: string, vs: string, fs: string): GlProgram {
     let log = '';
-    const prog = twgl.createProgramInfo(this.gl, [vs, fs], {
+    const info = twgl.createProgramInfo(this.gl, [vs, fs], {
       errorCallback: (msg: string) => {
         log += `${msg}\n`;
       },
     });
-    if (!prog) {
+    if (!info) {
       this.check();
       throw new KernelBuildError(kernel, `the generated GLSL did not compile on webgl2 (a Trident bug): ${log.slice(0, 4000)}`);
     }
+    const prog = new GlProgram(this.gl, info.program);
+    this.current = prog;
     return prog;
   }
 
-  /** Binds the framebuffer with `textures` (all `size`) as colour attachments 0..n-1 and sets the viewport. */
-  private attach(textures: readonly WebGLTexture[], size: readonly [number, number]): void {
+  /**
+   * Makes `prog` current and sets its uniforms from `values` then `extra`: only
+   * uniforms the program uses, only values that changed since its last draw, and
+   * only texture units whose texture changed (per-pass state is the fixed cost of
+   * every pass: it is kept to what differs).
+   */
+  private useProgram(prog: GlProgram, values: Record<string, unknown>, extra: Record<string, unknown> = {}): void {
     const gl = this.gl;
-    gl.bindFramebuffer(gl.FRAMEBUFFER, this.fbo);
-    // Detach what an earlier MRT pass left beyond this pass's outputs: it may be sampled now.
-    for (let i = 0; i < Math.max(textures.length, this.attached); i++) {
-      gl.framebufferTexture2D(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0 + i, gl.TEXTURE_2D, textures[i] ?? null, 0);
+    if (this.current !== prog) {
+      gl.useProgram(prog.program);
+      this.current = prog;
     }
-    this.attached = textures.length;
-    gl.drawBuffers(textures.map((_, i) => gl.COLOR_ATTACHMENT0 + i));
-    gl.viewport(0, 0, size[0], size[1]);
+    for (const u of prog.uniforms) {
+      const v = u.name in extra ? extra[u.name] : values[u.name];
+      if (v === undefined) continue;
+      if (u.unit >= 0) {
+        const tex = v as WebGLTexture;
+        if (this.units[u.unit] !== tex) {
+          this.activeUnit(u.unit);
+          gl.bindTexture(gl.TEXTURE_2D, tex);
+          this.units[u.unit] = tex;
+        }
+        continue;
+      }
+      if (u.last === v) continue;
+      u.last = v;
+      if (u.type === gl.UNSIGNED_INT) gl.uniform1ui(u.location, v as number);
+      else if (u.type === gl.FLOAT) gl.uniform1f(u.location, v as number);
+      else if (u.type === gl.BOOL) gl.uniform1i(u.location, v ? 1 : 0);
+      else gl.uniform1i(u.location, v as number);
+    }
   }
 
-  private attached = 0;
+  private activeUnit(unit: number): void {
+    if (this.active === unit) return;
+    this.gl.activeTexture(this.gl.TEXTURE0 + unit);
+    this.active = unit;
+  }
+
+  /** Binds `tex` on the active unit for an upload, keeping the unit cache true. */
+  private bindForUpload(tex: WebGLTexture): void {
+    this.gl.bindTexture(this.gl.TEXTURE_2D, tex);
+    this.units[this.active] = tex;
+  }
+
+  private newTexture(fmt: TexFormat, width: number, height: number): WebGLTexture {
+    const tex = createTexture(this.gl, fmt, width, height);
+    // createTexture leaves the active unit empty.
+    this.units[this.active] = null;
+    return tex;
+  }
+
+  private setBlend(equation: number | null): void {
+    const gl = this.gl;
+    if (this.blend === equation) return;
+    if (equation === null) gl.disable(gl.BLEND);
+    else {
+      if (this.blend === null) gl.enable(gl.BLEND);
+      gl.blendEquation(equation);
+      gl.blendFunc(gl.ONE, gl.ONE);
+    }
+    this.blend = equation;
+  }
+
+  /** Writes only components [from, to) of attachment 0 (undefined: all). */
+  private setColorMask(part: { from: number; to: number } | undefined): void {
+    const key = part ? `${part.from}:${part.to}` : '';
+    if (this.mask === key) return;
+    const on = (c: number) => part === undefined || (c >= part.from && c < part.to);
+    this.gl.colorMask(on(0), on(1), on(2), on(3));
+    this.mask = key;
+  }
+
+  /** Sets texels [first, first + count) of `b` to `values` (components [from, to) only, if given): scissored clears. */
+  private clearTexels(b: GlBuffer, first: number, count: number, values: readonly number[], part?: { from: number; to: number }): void {
+    const gl = this.gl;
+    this.attach([b.texture], [b.width, b.height]);
+    this.setColorMask(part);
+    gl.enable(gl.SCISSOR_TEST);
+    for (const s of spans(first, count, b.width)) {
+      gl.scissor(s.x, s.y, s.w, s.h);
+      if (b.dtype === 'i32') gl.clearBufferiv(gl.COLOR, 0, new Int32Array(values));
+      else gl.clearBufferuiv(gl.COLOR, 0, new Uint32Array(values));
+    }
+    gl.disable(gl.SCISSOR_TEST);
+    this.setColorMask(undefined);
+  }
+
+  /** Binds the framebuffer with `textures` as colour attachments 0..n-1 and sets the viewport to `size`. */
+  private attach(textures: readonly WebGLTexture[], size: readonly [number, number]): void {
+    const gl = this.gl;
+    if (!this.fboBound) {
+      gl.bindFramebuffer(gl.FRAMEBUFFER, this.fbo);
+      this.fboBound = true;
+    }
+    // Detach what an earlier MRT pass left beyond this pass's outputs: it may be sampled now.
+    for (let i = 0; i < Math.max(textures.length, this.attachedTex.length); i++) {
+      const tex = textures[i] ?? null;
+      if (this.attachedTex[i] === tex) continue;
+      gl.framebufferTexture2D(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0 + i, gl.TEXTURE_2D, tex, 0);
+      this.attachedTex[i] = tex;
+    }
+    this.attachedTex.length = textures.length;
+    if (this.drawBuffers !== textures.length) {
+      gl.drawBuffers(textures.map((_, i) => gl.COLOR_ATTACHMENT0 + i));
+      this.drawBuffers = textures.length;
+    }
+    if (this.viewport[0] !== size[0] || this.viewport[1] !== size[1]) {
+      gl.viewport(0, 0, size[0], size[1]);
+      this.viewport = [size[0], size[1]];
+    }
+  }
 
   private spare(b: GlBuffer): WebGLTexture {
     return this.spareOf(texFormat(this.gl, b.dtype), b.width, b.height);
@@ -547,10 +661,10 @@ export class WebGLDevice implements BackendDevice {
 
   private spareOf(fmt: TexFormat, width: number, height: number): WebGLTexture {
     const key = `${fmt.internal}:${width}x${height}`;
-    return this.spares.get(key)?.pop() ?? createTexture(this.gl, fmt, width, height);
+    return this.spares.get(key)?.pop() ?? this.newTexture(fmt, width, height);
   }
 
-  /** Returns a texture of `b`'s format and size to the spare pool (one spare per size is kept). */
+  /** Returns a texture of `b`'s format and size to the spare pool (two spares per size are kept). */
   private release(b: GlBuffer, tex: WebGLTexture): void {
     this.releaseTex(`${texFormat(this.gl, b.dtype).internal}:${b.width}x${b.height}`, tex);
   }
@@ -558,44 +672,61 @@ export class WebGLDevice implements BackendDevice {
   private releaseTex(key: string, tex: WebGLTexture): void {
     const list = this.spares.get(key) ?? [];
     if (list.length >= 2) {
-      this.gl.deleteTexture(tex);
+      this.deleteTexture(tex);
       return;
     }
     list.push(tex);
     this.spares.set(key, list);
   }
 
+  private deleteTexture(tex: WebGLTexture): void {
+    this.gl.deleteTexture(tex);
+    // GL unbinds a deleted texture everywhere: so does the cache.
+    for (let i = 0; i < this.units.length; i++) if (this.units[i] === tex) this.units[i] = null;
+    for (let i = 0; i < this.attachedTex.length; i++) if (this.attachedTex[i] === tex) this.attachedTex[i] = null;
+  }
+
   /** A full copy of `b`'s texture in a spare (ping-pong source or destination). */
   private cloneTexture(b: GlBuffer): WebGLTexture {
     const tex = this.spare(b);
-    this.copyInto(b.dtype, b.texture, b.width, 0, tex, b.width, b.height, 0, b.width * b.height);
+    const shadow = new GlBuffer(b.dtype, b.shape.texels * LANES, b.shape, tex);
+    this.copyInto(b.dtype, b.texture, b.shape.shift, 0, shadow, tex, 0, b.shape.texels * LANES);
     return tex;
   }
 
+  /** Copies `len` elements of `src` (texture width 2^srcShift) from `srcOff` to `dstOff` of `dstTex` (shaped as `dst`). */
   private copyInto(
     dtype: BufferDType,
     src: WebGLTexture,
-    srcW: number,
+    srcShift: number,
     srcOff: number,
-    dst: WebGLTexture,
-    dstW: number,
-    dstH: number,
+    dst: GlBuffer,
+    dstTex: WebGLTexture,
     dstOff: number,
     len: number,
   ): void {
+    if (len === 0) return;
     const gl = this.gl;
-    this.attach([dst], [dstW, dstH]);
-    gl.disable(gl.BLEND);
+    this.attach([dstTex], [dst.width, dst.height]);
+    this.setBlend(null);
     const p = this.util(`copy-${dtype}`, () => copyShader(dtype));
-    gl.useProgram(p.program);
-    twgl.setUniforms(p, { c_src: src, c_srcW: srcW, c_dstW: dstW, c_srcOff: srcOff, c_dstOff: dstOff, c_len: len });
-    // Only the rows holding the destination range.
-    const y0 = Math.floor(dstOff / dstW);
-    const y1 = Math.floor((dstOff + len - 1) / dstW);
+    const base = { c_src: src, c_srcS: srcShift, c_dstS: dst.shape.shift, c_srcOff: srcOff, c_dstOff: dstOff };
+    const range = texelRange(dstOff, len);
+    const pieces: Array<{ first: number; count: number; part?: { from: number; to: number } }> = [];
+    if (range.whole.count > 0) pieces.push(range.whole);
+    for (const q of range.partial) pieces.push({ first: q.texel, count: 1, part: q });
     gl.enable(gl.SCISSOR_TEST);
-    gl.scissor(0, y0, dstW, y1 - y0 + 1);
-    gl.drawArrays(gl.TRIANGLES, 0, 3);
+    for (const piece of pieces) {
+      this.setColorMask(piece.part);
+      this.useProgram(p, base, { c_t0: piece.first, c_t1: piece.first + piece.count });
+      // Only the rows holding the texels.
+      const y0 = piece.first >> dst.shape.shift;
+      const y1 = (piece.first + piece.count - 1) >> dst.shape.shift;
+      gl.scissor(0, y0, dst.width, y1 - y0 + 1);
+      gl.drawArrays(gl.TRIANGLES, 0, 3);
+    }
     gl.disable(gl.SCISSOR_TEST);
+    this.setColorMask(undefined);
   }
 
   /** Resolves once the GPU has executed every command issued so far, polling a fence. */

@@ -55,6 +55,15 @@ interface PendingCheck {
   readonly what: string;
   readonly error: Promise<GPUError | null>;
   readonly compile?: string;
+  /** The kernel key of a compile check: a rejected pipeline leaves the cache with it. */
+  readonly key?: string;
+  /** The size of a buffer allocation, for an out-of-memory check. */
+  readonly bytes?: number;
+}
+
+/** GPUOutOfMemoryError, by name: Dawn in Node and browsers expose the class on different globals. */
+function isOutOfMemory(error: GPUError): boolean {
+  return error.constructor?.name === 'GPUOutOfMemoryError';
 }
 
 export interface WebGpuDeviceSetup {
@@ -121,6 +130,8 @@ export class WebGpuDevice implements BackendDevice {
   private readonly maxBindingBytes: number;
 
   private readonly kernels = new Map<string, WebGpuCompiled>();
+  /** Kernels whose pipeline the device rejected, by key, with the error to throw again. */
+  private readonly rejected = new Map<string, KernelBuildError>();
   private nextKernelId = 0;
   private nextBufferId = 0;
   private readonly pool = new BufferPool();
@@ -333,6 +344,8 @@ export class WebGpuDevice implements BackendDevice {
 
   compile(kernel: Kernel): WebGpuCompiled {
     this.check();
+    const rejected = this.rejected.get(kernel.key);
+    if (rejected) throw rejected;
     const cached = this.kernels.get(kernel.key);
     if (cached) return cached;
     if (kernel.info.classes.has('subgroup') && !this.hasSubgroups) {
@@ -377,7 +390,7 @@ export class WebGpuDevice implements BackendDevice {
       layout: this.gpu.createPipelineLayout({ label: kernel.name, bindGroupLayouts: [layout] }),
       compute: { module, entryPoint: 'main' },
     });
-    this.checks.push({ what: kernel.name, compile: kernel.name, error: this.gpu.popErrorScope() });
+    this.checks.push({ what: kernel.name, compile: kernel.name, key: kernel.key, error: this.gpu.popErrorScope() });
     const compiled: WebGpuCompiled = { kernel, source: wgsl.source, id: this.nextKernelId++, wgsl, pipeline, layout, slotBytes };
     this.kernels.set(kernel.key, compiled);
     return compiled;
@@ -610,10 +623,24 @@ export class WebGpuDevice implements BackendDevice {
     const checks = this.checks;
     this.checks = [];
     const results = await Promise.all(checks.map(async (c) => ({ c, error: await c.error })));
-    // A pipeline's own error explains the batch errors that follow from it: report it first.
-    const failed = results.find((r) => r.error && r.c.compile) ?? results.find((r) => r.error);
+    // A pipeline's own error, or an allocation the device could not hold, explains the batch errors
+    // that follow from it: report it first.
+    const failed =
+      results.find((r) => r.error && r.c.compile) ??
+      results.find((r) => r.error && r.c.bytes !== undefined && isOutOfMemory(r.error)) ??
+      results.find((r) => r.error);
+    // Every rejected pipeline is forgotten, so a later dispatch of it fails the same way instead of on an invalid pipeline.
+    for (const r of results) {
+      if (r.error && r.c.key !== undefined && r.c.compile !== undefined) {
+        this.kernels.delete(r.c.key);
+        this.rejected.set(r.c.key, new KernelBuildError(r.c.compile, `WebGPU rejected the generated WGSL: ${r.error.message}`));
+      }
+    }
     if (failed?.error) {
-      if (failed.c.compile) throw new KernelBuildError(failed.c.compile, `WebGPU rejected the generated WGSL: ${failed.error.message}`);
+      if (failed.c.key !== undefined) throw this.rejected.get(failed.c.key) as KernelBuildError;
+      if (failed.c.bytes !== undefined && isOutOfMemory(failed.error)) {
+        throw new LimitExceededError('webgpu', 'deviceMemory', failed.c.bytes, Number.NaN, failed.c.what);
+      }
       throw new KernelExecutionError('webgpu', failed.c.what, failed.error.message);
     }
     this.check();
@@ -626,7 +653,11 @@ export class WebGpuDevice implements BackendDevice {
 
   private newBuffer(descriptor: GPUBufferDescriptor): GPUBuffer {
     this.counters.buffersCreated++;
-    return this.gpu.createBuffer(descriptor);
+    // Memory runs out asynchronously in WebGPU: the next flush or read reports it as LimitExceededError.
+    this.gpu.pushErrorScope('out-of-memory');
+    const gpu = this.gpu.createBuffer(descriptor);
+    this.checks.push({ what: `a buffer of ${descriptor.size} bytes`, bytes: descriptor.size, error: this.gpu.popErrorScope() });
+    return gpu;
   }
 
   private newArena(): GPUBuffer {

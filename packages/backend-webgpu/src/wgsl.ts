@@ -343,7 +343,8 @@ class WgslGenerator {
           case 'workgroupIndex':
             return 'wgi';
           case 'workgroupSize':
-            return `${this.ir.workgroupSize}u`;
+            // A literal, so a constant for WGSL's shader-creation folding too (isConstTree).
+            return opaque ? `${this.runtimeHelper('u32')}(${this.ir.workgroupSize}u)` : `${this.ir.workgroupSize}u`;
           case 'numWorkgroups':
             return 'nwg';
           case 'subgroupSize':
@@ -775,6 +776,10 @@ function isConstTree(e: Expr): boolean {
       case 'bitcast':
       case 'construct':
       case 'extract':
+        break;
+      case 'builtin':
+        // workgroupSize is emitted as a literal.
+        if (x.name !== 'workgroupSize') constant = false;
         break;
       default:
         constant = false;

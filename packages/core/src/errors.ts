@@ -80,8 +80,10 @@ export class LimitExceededError extends TridentError {
   readonly limit: string;
   readonly requested: number;
   readonly allowed: number;
+  /** `allowed` is NaN where the limit is not a number known in advance (memory the host could not give). */
   constructor(backend: string, limit: string, requested: number, allowed: number, what?: string) {
-    super('LIMIT_EXCEEDED', `${what ?? 'request'} exceeds limit '${limit}' of backend '${backend}': ${requested} > ${allowed}`);
+    const amount = Number.isNaN(allowed) ? `${requested} requested, not available` : `${requested} > ${allowed}`;
+    super('LIMIT_EXCEEDED', `${what ?? 'request'} exceeds limit '${limit}' of backend '${backend}': ${amount}`);
     this.backend = backend;
     this.limit = limit;
     this.requested = requested;

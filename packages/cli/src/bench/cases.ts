@@ -73,7 +73,8 @@ export function sameArray(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
   return true;
 }
 
-const MEMORY_SIZES = [2 ** 16, 2 ** 20] as const;
+/** Four sizes per case, so the report can draw throughput-vs-n curves; the whole default bench stays within the Quick start's 10 minutes on 2 cores. */
+const MEMORY_SIZES = [2 ** 14, 2 ** 16, 2 ** 18, 2 ** 20] as const;
 
 export const CASES: readonly BenchCase[] = [
   {
@@ -211,7 +212,7 @@ export const CASES: readonly BenchCase[] = [
   },
   ...(
     [
-      // sort(): radix sort where the caps allow ('workgroup' + 'scatter'), bitonic sort on gather-only devices.
+      // sort(): radix sort where the caps allow ('workgroup' + 'scatter'), merge sort (merge path) on gather-only devices.
       ['auto', sort],
       ['merge', mergeSort],
       ['bitonic', bitonicSort],
@@ -222,8 +223,8 @@ export const CASES: readonly BenchCase[] = [
       algorithm: 'sort',
       variant,
       dtype: 'u32',
-      // Radix sort on SwiftShader's WebGPU takes ~2 s at 2^16: larger sizes belong to real GPUs (--sizes).
-      sizes: [2 ** 12, 2 ** 16],
+      // Radix and quick sort on SwiftShader's WebGPU take seconds per run at 2^16: larger sizes belong to real GPUs (--sizes).
+      sizes: [2 ** 10, 2 ** 12, 2 ** 13, 2 ** 14],
       // Minimal traffic of a sort: read every key once, write it once.
       bytes: (n) => 8 * n,
       setup(device, n) {
@@ -249,7 +250,7 @@ export const CASES: readonly BenchCase[] = [
     // One all-pairs force evaluation (the n² part of a leapfrog step), as the gpu.js peer kernel computes.
     variant: 'accelerations',
     dtype: 'f32',
-    sizes: [512, 2048],
+    sizes: [256, 512, 1024, 2048],
     flops: (n) => NBODY_FLOPS_PER_INTERACTION * n * n,
     setup(device, n) {
       const host = nbodyBodies(n);

@@ -12,7 +12,6 @@
  * own sequential references. Graph construction is untimed for everyone.
  */
 
-import { createRequire } from 'node:module';
 import {
   apsp,
   apspReference,
@@ -28,7 +27,7 @@ import {
   randomGraph,
   rmatGraph,
 } from '@trident/algorithms';
-import type { MultiUndirectedGraph } from 'graphology';
+import graphology, { type MultiUndirectedGraph } from 'graphology';
 import { connectedComponents } from 'graphology-components';
 import { dijkstra } from 'graphology-shortest-path';
 import { bfsFromNode } from 'graphology-traversal';
@@ -37,12 +36,13 @@ import type { BenchCase, PreparedRun } from './cases.ts';
 import { sameArray } from './cases.ts';
 
 /**
- * graphology is CommonJS (module.exports is its Graph class, the other classes hang off it)
- * while its typings declare ES exports: a default import is the class under the monorepo's
- * bundler resolution but the whole module under the build's NodeNext. `require` gives the
- * same object in both, typed by the named export they agree on.
+ * graphology's default export is its Graph class, with the other classes hung on it
+ * (`Graph.MultiUndirectedGraph`) in both its CommonJS and ES builds. Its typings declare
+ * ES exports, which the monorepo's bundler resolution reads as the class but the build's
+ * NodeNext as the whole CommonJS module; the cast names what both builds hold. (Not
+ * `createRequire`: this module is also bundled into the CLI's browser page.)
  */
-const { MultiUndirectedGraph: GraphologyGraph } = createRequire(import.meta.url)('graphology') as typeof import('graphology');
+const GraphologyGraph = (graphology as unknown as { MultiUndirectedGraph: typeof MultiUndirectedGraph }).MultiUndirectedGraph;
 type Graph = MultiUndirectedGraph;
 
 type Shape = 'random' | 'rmat';
@@ -104,7 +104,7 @@ function bfsCase(shape: Shape): BenchCase {
     algorithm: 'bfs',
     variant: shape,
     dtype: 'i32',
-    sizes: [1e4, 1e5, 1e6],
+    sizes: [3e3, 1e4, 3e4, 1e5],
     edges: (n) => storedOf(shape, n),
     setup(device, n) {
       const input = graphFor(shape, n);
@@ -152,7 +152,7 @@ function componentsCase(shape: Shape): BenchCase {
     algorithm: 'components',
     variant: shape,
     dtype: 'i32',
-    sizes: [1e4, 1e5, 1e6],
+    sizes: [3e3, 1e4, 3e4, 1e5],
     edges: (n) => storedOf(shape, n),
     setup(device, n) {
       const input = graphFor(shape, n);
@@ -206,7 +206,7 @@ const mstCase: BenchCase = {
   algorithm: 'mst',
   variant: 'random',
   dtype: 'f32',
-  sizes: [1e4, 1e5, 1e6],
+  sizes: [3e3, 1e4, 3e4, 1e5],
   setup(device, n) {
     const input = graphFor('random', n, 'random');
     return deviceRun(device, input, async (g) => {
@@ -236,7 +236,9 @@ const apspCase: BenchCase = {
   variant: 'random',
   dtype: 'f32',
   // Vertices (n^2 outputs, n^3 work); 4 stored entries per vertex.
-  sizes: [64, 256, 512],
+  sizes: [32, 64, 128, 256],
+  // Floyd–Warshall: one add and one min per (k, i, j).
+  flops: (n) => 2 * n ** 3,
   setup(device, n) {
     const input = randomGraph(n, 2 * n, { symmetric: true, weights: 'random', seed: 2026 });
     return deviceRun(device, input, async (g) => {

@@ -2,6 +2,12 @@
  * Timing one case at one size on one device: warm-up runs (compile, allocate,
  * JIT), one checked run, then repeated timed runs through `device.time`, which
  * gives GPU timestamps where the device has them and wall clock otherwise.
+ *
+ * Where the timer is gpu-timestamp, the same runs are also timed on the wall
+ * clock, from the call until `device.time` resolved — it resolves once the GPU
+ * timestamps are read back, so after the work completed — and kept as `wallMs`:
+ * the report compares Trident with peers that have only a wall clock (which
+ * includes their result read) like for like. No extra runs.
  */
 import type { Device } from 'trident';
 import type { BenchCase } from './cases.ts';
@@ -54,8 +60,11 @@ export async function measureCase(
     const samples: number[] = [];
     let timer: TimerSourceName | undefined;
     let spent = 0;
+    const walls: number[] = [];
     for (let i = 0; i < settings.repeats; i++) {
+      const w0 = performance.now();
       const t = await device.time(`${c.algorithm}:${c.variant}:${n}`, () => p.run());
+      walls.push(performance.now() - w0);
       if (timer !== undefined && t.source !== timer) {
         // Never mix clocks within one measurement: report it instead of averaging across sources.
         return { ...base, timer, repeats: samples.length, error: `timer source changed from ${timer} to ${t.source} between repeats` };
@@ -65,6 +74,7 @@ export async function measureCase(
       spent += t.ms;
       if (samples.length >= 3 && spent > settings.budgetMs) break;
     }
+    const wallMs = timer === 'gpu-timestamp' ? summarize(walls) : undefined;
     const ms = summarize(samples);
     const throughput = throughputOf(base.bytes, base.flops, ms.median, base.edges);
     return {
@@ -72,6 +82,7 @@ export async function measureCase(
       timer: timer ?? device.caps.timerSource,
       repeats: samples.length,
       ms,
+      ...(wallMs ? { wallMs } : {}),
       ...(throughput ? { throughput } : {}),
       verified,
     };

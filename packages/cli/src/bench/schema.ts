@@ -5,6 +5,7 @@
  * such as the H100 run, which merge into the report).
  */
 import type { MachineDescription } from '../describe.ts';
+import type { DeviceDescription } from '../device-description.ts';
 
 export const SCHEMA_ID = 'trident-bench/1';
 
@@ -48,6 +49,12 @@ export interface Measurement {
   readonly repeats: number;
   /** Milliseconds; absent when `error` says why it could not run. */
   readonly ms?: Stats;
+  /**
+   * Where `timer` is gpu-timestamp: wall-clock ms of the same runs, from the call until
+   * the timestamps were read back (so the work had completed), for like-for-like
+   * comparisons with peers that have only a wall clock.
+   */
+  readonly wallMs?: Stats;
   /** Bytes read + written by one run (the GB/s numerator), for memory-bound algorithms. */
   readonly bytes?: number;
   /** Floating-point operations of one run (nbody: 20 per interaction), for compute-bound ones. */
@@ -60,6 +67,13 @@ export interface Measurement {
   readonly verified?: boolean;
   /** Why this combination did not run (unsupported feature, peer lacks the operation, failure). */
   readonly error?: string;
+}
+
+/** A device the run measured: its caps and info as `trident devices` prints them, and what each algorithm chose on it. */
+export interface BenchDevice extends DeviceDescription {
+  readonly runtime: 'node' | 'chromium';
+  /** Algorithm -> the formulation it runs on this device with default options (bench/formulations.ts). */
+  readonly formulations: Readonly<Record<string, string>>;
 }
 
 export interface BenchResults {
@@ -81,9 +95,11 @@ export interface BenchResults {
     readonly sizes: Readonly<Record<string, readonly number[]>>;
   };
   readonly measurements: readonly Measurement[];
-  /** Backends that were asked for but gave no device, and why. */
+  /** Every device measured, with caps and info: the report's capability matrix is generated from these. */
+  readonly devices?: readonly BenchDevice[];
   /** How the environment was set up (e.g. Vulkan pointed at SwiftShader on a GPU-less machine). */
   readonly notes?: readonly string[];
+  /** Backends that were asked for but gave no device, and why. */
   readonly unavailable?: ReadonlyArray<{ readonly backend: string; readonly runtime: string; readonly reason: string }>;
 }
 

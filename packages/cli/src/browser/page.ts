@@ -5,8 +5,9 @@
  */
 import { BACKEND_KINDS, type BackendKind, createDevice, probeBackends } from 'trident';
 import { CASES } from '../bench/cases.ts';
+import { chosenFormulations } from '../bench/formulations.ts';
 import { measureCase } from '../bench/runner.ts';
-import type { Measurement } from '../bench/schema.ts';
+import type { BenchDevice, Measurement } from '../bench/schema.ts';
 import { describeDevice } from '../device-description.ts';
 import { executeJob, fromWire, toWire } from '../run/execute.ts';
 import { runPeers } from './peers.ts';
@@ -20,6 +21,7 @@ window.tridentBench = async (config: PageConfig): Promise<PageResult> => {
   const measurements: Measurement[] = [];
   const unavailable: PageResult['unavailable'] = [];
   const adapters: Record<string, string> = {};
+  const devices: BenchDevice[] = [];
   const versions: Record<string, string> = { userAgent: navigator.userAgent };
   for (const kind of config.backends as BackendKind[]) {
     let device: Awaited<ReturnType<typeof createDevice>>;
@@ -32,6 +34,7 @@ window.tridentBench = async (config: PageConfig): Promise<PageResult> => {
       continue;
     }
     adapters[`chromium/${kind}`] = device.info.adapter;
+    devices.push({ ...describeDevice(device), runtime: 'chromium', formulations: chosenFormulations(device) });
     try {
       for (const pc of config.cases) {
         const c = CASES.find((x) => `${x.algorithm}:${x.variant}` === pc.key);
@@ -52,7 +55,7 @@ window.tridentBench = async (config: PageConfig): Promise<PageResult> => {
     Object.assign(adapters, peers.adapters);
     Object.assign(versions, peers.versions);
   }
-  return { measurements, unavailable, adapters, versions };
+  return { measurements, unavailable, adapters, versions, devices };
 };
 
 window.tridentRun = async (backend, job, workers) => {

@@ -1,5 +1,5 @@
 /** What Node sends the benchmark page and what the page sends back (plain JSON both ways). */
-import type { Measurement } from '../bench/schema.ts';
+import type { BenchDevice, Measurement } from '../bench/schema.ts';
 import type { DeviceDescription } from '../device-description.ts';
 import type { WireArray } from '../run/execute.ts';
 
@@ -25,6 +25,8 @@ export interface PageResult {
   readonly unavailable: Array<{ backend: string; runtime: string; reason: string }>;
   readonly adapters: Record<string, string>;
   readonly versions: Record<string, string>;
+  /** The devices measured in the page, with caps, info and formulations. */
+  readonly devices?: BenchDevice[];
 }
 
 /** A `trident run` job as sent to the page: inputs as raw bytes (base64), so every bit survives. */

@@ -9,12 +9,14 @@ import { dirname, join } from 'node:path';
 import { BACKEND_KINDS, type BackendKind, createDevice, type Device, registeredBackends } from 'trident';
 import { backendKind, list, parse, positiveInt } from '../args.ts';
 import { type BenchCase, CASES } from '../bench/cases.ts';
+import { chosenFormulations } from '../bench/formulations.ts';
 import { measurePeer } from '../bench/peer-runner.ts';
 import { Progress } from '../bench/progress.ts';
 import { measureCase, type RunSettings } from '../bench/runner.ts';
-import { type BenchResults, type Measurement, SCHEMA_ID } from '../bench/schema.ts';
+import { type BenchDevice, type BenchResults, type Measurement, SCHEMA_ID } from '../bench/schema.ts';
 import { CHROMIUM_PATH } from '../browser/chromium.ts';
 import { describeMachine } from '../describe.ts';
+import { describeDevice } from '../device-description.ts';
 import { deviceOptions } from '../device-options.ts';
 import { environmentNotes } from '../environment.ts';
 import { UsageError } from '../errors.ts';
@@ -72,7 +74,7 @@ const PEER_ONLY_NBODY: BenchCase = {
   algorithm: 'nbody',
   variant: '',
   dtype: 'f32',
-  sizes: [512, 2048],
+  sizes: [256, 512, 1024, 2048],
   setup: () => {
     throw new Error('peer sizes only');
   },
@@ -137,11 +139,13 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
   const devices: Device[] = [];
   const unavailable: Array<{ backend: string; runtime: string; reason: string }> = [];
   const adapters: Record<string, string> = {};
+  const described: BenchDevice[] = [];
   for (const kind of kinds) {
     try {
       const d = await createDevice({ backend: kind, options: deviceOptions(options.workers) });
       devices.push(d);
       adapters[`node/${kind}`] = d.info.adapter;
+      described.push({ ...describeDevice(d), runtime: 'node', formulations: chosenFormulations(d) });
     } catch (err) {
       const reason =
         err instanceof Error && 'reasons' in err ? String((err as { reasons: { reason: string }[] }).reasons[0]?.reason) : String(err);
@@ -214,6 +218,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       measurements.push(...run.measurements);
       unavailable.push(...run.unavailable);
       Object.assign(adapters, run.adapters);
+      described.push(...(run.devices ?? []));
       Object.assign(versions, run.versions);
       versions.chromium = run.chromiumVersion;
       for (const m of run.measurements) {
@@ -244,6 +249,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
     versions,
     settings: { command: options.command, warmup: options.settings.warmup, repeats: options.settings.repeats, sizes },
     measurements,
+    devices: described,
     unavailable,
     ...(environmentNotes.length > 0 ? { notes: [...environmentNotes] } : {}),
   };

@@ -4,7 +4,8 @@
  * report/REPORT.md and a self-contained report/index.html.
  */
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { list, parse } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import { commitOutputs } from '../output.ts';
@@ -13,12 +14,13 @@ import { buildDocument } from '../report/document.ts';
 import { type LabelledMeasurement, type LoadedResults, loadResultsFile } from '../report/load.ts';
 import { renderHtml, renderMarkdown } from '../report/render.ts';
 
-const USAGE = `usage: trident report [--from results.json ...] [--out report/]
+const USAGE = `usage: trident report [--from results.json ...] [--out report/] [--screenshot FILE.png]
 
-  --from FILE   results file(s) or folder(s) of them to merge (repeat or
-                comma-separate). Default: report/results-*.json (this machine's
-                bench runs) and bench/results/*.json (other machines, e.g. H100).
-  --out DIR     where REPORT.md and index.html go (default: report/)`;
+  --from FILE        results file(s) or folder(s) of them to merge (repeat or
+                     comma-separate). Default: report/results-*.json (this machine's
+                     bench runs) and bench/results/*.json (other machines, e.g. H100).
+  --out DIR          where REPORT.md and index.html go (default: report/)
+  --screenshot FILE  also save index.html's first screen (1280×900, headless Chromium) as a PNG`;
 
 export interface ReportFiles {
   readonly markdown: string;
@@ -55,14 +57,14 @@ export function newestMeasurements(sources: readonly LoadedResults[]): { measure
   return { measurements: [...newest.values()].map((v) => v.m), superseded: notes };
 }
 
-export function buildReport(sources: readonly LoadedResults[]): ReportFiles {
+export async function buildReport(sources: readonly LoadedResults[]): Promise<ReportFiles> {
   const { measurements, superseded } = newestMeasurements(sources);
   const analysis = analyze(measurements);
   const withNotes = sources.map((s) => ({ ...s, warnings: [...s.warnings, ...superseded.filter((w) => w.startsWith(`${s.file}:`))] }));
-  const blocks = buildDocument(analysis, withNotes);
+  const blocks = buildDocument(analysis, withNotes, measurements);
   return {
     markdown: renderMarkdown(blocks),
-    html: renderHtml(blocks, 'Trident portability report'),
+    html: await renderHtml(blocks, 'Trident portability report'),
     warnings: withNotes.flatMap((s) => s.warnings),
   };
 }
@@ -99,6 +101,7 @@ export async function reportCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, {
     from: { type: 'string', multiple: true },
     out: { type: 'string' },
+    screenshot: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
@@ -119,17 +122,35 @@ export async function reportCommand(argv: string[]): Promise<number> {
     }
   }
   if (sources.length === 0) throw new UsageError(`none of ${files.length} results file(s) could be read`);
-  const report = buildReport(sources);
+  const report = await buildReport(sources);
   const dir = values.out ?? 'report';
   mkdirSync(dir, { recursive: true });
   commitOutputs([
     { path: join(dir, 'REPORT.md'), bytes: report.markdown },
     { path: join(dir, 'index.html'), bytes: report.html },
   ]);
+  if (values.screenshot) await screenshot(join(dir, 'index.html'), values.screenshot);
   for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
   const count = sources.reduce((s, r) => s + r.measurements.length, 0);
   process.stderr.write(
     `report: ${count} measurements from ${files.length} file(s) -> ${join(dir, 'REPORT.md')}, ${join(dir, 'index.html')}\n`,
   );
   return 0;
+}
+
+/** The page's first screen as a reader sees it: 1280×900 in headless Chromium, opened from disk. */
+async function screenshot(html: string, png: string): Promise<void> {
+  // Loaded only here, so `trident report` alone needs no browser.
+  const [{ chromium }, { CHROMIUM_ARGS, CHROMIUM_PATH }] = await Promise.all([import('playwright-core'), import('../browser/chromium.ts')]);
+  if (!existsSync(CHROMIUM_PATH)) throw new UsageError(`--screenshot: no Chromium at ${CHROMIUM_PATH} (set CHROMIUM_PATH)`);
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(pathToFileURL(resolve(html)).href);
+    mkdirSync(dirname(resolve(png)), { recursive: true });
+    await page.screenshot({ path: png });
+  } finally {
+    await browser.close();
+  }
+  process.stderr.write(`report: first screen -> ${png}\n`);
 }

@@ -14,7 +14,8 @@
  *   compute-bound.
  * - *Application efficiency* e = best-known time / Trident's time, where the
  *   best-known time is the fastest of Trident and every peer or native anchor of
- *   the same backend class measured on the same machine at the same n.
+ *   the same backend class measured on the same machine at the same n (a rival's
+ *   time scaled to Trident's work where both rows count work in the same unit).
  * - PP = |H| / Σ 1/e_i over the platforms H that Trident's results name for the
  *   algorithm, each at the largest n it ran; 0 if any platform failed it.
  */
@@ -35,8 +36,9 @@ export const algoName = (m: Pick<Measurement, 'algorithm' | 'variant'>): string 
 
 /**
  * The Trident backend a peer's mode competes with: TF.js 'webgl' and gpu.js
- * 'webgl2' run on WebGL2; 'wasm' and 'cpu' modes on the CPU; native CUDA/CUB
- * anchors on the GPU WebGPU drives on that machine.
+ * 'webgl2' run on WebGL2; 'wasm' and 'cpu' modes, and plain JavaScript ('js':
+ * graphology, the sequential references) on the CPU; native CUDA/CUB anchors on
+ * the GPU WebGPU drives on that machine.
  */
 export function backendClass(m: Pick<Measurement, 'implementation' | 'backend'>): string {
   const b = m.backend.toLowerCase();
@@ -44,7 +46,7 @@ export function backendClass(m: Pick<Measurement, 'implementation' | 'backend'>)
   if (m.implementation === 'cub' || m.implementation === 'cuda' || m.implementation === 'wgsl-hand' || b === 'cuda') return 'webgpu';
   if (b === 'webgl' || b === 'webgl2' || b === 'gpu') return 'webgl2';
   if (b === 'webgpu') return 'webgpu';
-  if (b === 'cpu' || b === 'wasm' || b === 'tensorflow') return 'cpu';
+  if (b === 'cpu' || b === 'wasm' || b === 'tensorflow' || b === 'js') return 'cpu';
   return m.backend;
 }
 
@@ -211,7 +213,13 @@ export function analyze(all: readonly LabelledMeasurement[]): Analysis {
           backendClass(o) === largest.backend &&
           median(o) !== undefined,
       );
-      const best = Math.min(t, ...rivals.map((o) => median(o) as number));
+      // A rival's time for our work: scaled by the throughput ratio where both count work in one unit
+      // (an H100 N-body step is two force evaluations, the CUDA anchor's row one).
+      const equivalent = (o: LabelledMeasurement): number =>
+        o.throughput && largest.throughput && o.throughput.unit === largest.throughput.unit
+          ? (t * largest.throughput.value) / o.throughput.value
+          : (median(o) as number);
+      const best = Math.min(t, ...rivals.map(equivalent));
       app.push({ platform, n: largest.n, efficiency: best / t, competitors: rivals.length });
     }
     const archE = arch.map((p) => p.efficiency);
@@ -268,7 +276,9 @@ export function fmtNum(v: number): string {
 }
 
 export function fmtPct(v: number | undefined): string {
-  return v === undefined ? '—' : `${(100 * v).toFixed(v < 0.1 ? 1 : 0)}%`;
+  if (v === undefined) return '—';
+  // Two significant digits below 1% (0.0% must not hide a small share).
+  return `${v > 0 && v < 0.01 ? (100 * v).toPrecision(2) : (100 * v).toFixed(v < 0.1 ? 1 : 0)}%`;
 }
 
 export function fmtN(n: number): string {

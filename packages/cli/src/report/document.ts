@@ -1,30 +1,70 @@
 /**
- * The report as a list of blocks (headings, paragraphs, tables, charts), built
- * once and rendered twice: REPORT.md (charts omitted) and a self-contained
- * index.html (charts as inline SVG).
+ * The report as a list of blocks, built once and rendered twice: REPORT.md
+ * (charts as their data tables, collapsible parts as headings) and a
+ * self-contained index.html (charts as static SVG, collapsible parts as
+ * <details>). Order: scoreboard, PP, scaling curves, capability matrix, then
+ * per-algorithm details, sources and method.
  */
 import {
   type Analysis,
-  algoName,
   backendClass,
   fmtMs,
   fmtN,
   fmtNum,
   fmtPct,
   type PlatformEfficiency,
-  platformName,
+  type PortabilityRow,
   type Row,
   spread,
 } from './analysis.ts';
+import { buildCapabilityMatrix, type CapabilityMatrix } from './capabilities.ts';
+import { type CurveChart, seriesColors } from './charts.ts';
+import { curveBlocks } from './curves.ts';
 import type { LabelledMeasurement, LoadedResults } from './load.ts';
-import { type Bar, barChart } from './svg.ts';
+import { implementationName, shortAdapter } from './names.ts';
+import { buildScoreboard, compare, fmtSpeedup, type Scoreboard, type ScoreCell } from './scoreboard.ts';
 
-export type Block =
-  | { readonly kind: 'h'; readonly level: 1 | 2 | 3; readonly text: string }
-  | { readonly kind: 'p'; readonly text: string }
-  | { readonly kind: 'list'; readonly items: readonly string[] }
-  | { readonly kind: 'table'; readonly head: readonly string[]; readonly rows: readonly (readonly string[])[] }
-  | { readonly kind: 'chart'; readonly svg: string; readonly alt: string };
+/** A table cell: plain text, or text with HTML extras (pre-escaped inner HTML, a tooltip, a class). */
+export interface RichCell {
+  /** What REPORT.md shows (and the HTML, unless `html` is given). */
+  readonly text: string;
+  /** Inner HTML for index.html, already escaped. */
+  readonly html?: string;
+  readonly title?: string;
+  readonly className?: string;
+  readonly style?: string;
+}
+export type Cell = string | RichCell;
+
+export interface ChartBlock {
+  readonly chart: CurveChart;
+  /** The chart's data as a table: REPORT.md shows it instead of the chart. */
+  readonly head: readonly string[];
+  readonly rows: readonly (readonly string[])[];
+}
+
+/** A block shown in one rendering only ('md': REPORT.md, 'html': index.html); both by default. */
+type Only = { readonly only?: 'md' | 'html' };
+
+export type Block = Only &
+  (
+    | { readonly kind: 'h'; readonly level: 1 | 2 | 3; readonly text: string; readonly id?: string }
+    | { readonly kind: 'p'; readonly text: string; readonly className?: string }
+    | { readonly kind: 'list'; readonly items: readonly string[] }
+    | {
+        readonly kind: 'table';
+        readonly head: readonly Cell[];
+        readonly rows: readonly (readonly Cell[])[];
+        readonly id?: string;
+        readonly className?: string;
+      }
+    | { readonly kind: 'charts'; readonly id: string; readonly charts: readonly ChartBlock[] }
+    | { readonly kind: 'details'; readonly summary: string; readonly blocks: readonly Block[]; readonly id?: string }
+  );
+
+export function escapeHtml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
 
 const throughputText = (m: LabelledMeasurement): string => (m.throughput ? `${fmtNum(m.throughput.value)} ${m.throughput.unit}` : '—');
 const timeText = (m: LabelledMeasurement): string => (m.ms ? `${fmtMs(m.ms.median)} (${spread(m.ms)})` : '—');
@@ -38,203 +78,316 @@ const effText = (p: PlatformEfficiency): string =>
     p.competitors !== undefined ? ` vs ${p.competitors} other${p.competitors === 1 ? '' : 's'}` : ''
   } @ n=${fmtN(p.n)}`;
 
-export function buildDocument(analysis: Analysis, sources: readonly LoadedResults[]): Block[] {
+export function buildDocument(analysis: Analysis, sources: readonly LoadedResults[], all: readonly LabelledMeasurement[]): Block[] {
   const out: Block[] = [];
+  const board = buildScoreboard(all, analysis);
   out.push({ kind: 'h', level: 1, text: 'Trident portability report' });
   out.push({
     kind: 'p',
     text:
       'One algorithm suite, written once against Trident\u2019s kernel IR, timed on every backend that gave a device, beside the peers ' +
-      '(gpu.js, TensorFlow.js) and native CUDA/CUB anchors where those were run. Every figure below comes from the results files ' +
-      'listed under Sources; nothing is typed in by hand.',
+      '(TensorFlow.js, gpu.js, graphology) and native CUDA/CUB anchors where those ran. Every figure comes from the results files under ' +
+      'Sources; nothing is typed in.',
+  });
+
+  out.push({ kind: 'h', level: 2, text: 'Scoreboard', id: 'scoreboard-title' });
+  out.push({
+    kind: 'p',
+    className: 'legend',
+    text:
+      'Per algorithm and platform (machine · runtime · backend), at the largest n run: % of that platform\u2019s own zcopy ceiling ' +
+      '(the bar; GB/s for zcopy itself, GFLOP/s or GTEPS where compute or edges bound) and the speedup against the toughest peer on ' +
+      'the same platform, like for like (▲ green: Trident faster; ▼ red: slower; * timers differ). Hover a cell for n, both times and timers.',
+  });
+  // index.html: the verdict as the table's last column; REPORT.md: as a list under it (a terminal wraps a list, not a table).
+  out.push({ ...scoreboardTable(board, true), only: 'html' });
+  out.push({ ...scoreboardTable(board, false), only: 'md' });
+  out.push({ kind: 'list', items: board.rows.map((r) => r.verdict), only: 'md' });
+  out.push({
+    kind: 'p',
+    only: 'md',
+    text: `Adapters: ${board.platforms.map((p) => `${p.label} ${p.runtime} ${p.backend} = ${p.shortAdapter || p.adapter}`).join('; ')}.`,
   });
 
   out.push({ kind: 'h', level: 2, text: 'Performance portability (Pennycook PP)' });
   out.push({
     kind: 'p',
     text:
-      'PP = |H| / \u03a3 1/e_i over the platforms H that ran the algorithm (each at the largest n it ran); 0 if any platform failed it. ' +
-      'Architectural efficiency: throughput / that platform\u2019s measured zcopy ceiling. Application efficiency: best-known time on ' +
-      'that platform (fastest of Trident and every peer or anchor of the same backend class on that machine at that n) / Trident\u2019s time; ' +
-      'where no other implementation ran it, e = 1 by definition, so read it with the competitor count.',
+      'PP = |H| / \u03a3 1/e_i over the platforms H that ran the algorithm (each at its largest n); 0 if any failed. Architectural e: ' +
+      'throughput / the platform\u2019s zcopy ceiling. Application e: the best-known time on the platform (fastest of Trident and every peer ' +
+      'or anchor of the same backend class at that n) / Trident\u2019s time — 1 where nothing else ran, so read it with the competitor count.',
   });
-  out.push({
-    kind: 'table',
-    head: [
-      'algorithm',
-      'platforms',
-      'PP (architectural)',
-      'PP (application)',
-      'per-platform architectural e',
-      'per-platform application e',
-    ],
-    rows: analysis.portability.map((p) => [
-      p.algorithm,
-      String(p.application.platforms.length),
-      ppText(p.architectural.pp),
-      ppText(p.application.pp),
-      p.architectural.platforms.map(effText).join('; '),
-      p.application.platforms.map(effText).join('; '),
-    ]),
-  });
-  const ppBars: Bar[] = analysis.portability
-    .filter((p) => p.architectural.pp !== undefined)
-    .map((p) => ({ label: p.algorithm, value: p.architectural.pp as number, group: 'architectural', text: ppText(p.architectural.pp) }));
-  out.push({
-    kind: 'chart',
-    alt: 'PP (architectural) per algorithm',
-    svg: barChart({
-      id: 'chart-pp',
-      title: 'PP, architectural efficiency',
-      unit: 'harmonic mean of throughput / zcopy ceiling',
-      bars: ppBars,
-    }),
-  });
+  out.push(ppTable(analysis.portability));
 
-  out.push({ kind: 'h', level: 2, text: 'Bandwidth ceilings (zcopy, read + write)' });
+  const curveData = curveBlocks(all, analysis.algorithms);
+  // One colour per series across all charts: a platform or peer keeps its colour from chart to chart.
+  const colors = seriesColors(curveData.flatMap((c) => c.chart.points.map((p) => p.series)));
+  const curves = curveData.map((c) => ({ ...c, chart: { ...c.chart, colors } }));
+  out.push({ kind: 'h', level: 2, text: 'Scaling curves', id: 'curves-title' });
   out.push({
     kind: 'p',
-    text: 'The zcopy throughput each platform reaches: the ceiling every other memory-bound algorithm on that platform is measured against.',
+    text:
+      'Throughput vs n, log-log, per algorithm: one line per Trident platform (the scoreboard\u2019s variant) and per peer. A flat line ' +
+      'scales linearly; a rising one is still paying fixed costs (dispatch, launch, read-back) at small n.',
   });
-  out.push(measurementTable(analysis.ceilings, false));
+  out.push({ kind: 'charts', id: 'curves', charts: curves });
 
-  for (const algorithm of analysis.algorithms) {
-    const rows = analysis.rows.get(algorithm) ?? [];
-    const peers = analysis.peers.get(algorithm) ?? [];
-    out.push({ kind: 'h', level: 2, text: algorithm });
-    if (rows.length > 0) {
-      out.push({
-        kind: 'p',
-        text:
-          algorithm === 'nbody'
-            ? 'GFLOP/s counts 20 flop per body-body interaction. Compute-bound: no share of the zcopy ceiling.'
-            : 'GB/s = bytes read + written / median time. "% zcopy" = throughput / the same platform\u2019s zcopy ceiling (architectural efficiency).',
-      });
-      out.push(measurementTable(rows, algorithm !== 'zcopy' && algorithm !== 'nbody'));
-      out.push({ kind: 'chart', alt: `${algorithm} throughput`, svg: throughputChart(algorithm, rows, peers) });
-    }
-    if (peers.length > 0) {
-      out.push({ kind: 'h', level: 3, text: `${algorithm}: peers and native anchors` });
-      out.push({
-        kind: 'p',
-        text:
-          'Speedup = peer time / Trident time at the same n on the same machine (> 1: Trident is faster). "Like for like" is Trident on the ' +
-          'backend the peer\u2019s mode competes with (WebGL \u2194 webgl2, WebGPU \u2194 webgpu, CPU/WASM \u2194 cpu, CUDA \u2194 webgpu on that GPU).',
-      });
-      if (peers.some(({ peer, likeForLike }) => likeForLike && likeForLike.timer !== peer.timer)) {
-        out.push({
-          kind: 'p',
-          text:
-            'Where the timers differ (e.g. Trident on gpu-timestamp, a peer on wall clock including its read-back), the speedup favours ' +
-            'the gpu-timestamp side by the read-back and submission overhead; each side’s timer is given.',
-        });
-      }
-      out.push({
-        kind: 'table',
-        head: [
-          'machine',
-          'peer',
-          'runtime',
-          'adapter',
-          'n',
-          'timer',
-          'median ms (min–max)',
-          'throughput',
-          'Trident like for like',
-          'speedup',
-          'Trident fastest',
-          'speedup',
-        ],
-        rows: peers.map(({ peer, likeForLike, fastest }) => [
-          peer.label,
-          implName(peer),
-          peer.runtime,
-          peer.adapter,
-          fmtN(peer.n),
-          peer.timer,
-          peer.error ? `error: ${peer.error}` : timeText(peer),
-          throughputText(peer),
-          likeForLike
-            ? `${likeForLike.backend} ${fmtMs(likeForLike.ms?.median as number)} ms (${likeForLike.runtime}, ${likeForLike.timer})`
-            : `— (no ${backendClass(peer)} result)`,
-          speedup(peer, likeForLike),
-          fastest ? `${fastest.backend} ${fmtMs(fastest.ms?.median as number)} ms` : '—',
-          speedup(peer, fastest),
-        ]),
-      });
-    }
-  }
-
-  out.push({ kind: 'h', level: 2, text: 'Sources' });
+  const matrix = buildCapabilityMatrix(sources);
+  out.push({ kind: 'h', level: 2, text: 'Capability matrix', id: 'capabilities-title' });
   out.push({
-    kind: 'table',
-    head: ['label', 'file', 'created', 'machine', 'adapters', 'versions', 'measurements'],
-    rows: sources.map((s) => [
-      s.label,
-      s.file,
-      s.createdAt,
-      [s.machine.os, s.machine.cpu, s.machine.cores !== undefined ? `${s.machine.cores} cores` : undefined].filter(Boolean).join(', '),
-      Object.entries(s.adapters)
-        .map(([k, v]) => `${k}: ${v}`)
-        .join('; '),
-      Object.entries(s.versions)
-        .map(([k, v]) => `${k} ${v}`)
-        .join('; '),
-      String(s.measurements.length),
-    ]),
+    kind: 'p',
+    text:
+      'Generated from each measured device\u2019s caps and info (`trident devices` prints the same), with the formulation each algorithm ' +
+      'chose there — chosen from caps, never from the backend\u2019s name.' +
+      (matrix.undescribed.length > 0
+        ? ` No device descriptions in the results of: ${matrix.undescribed.join(', ')} (files written before the field existed).`
+        : ''),
   });
-  const notes = sources.flatMap((s) => s.notes.map((n) => `${s.label}: ${n}`));
-  if (notes.length > 0) {
-    out.push({ kind: 'h', level: 3, text: 'Notes from the runs' });
-    out.push({ kind: 'list', items: notes });
-  }
-  const unavailable = sources.flatMap((s) => s.unavailable.map((u) => `${s.label} · ${u.runtime} · ${u.backend}: ${u.reason}`));
-  if (unavailable.length > 0) {
-    out.push({ kind: 'h', level: 3, text: 'Backends without a device' });
-    out.push({ kind: 'list', items: unavailable });
-  }
-  const warnings = sources.flatMap((s) => s.warnings);
-  if (warnings.length > 0) {
-    out.push({ kind: 'h', level: 3, text: 'Loader warnings' });
-    out.push({ kind: 'list', items: warnings });
-  }
+  out.push(matrixTable(matrix));
+
+  out.push({ kind: 'h', level: 2, text: 'Details per algorithm' });
+  for (const algorithm of analysis.algorithms) out.push(algorithmDetails(algorithm, analysis));
+
+  out.push({
+    kind: 'details',
+    summary: 'Bandwidth ceilings (zcopy, read + write)',
+    blocks: [
+      {
+        kind: 'p',
+        text: 'The zcopy throughput each platform reaches: the ceiling every other memory-bound algorithm on that platform is measured against.',
+      },
+      measurementTable(analysis.ceilings, false),
+    ],
+  });
+  out.push({ kind: 'details', summary: 'Sources', blocks: sourceBlocks(sources) });
+
   out.push({ kind: 'h', level: 2, text: 'Method' });
   out.push({
     kind: 'list',
     items: [
-      'Each measurement: warm-up runs, then repeated timed runs; the median is reported with min–max; every sample of one measurement comes from one timer source (gpu-timestamp or wall), named in the table.',
-      'Throughput uses the median. GB/s counts bytes read + written by the algorithm\u2019s minimal traffic (e.g. reduce: n reads; scan, zcopy: n reads + n writes).',
+      'Each measurement: warm-up runs, then repeated timed runs; the median is reported with min–max; every sample of one measurement comes from one timer (gpu-timestamp or wall), named beside it.',
+      'Throughput uses the median. GB/s counts the bytes the operation must read + write (reduce: n reads; scan, zcopy: n reads + n writes; sorts: each key read once and written once). GFLOP/s counts 20 flop per N-body interaction; GTEPS stored edges per second.',
+      'Speedups (scoreboard, peer tables) are Trident\u2019s speed over the peer\u2019s at the same n on the same machine, like for like: where both rows have the same timer, that timer; where the peer has only a wall clock (TF.js, gpu.js: their time includes reading the result back) and Trident was GPU-timed, Trident\u2019s wall clock of the same runs (call until the GPU timestamps were read back, so the work had completed; its own result stays on the device) — a ratio of wall times; rows marked "timers differ" had no such time. Where both rows count their work, the ratio is of throughputs (so one N-body step of two force evaluations compares fairly with one CUDA evaluation), otherwise of times.',
+      'Native anchors (CUB, CUDA) count as peers of the WebGPU backend on the same GPU; they were timed with CUDA events, as GPU timestamps.',
       'Ratios between different machines are not comparable; ratios within one machine\u2019s run are.',
-      'Results from other machines (e.g. the H100 run with native CUB/CUDA anchors) appear as rows under their own machine label.',
+      'Results from other machines (e.g. the H100 run with native CUB/CUDA anchors) appear under their own machine label.',
     ],
   });
   return out;
 }
 
+// ---------- scoreboard ----------
+
+function scoreCell(cell: ScoreCell | undefined): Cell {
+  if (!cell) return { text: '—', className: 'score none', html: '<span class="na">not run</span>' };
+  if (cell.failure || !cell.figure || !cell.measurement) {
+    return { text: 'failed', className: 'score failed', title: cell.tooltip, html: '<span class="fail">failed</span>' };
+  }
+  const m = cell.measurement;
+  const share = cell.figure.share;
+  const best = cell.best;
+  const tone = best ? (best.speedup >= 1 ? 'win' : 'loss') : '';
+  const vsText = best ? `${best.speedup >= 1 ? '▲' : '▼'} ${fmtSpeedup(best.speedup)} ${implementationName(best.peer.implementation)}` : '';
+  const mixed = best?.basis === 'mixed timers' ? '*' : '';
+  const unverified = m.verified === false ? ' ✗ result differs' : '';
+  const pct = share === undefined ? undefined : Math.max(0, Math.min(100, 100 * share));
+  const html =
+    `<div class="fig"${pct === undefined ? '' : ` style="--share:${pct.toFixed(1)}%"`}>${escapeHtml(cell.figure.text)}` +
+    `${unverified ? `<br><span class="fail">${escapeHtml(unverified)}</span>` : ''}</div>` +
+    (best ? `<div class="vs ${tone}">${escapeHtml(vsText + mixed)}</div>` : '');
+  return {
+    text: `${cell.figure.text}${best ? ` ${vsText}${mixed}` : ''}${unverified}`,
+    html,
+    title: cell.tooltip,
+    className: `score${pct === undefined ? '' : ' share'}`,
+  };
+}
+
+function scoreboardTable(board: Scoreboard, withVerdict: boolean): Block & { kind: 'table' } {
+  const head: Cell[] = [
+    'algorithm',
+    ...board.platforms.map((p) => ({
+      // REPORT.md keeps the header short (a terminal wraps wide tables); the adapters follow as a list.
+      text: withVerdict ? `${p.label} · ${p.runtime} · ${p.backend}` : `${p.label} ${p.runtime} ${p.backend}`,
+      html: `${escapeHtml(`${p.label} · ${p.runtime}`)}<br><b>${escapeHtml(p.backend)}</b><br><small>${escapeHtml(p.shortAdapter)}</small>`,
+      title: p.adapter,
+    })),
+    ...(withVerdict ? ['verdict'] : []),
+  ];
+  return {
+    kind: 'table',
+    ...(withVerdict ? { id: 'scoreboard' } : {}),
+    className: 'scoreboard',
+    head,
+    rows: board.rows.map((r) => [
+      { text: r.algorithm, className: 'algo', title: r.verdict },
+      ...r.cells.map(scoreCell),
+      ...(withVerdict ? [{ text: r.verdict.replace(/^[^:]+: /, ''), className: 'verdict' }] : []),
+    ]),
+  };
+}
+
+// ---------- PP ----------
+
+function ppTable(rows: readonly PortabilityRow[]): Block {
+  const weakest = (list: readonly PlatformEfficiency[]): string => {
+    const defined = list.filter((p) => p.efficiency !== undefined);
+    if (defined.length === 0) return '—';
+    const w = defined.reduce((a, b) => ((b.efficiency as number) < (a.efficiency as number) ? b : a));
+    return `${w.platform}: ${effNum(w.efficiency as number)}${w.note ? ` (${w.note})` : ''}`;
+  };
+  return {
+    kind: 'table',
+    id: 'pp',
+    className: 'compact',
+    head: ['algorithm', 'platforms', 'PP architectural', 'PP application', 'weakest platform (architectural)', 'weakest (application)'],
+    rows: rows.map((p) => [
+      p.algorithm,
+      String(p.application.platforms.length),
+      ppText(p.architectural.pp),
+      ppText(p.application.pp),
+      weakest(p.architectural.platforms),
+      weakest(p.application.platforms),
+    ]),
+  };
+}
+
+// ---------- capability matrix ----------
+
+function matrixTable(matrix: CapabilityMatrix): Block {
+  let lastGroup = '';
+  return {
+    kind: 'table',
+    id: 'capabilities',
+    className: 'matrix',
+    head: [
+      'group',
+      'property',
+      ...matrix.columns.map((c) => ({
+        text: `${c.key}${c.shortAdapter ? ` (${c.shortAdapter})` : ''}`,
+        html: `${escapeHtml(c.key)}<br><small>${escapeHtml(c.shortAdapter)}</small>`,
+        title: c.adapter,
+      })),
+    ],
+    rows: matrix.rows.map((r) => {
+      const group = r.group === lastGroup ? '' : r.group;
+      lastGroup = r.group;
+      return [
+        { text: group, className: 'group' },
+        r.property,
+        ...r.cells.map((c) => ({ text: c.text, className: `cap ${c.tone}`, ...(c.title ? { title: c.title } : {}) })),
+      ];
+    }),
+  };
+}
+
+// ---------- details ----------
+
+function algorithmDetails(algorithm: string, analysis: Analysis): Block {
+  const rows = analysis.rows.get(algorithm) ?? [];
+  const peers = analysis.peers.get(algorithm) ?? [];
+  const blocks: Block[] = [];
+  if (rows.length > 0) {
+    blocks.push({
+      kind: 'p',
+      text:
+        algorithm === 'nbody'
+          ? 'GFLOP/s counts 20 flop per body-body interaction. Compute-bound: no share of the zcopy ceiling.'
+          : 'GB/s = bytes read + written / median time. "% zcopy" = throughput / the same platform\u2019s zcopy ceiling (architectural efficiency).',
+    });
+    blocks.push(measurementTable(rows, algorithm !== 'zcopy' && algorithm !== 'nbody'));
+  }
+  const pp = analysis.portability.filter((p) => p.algorithm === algorithm || p.algorithm.startsWith(`${algorithm} (`));
+  if (pp.length > 0) {
+    blocks.push({
+      kind: 'table',
+      className: 'compact',
+      head: ['variant', 'per-platform architectural e', 'per-platform application e'],
+      rows: pp.map((p) => [
+        p.algorithm,
+        p.architectural.platforms.map(effText).join('; '),
+        p.application.platforms.map(effText).join('; '),
+      ]),
+    });
+  }
+  if (peers.length > 0) {
+    blocks.push({
+      kind: 'p',
+      text:
+        'Peers and native anchors. Speedup = Trident\u2019s speed / the peer\u2019s at the same n on the same machine (> 1: Trident is ' +
+        'faster), like for like as the Method section says (Trident\u2019s wall time where the peer has only a wall clock). ' +
+        '"Like for like": Trident on the backend the peer\u2019s mode competes with (WebGL \u2194 webgl2, WebGPU \u2194 webgpu, CPU/WASM ' +
+        '\u2194 cpu, CUDA \u2194 webgpu on that GPU); "fastest": Trident\u2019s fastest backend on that machine.',
+    });
+    blocks.push({
+      kind: 'table',
+      head: [
+        'machine',
+        'peer',
+        'runtime',
+        'adapter',
+        'n',
+        'timer',
+        'median ms (min–max)',
+        'throughput',
+        'Trident like for like',
+        'speedup',
+        'Trident fastest',
+        'speedup',
+      ],
+      rows: peers.map(({ peer, likeForLike, fastest }) => [
+        peer.label,
+        implName(peer),
+        peer.runtime,
+        { text: shortAdapter(peer.adapter), title: peer.adapter },
+        fmtN(peer.n),
+        peer.timer,
+        peer.error ? `error: ${peer.error}` : timeText(peer),
+        throughputText(peer),
+        likeForLike ? `${likeForLike.backend} ${oursTimeText(peer, likeForLike)}` : `— (no ${backendClass(peer)} result)`,
+        speedup(peer, likeForLike),
+        fastest ? `${fastest.backend} ${oursTimeText(peer, fastest)}` : '—',
+        speedup(peer, fastest),
+      ]),
+    });
+  }
+  return { kind: 'details', summary: algorithm, id: `details-${algorithm}`, blocks };
+}
+
+/** Trident's time and the speedup against `peer`, like for like (scoreboard.ts `compare`). */
+function oursTimeText(peer: LabelledMeasurement, ours: LabelledMeasurement): string {
+  const c = compare(peer, ours);
+  return c
+    ? `${fmtMs(c.oursMs)} ms (${ours.runtime}, ${c.oursTimer})`
+    : ours.ms
+      ? `${fmtMs(ours.ms.median)} ms (${ours.runtime}, ${ours.timer})`
+      : '—';
+}
+
 function speedup(peer: LabelledMeasurement, ours: LabelledMeasurement | undefined): string {
-  const p = peer.ms?.median;
-  const o = ours?.ms?.median;
-  if (peer.error || p === undefined || o === undefined || !(o > 0)) return '—';
-  return `${(p / o).toFixed(2)}×`;
+  const c = ours ? compare(peer, ours) : undefined;
+  if (!c) return '—';
+  return `${fmtSpeedup(c.speedup)}${c.basis === 'mixed timers' ? ' (timers differ)' : ''}`;
 }
 
 function measurementTable(rows: readonly Row[], withShare: boolean): Block {
-  const head = ['machine', 'runtime', 'backend', 'variant', 'adapter', 'n', 'timer', 'median ms (min–max)', 'throughput'];
+  const head = ['machine', 'runtime', 'backend', 'variant', 'adapter', 'n', 'timer', 'median ms (min–max)', 'wall ms', 'throughput'];
   if (withShare) head.push('% zcopy ceiling');
   head.push('verified');
   return {
     kind: 'table',
     head,
     rows: rows.map(({ m, zcopyShare }) => {
-      const cells = [
+      const cells: Cell[] = [
         m.label,
         m.runtime,
         m.backend,
         m.variant || '—',
-        m.adapter,
+        { text: shortAdapter(m.adapter), title: m.adapter },
         fmtN(m.n),
         m.timer,
         m.error ? `error: ${m.error}` : timeText(m),
+        m.wallMs ? fmtMs(m.wallMs.median) : '—',
         throughputText(m),
       ];
       if (withShare) cells.push(fmtPct(zcopyShare));
@@ -244,26 +397,31 @@ function measurementTable(rows: readonly Row[], withShare: boolean): Block {
   };
 }
 
-/** Throughput of every implementation at each one's largest n for this algorithm, per machine. */
-function throughputChart(algorithm: string, rows: readonly Row[], peers: readonly { peer: LabelledMeasurement }[]): string {
-  const largest = new Map<string, LabelledMeasurement>();
-  const consider = (m: LabelledMeasurement): void => {
-    if (m.error || !m.throughput) return;
-    const key = `${platformName(m)}|${m.implementation}|${algoName(m)}`;
-    const cur = largest.get(key);
-    if (!cur || m.n > cur.n) largest.set(key, m);
-  };
-  for (const r of rows) consider(r.m);
-  for (const p of peers) consider(p.peer);
-  const list = [...largest.values()];
-  const unit = list[0]?.throughput?.unit ?? (algorithm === 'nbody' ? 'GFLOP/s' : 'GB/s');
-  const bars: Bar[] = list
-    .filter((m) => m.throughput?.unit === unit)
-    .map((m) => ({
-      label: `${m.label} ${m.runtime} ${m.implementation === 'trident' ? '' : `${m.implementation} `}${m.backend}${m.variant ? ` ${m.variant}` : ''} n=${fmtN(m.n)}`,
-      value: m.throughput?.value as number,
-      group: m.implementation,
-      text: throughputText(m),
-    }));
-  return barChart({ id: `chart-${algorithm}`, title: `${algorithm}: throughput at the largest n run`, unit, bars, log: true });
+function sourceBlocks(sources: readonly LoadedResults[]): Block[] {
+  const blocks: Block[] = [
+    {
+      kind: 'table',
+      head: ['label', 'file', 'created', 'machine', 'adapters (full strings)', 'versions', 'measurements'],
+      rows: sources.map((s) => [
+        s.label,
+        s.file,
+        s.createdAt,
+        [s.machine.os, s.machine.cpu, s.machine.cores !== undefined ? `${s.machine.cores} cores` : undefined].filter(Boolean).join(', '),
+        Object.entries(s.adapters)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('; '),
+        Object.entries(s.versions)
+          .map(([k, v]) => `${k} ${v}`)
+          .join('; '),
+        String(s.measurements.length),
+      ]),
+    },
+  ];
+  const notes = sources.flatMap((s) => s.notes.map((n) => `${s.label}: ${n}`));
+  if (notes.length > 0) blocks.push({ kind: 'h', level: 3, text: 'Notes from the runs' }, { kind: 'list', items: notes });
+  const unavailable = sources.flatMap((s) => s.unavailable.map((u) => `${s.label} · ${u.runtime} · ${u.backend}: ${u.reason}`));
+  if (unavailable.length > 0) blocks.push({ kind: 'h', level: 3, text: 'Backends without a device' }, { kind: 'list', items: unavailable });
+  const warnings = sources.flatMap((s) => s.warnings);
+  if (warnings.length > 0) blocks.push({ kind: 'h', level: 3, text: 'Loader warnings' }, { kind: 'list', items: warnings });
+  return blocks;
 }

@@ -98,6 +98,25 @@ function anchorLines(lines: readonly unknown[], gpu: string): Json[] {
   const out: Json[] = [];
   for (const line of lines) {
     if (typeof line !== 'string') continue;
+    const body = /^nbody CUDA n=(\d+) tile=(\d+):\s+([\d.]+)\s+ms/.exec(line);
+    if (body) {
+      // anchors/nbody_anchor.cu: one all-pairs force evaluation, 20 flop per interaction, timed with CUDA events.
+      const n = Number(body[1]);
+      out.push({
+        implementation: 'cuda',
+        algorithm: 'nbody',
+        variant: `tile ${body[2]}`,
+        backend: 'cuda',
+        runtime: 'native',
+        adapter: gpu,
+        n,
+        dtype: 'f32',
+        timer: 'gpu-timestamp',
+        ms: Number(body[3]),
+        flops: 20 * n * n,
+      });
+      continue;
+    }
     const m = /^n=2\^(\d+)\s+(.+?):\s+([\d.]+)\s+ms\s+([\d.]+)\s+(GB\/s|Gkeys\/s|Gpairs\/s)/.exec(line);
     if (!m) continue;
     const size = 2 ** Number(m[1]);
@@ -182,9 +201,15 @@ function libraryOperation(name: string): { algorithm: string; variant: string; d
 export function fromH100AbFormat(json: Json): { measurements: Json[]; adapter: string; notes: string[] } {
   const n = typeof json.n === 'number' ? json.n : undefined;
   const adapterText = typeof json.adapter === 'string' ? json.adapter : 'H100';
-  const adapter = /adapter (\S+)/.exec(adapterText)?.[1] ?? adapterText;
   const gpu =
-    typeof json.machine === 'string' ? (json.machine.includes(': ') ? (json.machine.split(': ')[1] as string) : json.machine) : adapter;
+    typeof json.machine === 'string'
+      ? json.machine.includes(': ')
+        ? (json.machine.split(': ')[1] as string)
+        : json.machine
+      : (/adapter (\S+)/.exec(adapterText)?.[1] ?? adapterText);
+  // Dawn names the H100's Vulkan adapter by vendor and driver only ('NVIDIA: 580.159.04 …'): name the GPU too.
+  const named = /adapter (\S+)/.exec(adapterText)?.[1] ?? adapterText;
+  const adapter = /^[A-Za-z]+:\s*[\d.\s]+$/.test(named) ? `${gpu.split(',')[0]} (${named})` : named;
   const out: Json[] = [];
   for (const r of abRows(json) ?? []) {
     const op = libraryOperation(r.name as string);

@@ -18,7 +18,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { type BenchResults, type Measurement, SCHEMA_ID, type Stats, throughputOf } from '../bench/schema.ts';
+import { type BenchDevice, type BenchResults, type Measurement, SCHEMA_ID, type Stats, throughputOf } from '../bench/schema.ts';
 import type { MachineDescription } from '../describe.ts';
 import { UsageError } from '../errors.ts';
 import { fromH100AbFormat, fromH100WebgpuFormat, isH100AbFormat, isH100WebgpuFormat } from './h100-format.ts';
@@ -38,6 +38,8 @@ export interface LoadedResults {
   readonly createdAt: string;
   readonly measurements: LabelledMeasurement[];
   readonly unavailable: NonNullable<BenchResults['unavailable']>;
+  /** The devices the run described (caps, info, formulations); empty for files that carry none. */
+  readonly devices: BenchDevice[];
   /** The producer's notes (environment set-up, conformance summary). */
   readonly notes: string[];
   readonly warnings: string[];
@@ -131,9 +133,16 @@ export function normalizeResults(json: unknown, file: string): LoadedResults {
     createdAt: str(json.createdAt) ?? str(json.date) ?? '',
     measurements,
     unavailable,
+    devices: Array.isArray(json.devices) ? json.devices.filter(isBenchDevice) : [],
     notes: Array.isArray(json.notes) ? json.notes.filter((x): x is string => typeof x === 'string') : [],
     warnings,
   };
+}
+
+function isBenchDevice(v: unknown): v is BenchDevice {
+  if (!isObject(v) || typeof v.backend !== 'string' || typeof v.adapter !== 'string' || !isObject(v.caps)) return false;
+  const caps = v.caps;
+  return isObject(caps.limits) && Array.isArray(caps.features) && typeof caps.timerSource === 'string';
 }
 
 /** 'bench/results/h100-2026-11-22.json' -> 'h100'. */
@@ -190,6 +199,7 @@ function normalizeMeasurement(raw: unknown, label: string): LabelledMeasurement 
     else if (gbps !== undefined) throughput = { value: gbps, unit: 'GB/s' };
   }
   const timer = raw.timer === 'gpu-timestamp' ? 'gpu-timestamp' : 'wall';
+  const wallMs = isObject(raw.wallMs) ? normalizeStats({ ms: raw.wallMs }) : undefined;
   const dtype = raw.dtype === 'i32' || raw.dtype === 'f32' ? raw.dtype : 'u32';
   const m: LabelledMeasurement = {
     label,
@@ -205,6 +215,7 @@ function normalizeMeasurement(raw: unknown, label: string): LabelledMeasurement 
     warmup: num(raw.warmup) ?? 0,
     repeats: num(raw.repeats) ?? stats?.samples.length ?? 0,
     ...(stats ? { ms: stats } : {}),
+    ...(wallMs && timer !== 'wall' ? { wallMs } : {}),
     ...(bytes !== undefined ? { bytes } : {}),
     ...(flops !== undefined ? { flops } : {}),
     ...(throughput ? { throughput } : {}),

@@ -13,7 +13,8 @@ import type { ValueType, VecWidth } from './types.ts';
  * - f32 add, sub and mul round to f32 after every operation (IEEE 754 binary32,
  *   round-to-nearest-even). Division and the math built-ins (sqrt included) are
  *   held only to WGSL's accuracy bounds on GPUs (division 2.5 ulp); GPUs may
- *   flush subnormal results to zero. The conformance suite uses those tolerances.
+ *   flush subnormal results to zero, and may ignore the sign of a zero (WGSL allows
+ *   both). The conformance suite and the fuzzer (test/fuzz) use those tolerances.
  * - Conversions f32 -> u32/i32 truncate toward zero and saturate to the target
  *   range; NaN converts to 0. u32 <-> i32 conversions reinterpret the bits.
  *   Integer -> f32 rounds to nearest.

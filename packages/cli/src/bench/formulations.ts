@@ -1,0 +1,46 @@
+/**
+ * The formulation each algorithm chooses on a device, for the report's capability
+ * matrix. Scan and BFS ask the library's own selectors (`scanFormulation`,
+ * `bfsFormulation`); the others follow the rule every algorithm module states in
+ * its header and applies through `familyOf`: a device with the 'workgroup',
+ * 'scatter' and 'gather' kernel classes gets the workgroup formulation, a
+ * gather-only device the pass-based gather one. The rule reads caps only, never
+ * the backend's name, as the algorithms do.
+ */
+import { bfsFormulation, scanFormulation } from '@trident/algorithms';
+import type { Device, Feature } from 'trident';
+
+const has = (device: Device, ...features: Feature[]): boolean => features.every((f) => device.caps.features.has(f));
+
+/** Algorithm -> the formulation it runs on `device` with default options ('refused: <feature>' where none fits). */
+export function chosenFormulations(device: Device): Record<string, string> {
+  const workgroup = has(device, 'workgroup', 'scatter', 'gather');
+  const gather = has(device, 'gather');
+  const subgroups = has(device, 'subgroup') ? ', subgroup reductions' : '';
+  const pick = (wg: string, ga: string, gaNeeds: Feature[] = []): string => {
+    if (workgroup) return wg;
+    const missing = (['gather', ...gaNeeds] as Feature[]).find((f) => !has(device, f));
+    return missing === undefined ? ga : `refused: needs ${missing}`;
+  };
+  const tryName = (f: () => string): string => {
+    try {
+      return f();
+    } catch (err) {
+      return `refused: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
+    }
+  };
+  return {
+    zcopy: pick('grid-stride workgroups', 'one gather pass'),
+    reduce: pick(`grid-stride workgroup reduction${subgroups}`, 'log-step gather passes'),
+    scan: tryName(() => scanFormulation(device)),
+    histogram: pick(
+      'workgroup sub-histograms (shared memory), global atomics if bins do not fit',
+      has(device, 'atomics-via-blending') ? 'blended atomics, chunked below the exact count' : 'atomic scatter',
+      ['atomic'],
+    ),
+    compact: pick('scan + scatter to the scanned positions', 'scan + binary-search gather (inverted map)'),
+    sort: pick('radix sort (workgroup digits, scatter)', 'bitonic sort (gather passes)'),
+    nbody: pick('tiles through workgroup memory, register blocking', 'gather: one invocation per output component'),
+    bfs: gather ? tryName(() => bfsFormulation(device)) : 'refused: needs gather',
+  };
+}

@@ -1,0 +1,185 @@
+/**
+ * The report's scoreboard, curves and capability matrix, from hand-made rows
+ * (every figure worked out by hand) and from the committed H100 results
+ * (bench/results/h100-suite-2026-11-23.json: CUB / CUDA anchors and the TF.js
+ * call-latency rows must show on the scoreboard).
+ */
+import { fileURLToPath } from 'node:url';
+import { scanFormulation } from '@trident/algorithms';
+import { createDevice } from 'trident';
+import { describe, expect, it } from 'vitest';
+import { chosenFormulations } from '../packages/cli/src/bench/formulations.ts';
+import type { Stats } from '../packages/cli/src/bench/schema.ts';
+import { analyze } from '../packages/cli/src/report/analysis.ts';
+import { buildCapabilityMatrix } from '../packages/cli/src/report/capabilities.ts';
+import { curveBlocks } from '../packages/cli/src/report/curves.ts';
+import { type LabelledMeasurement, loadResultsFile } from '../packages/cli/src/report/load.ts';
+import { shortAdapter } from '../packages/cli/src/report/names.ts';
+import { buildScoreboard, compare, headline } from '../packages/cli/src/report/scoreboard.ts';
+
+const H100_SUITE = fileURLToPath(new URL('../bench/results/h100-suite-2026-11-23.json', import.meta.url));
+const LOCAL = fileURLToPath(new URL('./fixtures/cli/results-local.json', import.meta.url));
+
+const stats = (median: number): Stats => ({ median, min: median, max: median, q1: median, q3: median, samples: [median] });
+
+function row(over: Partial<LabelledMeasurement> & Pick<LabelledMeasurement, 'algorithm' | 'n'>): LabelledMeasurement {
+  const ms = over.ms ?? stats(1);
+  return {
+    label: 'm',
+    variant: '',
+    implementation: 'trident',
+    backend: 'webgpu',
+    runtime: 'chromium',
+    adapter: 'GPU',
+    dtype: 'u32',
+    timer: 'gpu-timestamp',
+    warmup: 1,
+    repeats: 1,
+    ms,
+    ...over,
+  };
+}
+
+describe('scoreboard comparisons', () => {
+  it('a wall-clock peer is held against Trident’s wall time of the same runs, not its GPU time', () => {
+    const ours = row({ algorithm: 'reduce', variant: 'sum', n: 1024, ms: stats(1), wallMs: stats(4) });
+    const peer = row({ algorithm: 'reduce', variant: 'sum', n: 1024, implementation: 'tfjs', timer: 'wall', ms: stats(8) });
+    const c = compare(peer, ours);
+    expect(c?.basis).toBe('wall vs wall');
+    expect(c?.speedup).toBe(2);
+    expect(c?.oursTimer).toBe('wall, to completion');
+    expect(c?.text).toMatch(/Trident 4\.00 ms \(wall, to completion\), TF\.js 8\.00 ms \(wall\)/);
+    // Without a wall time the ratio is still given, but marked.
+    const { wallMs: _w, ...gpuOnly } = ours;
+    expect(compare(peer, gpuOnly)?.basis).toBe('mixed timers');
+    expect(compare(peer, gpuOnly)?.speedup).toBe(8);
+  });
+
+  it('rows that count their work compare by throughput: an N-body step of two evaluations vs one CUDA evaluation', () => {
+    const n = 1000;
+    // Trident: one step = 2 evaluations = 2 * 20 n^2 flop in 2 ms; CUDA: one evaluation, 20 n^2 flop in 1.25 ms.
+    const ours = row({
+      algorithm: 'nbody',
+      variant: '1 step',
+      n,
+      ms: stats(2),
+      flops: 40 * n * n,
+      throughput: { value: (40 * n * n) / 2e6, unit: 'GFLOP/s' },
+    });
+    const cuda = row({
+      algorithm: 'nbody',
+      variant: 'tile 256',
+      n,
+      implementation: 'cuda',
+      backend: 'cuda',
+      runtime: 'native',
+      ms: stats(1.25),
+      throughput: { value: (20 * n * n) / 1.25e6, unit: 'GFLOP/s' },
+    });
+    const c = compare(cuda, ours);
+    expect(c?.ratio).toBe('throughput');
+    expect(c?.speedup).toBeCloseTo(1.25, 12); // a time ratio would say 0.625
+  });
+
+  it('headline: the preferred variant at the largest n; latency pairings never headline', () => {
+    const rows = [
+      row({ algorithm: 'sort', variant: 'merge', n: 4096 }),
+      row({ algorithm: 'sort', variant: 'auto', n: 1024 }),
+      row({ algorithm: 'sort', variant: 'auto', n: 2048 }),
+      row({ algorithm: 'sort', variant: 'auto', n: 8192, error: 'boom', ms: undefined }),
+      row({ algorithm: 'sort', variant: 'f32 keys · one call + read', n: 1 << 20 }),
+    ];
+    expect(headline('sort', rows)).toMatchObject({ variant: 'auto', n: 2048 });
+    expect(headline('sort', rows.slice(0, 1))).toMatchObject({ variant: 'merge' });
+    expect(headline('sort', rows.slice(3))).toBeUndefined();
+  });
+
+  it('shortens adapter strings', () => {
+    expect(shortAdapter('ANGLE (Google, Vulkan 1.3.0 (SwiftShader Device (Subzero) (0x0000C0DE)), SwiftShader driver)')).toBe(
+      'SwiftShader',
+    );
+    expect(shortAdapter('NVIDIA H100 80GB HBM3 (NVIDIA: 580.159.04 580.159.4.0)')).toBe('NVIDIA H100');
+    expect(shortAdapter('Intel(R) Xeon(R) Processor')).toBe('Intel Xeon');
+    expect(shortAdapter('2 Web Workers')).toBe('2 Web Workers');
+  });
+});
+
+describe('the committed H100 results on the scoreboard', () => {
+  const h100 = loadResultsFile(H100_SUITE);
+  const analysis = analyze(h100.measurements);
+  const board = buildScoreboard(h100.measurements, analysis);
+  const column = board.platforms.findIndex((p) => p.key === 'h100 · node · webgpu');
+  const cell = (algorithm: string) => board.rows.find((r) => r.algorithm === algorithm)?.cells[column];
+
+  it('has one H100 WebGPU column, named by its GPU', () => {
+    expect(column).toBeGreaterThanOrEqual(0);
+    expect(board.platforms[column]?.shortAdapter).toBe('NVIDIA H100');
+  });
+
+  it('reduce: % of zcopy at 2^28, the toughest peer CUB (same timer), TF.js compared wall vs wall on the call-latency rows', () => {
+    const reduce = cell('reduce');
+    expect(reduce?.measurement?.n).toBe(2 ** 28);
+    // 3005.9 GB/s over zcopy's 2841.4 GB/s.
+    expect(reduce?.figure?.share).toBeCloseTo(3005.9 / 2841.4, 2);
+    expect(reduce?.best?.peer.implementation).toBe('cub');
+    expect(reduce?.best?.basis).toBe('same timer');
+    expect(reduce?.best?.speedup).toBeCloseTo(3005.9 / 3028.1, 2);
+    const tfjs = reduce?.comparisons.find((c) => c.peer.implementation === 'tfjs');
+    expect(tfjs?.basis).toBe('same timer'); // both rows are wall clock, call + read
+    expect(tfjs?.n).toBe(2 ** 24);
+    expect(tfjs?.speedup).toBeCloseTo(13.7855 / 0.3212, 6);
+    expect(reduce?.tooltip).toMatch(/TF\.js 13\.8 ms \(wall\)/);
+  });
+
+  it('nbody: CUDA anchor rows are read and compared by GFLOP/s', () => {
+    const nbody = cell('nbody');
+    expect(nbody?.best?.peer.implementation).toBe('cuda');
+    expect(nbody?.best?.peer.variant).toBe('tile 512');
+    expect(nbody?.best?.speedup).toBeCloseTo(37965 / 33533, 2);
+  });
+
+  it('histogram wins, sort loses against CUB', () => {
+    expect(cell('histogram')?.best?.speedup).toBeGreaterThan(1);
+    expect(cell('sort')?.best?.speedup).toBeLessThan(1);
+    expect(board.rows.find((r) => r.algorithm === 'sort')?.verdict).toMatch(
+      /beats the toughest peer on 0 of 1 platform; worst 0\.4\d× vs CUB \(h100 · node · webgpu\)/,
+    );
+  });
+
+  it('curves: the TF.js and Trident call-latency rows are lines of five sizes each', () => {
+    const reduce = curveBlocks(h100.measurements, analysis.algorithms).find((c) => c.chart.id === 'curve-reduce');
+    const series = (name: string) => reduce?.chart.points.filter((p) => p.series === name) ?? [];
+    expect(series('h100 · node · TF.js webgpu (call + read)')).toHaveLength(5);
+    expect(series('h100 · node · webgpu (call + read)')).toHaveLength(5);
+    expect(series('h100 · native · CUB cuda').map((p) => p.n)).toEqual([2 ** 24, 2 ** 26, 2 ** 28]);
+  });
+});
+
+describe('capability matrix', () => {
+  it('is generated from the devices in the results file', () => {
+    const matrix = buildCapabilityMatrix([loadResultsFile(LOCAL)]);
+    expect(matrix.columns.map((c) => c.key)).toEqual(['fixture · node · cpu', 'fixture · node · webgpu']);
+    const cells = (property: string) => matrix.rows.find((r) => r.property === property)?.cells.map((c) => c.text);
+    expect(cells('buffers')).toEqual(['zero-copy host memory', 'device memory, explicit upload / read-back']);
+    expect(cells('workgroup memory')).toEqual(['64 KiB', '32 KiB']);
+    expect(cells('barriers')).toEqual(['phase splitting', 'workgroupBarrier']);
+    expect(cells('timer and source')).toEqual(['wall (performance.now)', 'gpu-timestamp (timestamp-query)']);
+    expect(cells('sort')).toEqual(['radix sort (workgroup digits, scatter)', 'radix sort (workgroup digits, scatter)']);
+  });
+
+  it('a results file without device descriptions is named, not guessed', () => {
+    expect(buildCapabilityMatrix([loadResultsFile(H100_SUITE)]).undescribed).toEqual(['h100']);
+  });
+
+  it('the formulations the bench records follow the device caps (cpu backend)', async () => {
+    const device = await createDevice({ backend: 'cpu', options: { cpu: { workers: 1 } } });
+    try {
+      const f = chosenFormulations(device);
+      expect(f.scan).toBe(scanFormulation(device));
+      expect(f.sort).toMatch(/^radix sort/);
+      expect(f.histogram).toMatch(/workgroup sub-histograms/);
+    } finally {
+      await device.destroy();
+    }
+  });
+});
