@@ -252,7 +252,9 @@ export function interpret(c: FuzzCase, subgroupSize: number): Expected {
       case 'uniform':
         return [e.type === 'f32' ? constantF32(c.uniforms[e.name] as number) : int(e.type, c.uniforms[e.name] as number)];
       case 'builtin':
-        return [int('u32', inv.b[e.name])];
+        // The generator draws 1-D kernels: the vec3 ids (globalId, ...) are not modelled.
+        if (!(e.name in inv.b)) throw new Error(`builtin ${e.name} is not modelled by the fuzz interpreter`);
+        return [int('u32', inv.b[e.name as keyof Builtins])];
       case 'var': {
         const v = inv.env.get(e.id);
         if (!v) throw new Error(`var ${e.id} read before its let`);

@@ -5,9 +5,11 @@ import {
   type Kernel,
   KernelBuildError,
   type KernelIR,
+  privateArrayLength,
   type Stmt,
   typeInfo,
   type ValueType,
+  workgroupShapeOf,
 } from '@trident/core';
 import type { KernelPlan, PointTarget } from './glsl-plan.ts';
 import { GlslRuntime } from './glsl-runtime.ts';
@@ -154,7 +156,7 @@ class GlslGenerator {
     lines.push(`// Trident kernel '${this.ir.name}' (generated GLSL ES 3.00, ${this.describePass()})`);
     lines.push('uniform uint t_total; // invocations in the dispatch', 'uniform uint t_nwg; // workgroups in the dispatch');
     lines.push('uniform uvec3 t_grid; // workgroups along x, y, z');
-    const [sx, sy] = this.ir.workgroupShape;
+    const [sx, sy] = workgroupShapeOf(this.ir);
     lines.push(
       `uvec3 t_localId(uint l) { return uvec3(l % ${sx}u, (l / ${sx}u) % ${sy}u, l / ${sx * sy}u); }`,
       'uvec3 t_workgroupId(uint w) { return uvec3(w % t_grid.x, (w / t_grid.x) % t_grid.y, w / (t_grid.x * t_grid.y)); }',
@@ -188,7 +190,7 @@ class GlslGenerator {
     lines.push('void kernel_main() {');
     for (const v of this.ir.vars) lines.push(`  ${glslType(v.type)} ${this.varName.get(v.id)} = ${zero(v.type)};`);
     // Private arrays: locals of kernel_main (GLSL leaves them undefined), zeroed here.
-    for (const a of this.ir.privateArrays) {
+    for (const a of this.ir.privateArrays ?? []) {
       lines.push(`  ${glslType(a.type)} pa_${a.id}[${a.length}];`);
       lines.push(`  for (int i = 0; i < ${a.length}; i++) pa_${a.id}[i] = ${zero(a.type)};`);
     }
@@ -446,9 +448,9 @@ class GlslGenerator {
   }
 
   private privateLength(id: number): number {
-    const a = this.ir.privateArrays.find((p) => p.id === id);
-    if (!a) throw new KernelBuildError(this.ir.name, `internal: unknown private array ${id}`);
-    return a.length;
+    const n = privateArrayLength(this.ir, id);
+    if (n === undefined) throw new KernelBuildError(this.ir.name, `internal: unknown private array ${id}`);
+    return n;
   }
 
   /** An index as uint; negative i32 indices become 0xffffffff, which is out of range everywhere. */
@@ -489,7 +491,9 @@ class GlslGenerator {
           case 'workgroupId':
             return `t_workgroupId(gid / ${this.ir.workgroupSize}u)`;
           case 'globalId':
-            return `(t_workgroupId(gid / ${this.ir.workgroupSize}u) * uvec3(${this.ir.workgroupShape.map((d) => `${d}u`).join(', ')}) + t_localId(gid % ${this.ir.workgroupSize}u))`;
+            return `(t_workgroupId(gid / ${this.ir.workgroupSize}u) * uvec3(${workgroupShapeOf(this.ir)
+              .map((d) => `${d}u`)
+              .join(', ')}) + t_localId(gid % ${this.ir.workgroupSize}u))`;
           case 'workgroupCount':
             return 't_grid';
           default:

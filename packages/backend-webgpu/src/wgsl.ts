@@ -5,12 +5,14 @@ import {
   type Kernel,
   KernelBuildError,
   type KernelIR,
+  privateArrayLength,
   type Stmt,
   typeInfo,
   UnsupportedFeatureError,
   type ValueType,
   walkExpr,
   walkStmts,
+  workgroupShapeOf,
 } from '@trident/core';
 
 /**
@@ -180,7 +182,7 @@ class WgslGenerator {
       '@builtin(local_invocation_id) lid3: vec3<u32>',
     ];
     if (usesSubgroups) entry.push('@builtin(subgroup_size) sg_size: u32', '@builtin(subgroup_invocation_id) sg_id: u32');
-    const [sx, sy, sz] = ir.workgroupShape;
+    const [sx, sy, sz] = workgroupShapeOf(ir);
     const size = sy === 1 && sz === 1 ? `${sx}` : `${sx}, ${sy}, ${sz}`;
     out.push('', `@compute @workgroup_size(${size})`, `fn main(${entry.join(', ')}) {`);
     out.push('  // The linear ids: a 1-D grid past the per-dimension limit folds into y and z (globalId, localId,');
@@ -194,7 +196,7 @@ class WgslGenerator {
     }
     for (const v of ir.vars) out.push(`  var ${this.name(v.id)}: ${v.type};`);
     // Private arrays: function-scope, zero-initialised per invocation by WGSL.
-    for (const a of ir.privateArrays) out.push(`  var pa_${a.id}: array<${a.type}, ${a.length}>;`);
+    for (const a of ir.privateArrays ?? []) out.push(`  var pa_${a.id}: array<${a.type}, ${a.length}>;`);
     if (this.flagMode) out.push('  var done = false;');
     if (body) out.push(body);
     out.push('}', '');
@@ -352,7 +354,9 @@ class WgslGenerator {
           case 'subgroupInvocation':
             return 'sg_id';
           case 'globalId':
-            return `(wid * vec3<u32>(${this.ir.workgroupShape.map((d) => `${d}u`).join(', ')}) + lid3)`;
+            return `(wid * vec3<u32>(${workgroupShapeOf(this.ir)
+              .map((d) => `${d}u`)
+              .join(', ')}) + lid3)`;
           case 'localId':
             return 'lid3';
           case 'workgroupId':
@@ -624,9 +628,9 @@ class WgslGenerator {
   }
 
   private privateLength(id: number): number {
-    const a = this.ir.privateArrays.find((p) => p.id === id);
-    if (!a) throw new KernelBuildError(this.ir.name, `internal: unknown private array ${id}`);
-    return a.length;
+    const n = privateArrayLength(this.ir, id);
+    if (n === undefined) throw new KernelBuildError(this.ir.name, `internal: unknown private array ${id}`);
+    return n;
   }
 
   private array(id: number): { type: ValueType; length: number; atomic: boolean } {

@@ -3,7 +3,7 @@ import type { BackendKind, DeviceCaps, DeviceInfo, TimerSource } from './caps.ts
 import { type BufferDType, dtypeOfArray, type HostArray, isBufferDType, type TypedArrayFor, typedArrayConstructor } from './dtype.ts';
 import { DeviceLostError, InvalidArgumentError, LimitExceededError, TridentError } from './errors.ts';
 import type { DispatchArgs, Kernel } from './ir/builder.ts';
-import type { ParamDecl } from './ir/nodes.ts';
+import { type ParamDecl, workgroupShapeOf } from './ir/nodes.ts';
 
 /**
  * How many workgroups to run: explicit counts along x, y, z, or enough for
@@ -290,7 +290,7 @@ export class Device {
           throw new InvalidArgumentError('grid.invocations', 'must be a number or [x, y?, z?]');
         counts = inv.map((n, i) => {
           checkCount(`grid.invocations[${i}]`, n ?? 1);
-          return Math.ceil((n ?? 1) / (kernel.ir.workgroupShape[i] ?? 1));
+          return Math.ceil((n ?? 1) / (workgroupShapeOf(kernel.ir)[i] ?? 1));
         });
       }
       const [x = 1, y = 1, z = 1] = counts;

@@ -66,6 +66,7 @@ export {
   type WorkgroupArray,
 } from './ir/builder.ts';
 export type * from './ir/nodes.ts';
+export { privateArrayLength, workgroupShapeOf } from './ir/nodes.ts';
 export { type ElementOf, isFloat, isInteger, typeInfo, type ValueType, type VecType, type VecWidth, vecType } from './ir/types.ts';
 export {
   abs,

@@ -1,7 +1,7 @@
 import { KernelBuildError } from '../errors.ts';
 import { containsBarrier, walkStmts } from '../ir/analyze.ts';
 import type { Kernel } from '../ir/builder.ts';
-import type { BinaryFn, Expr, KernelIR, Stmt } from '../ir/nodes.ts';
+import { type BinaryFn, type Expr, type KernelIR, privateArrayLength, type Stmt, workgroupShapeOf } from '../ir/nodes.ts';
 import { typeInfo, type ValueType } from '../ir/types.ts';
 import { JS_RUNTIME } from './js-runtime.ts';
 
@@ -92,7 +92,7 @@ class JsGenerator {
     lines.push('(() => {', `// Trident kernel '${ir.name}' (generated JavaScript, workgroup size ${ir.workgroupSize})`);
     lines.push(JS_RUNTIME.trim(), 'return function run(B, U, wgStart, wgEnd, nwg, G = [nwg, 1, 1]) {');
     lines.push(`  const WG = ${ir.workgroupSize};`);
-    const [sx, sy] = ir.workgroupShape;
+    const [sx, sy] = workgroupShapeOf(ir);
     lines.push(`  const SX = ${sx}, SY = ${sy}; // workgroup shape (z = WG / (SX * SY))`);
     for (const [name, decl] of ir.params) {
       if (decl.kind === 'buffer') {
@@ -111,7 +111,7 @@ class JsGenerator {
       if (this.spilled.has(v.id)) lines.push(`  const ${v.name} = new Array(WG).fill(${zeroOf(v.type)});`);
       else lines.push(`  let ${v.name} = ${zeroOf(v.type)};`);
     }
-    for (const a of ir.privateArrays) {
+    for (const a of ir.privateArrays ?? []) {
       const { scalar, width } = typeInfo(a.type);
       const ctor = width === 1 ? SCALAR_ARRAY[scalar] : undefined;
       const n = a.length * ir.workgroupSize;
@@ -121,7 +121,7 @@ class JsGenerator {
     if (this.hasBarrier) lines.push('  let $xf = 0; // a break/continue out of a barrier loop, taken after the phase');
     lines.push('  for (let wgi = wgStart; wgi < wgEnd; wgi++) {');
     for (const a of ir.workgroupArrays) lines.push(`    wg_${a.id}.fill(${zeroOf(a.type)});`);
-    for (const a of ir.privateArrays) lines.push(`    pa_${a.id}.fill(${zeroOf(a.type)});`);
+    for (const a of ir.privateArrays ?? []) lines.push(`    pa_${a.id}.fill(${zeroOf(a.type)});`);
     lines.push('    const WX = wgi % G[0], WY = Math.floor(wgi / G[0]) % G[1], WZ = Math.floor(wgi / (G[0] * G[1]));');
     if (this.hasBarrier && this.hasReturn) lines.push('    done.fill(0);');
     lines.push(body);
@@ -369,9 +369,9 @@ class JsGenerator {
   }
 
   private privateLength(id: number): number {
-    const a = this.ir.privateArrays.find((p) => p.id === id);
-    if (!a) throw new KernelBuildError(this.ir.name, `internal: unknown private array ${id}`);
-    return a.length;
+    const n = privateArrayLength(this.ir, id);
+    if (n === undefined) throw new KernelBuildError(this.ir.name, `internal: unknown private array ${id}`);
+    return n;
   }
 
   /** An atomic on typed array `b` (a buffer's or a workgroup array's). */

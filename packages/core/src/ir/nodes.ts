@@ -223,12 +223,26 @@ export interface KernelIR {
   readonly name: string;
   /** Invocations per workgroup: the product of `workgroupShape`. */
   readonly workgroupSize: number;
-  /** The workgroup's extent along x, y and z (`[workgroupSize, 1, 1]` for 1-D kernels). */
-  readonly workgroupShape: readonly [number, number, number];
+  /**
+   * The workgroup's extent along x, y and z; absent: `[workgroupSize, 1, 1]` (IR built
+   * by hand may leave it out; read it through `workgroupShapeOf`).
+   */
+  readonly workgroupShape?: readonly [number, number, number];
   /** Parameter order is the binding order. */
   readonly params: ReadonlyArray<readonly [string, ParamDecl]>;
   readonly workgroupArrays: readonly WorkgroupArrayDecl[];
-  readonly privateArrays: readonly PrivateArrayDecl[];
+  /** Absent: none. */
+  readonly privateArrays?: readonly PrivateArrayDecl[];
   readonly vars: readonly VarDecl[];
   readonly body: readonly Stmt[];
+}
+
+/** The workgroup's extent along x, y and z. */
+export function workgroupShapeOf(ir: KernelIR): readonly [number, number, number] {
+  return ir.workgroupShape ?? [ir.workgroupSize, 1, 1];
+}
+
+/** The length of private array `id`, or undefined if the kernel has no such array. */
+export function privateArrayLength(ir: KernelIR, id: number): number | undefined {
+  return ir.privateArrays?.find((a) => a.id === id)?.length;
 }
