@@ -3,7 +3,7 @@
  * message that says what to do, the forms that should just work, and the
  * features beyond 1-D kernels, on every backend.
  */
-import { buffer, defineKernel, f32, i32, KernelBuildError, select, u32, uniform, vec } from 'trident';
+import { buffer, defineKernel, f32, i32, KernelBuildError, select, UnsupportedFeatureError, u32, uniform, vec } from 'trident';
 import { describe, expect, it } from 'vitest';
 import { describeEachBackend } from './harness.ts';
 
@@ -79,6 +79,18 @@ describe('misuse is refused when the kernel is built', () => {
       }),
     );
     expect(viaBreak.message).toMatch(/a loop left by a break under an if whose condition depends on k\.localIndex/);
+  });
+
+  it('f32 atomic buffers have atomicAdd, load and store only', () => {
+    const e = buildError(() =>
+      defineKernel({
+        name: 'f32_atomic_max',
+        workgroupSize: 1,
+        params: { acc: buffer('f32', 'atomic') },
+        body: ({ acc }) => void acc.atomicMax(0, 1),
+      }),
+    );
+    expect(e.message).toMatch(/atomic max on f32 buffer 'acc': f32 atomic buffers have atomicAdd, load and store only/);
   });
 
   it('JavaScript operators on kernel values throw, naming the builder methods', () => {
@@ -244,7 +256,74 @@ const privateBarrier = defineKernel({
   },
 });
 
+// f32 atomic add: every invocation adds a multiple of 1/4 (sums exact in any order) into
+// one of three elements; the fourth (-0) is never touched; an out-of-range add is dropped.
+const f32AtomicAdd = defineKernel({
+  name: 'f32_atomic_add',
+  workgroupSize: 64,
+  params: { acc: buffer('f32', 'atomic'), n: uniform('u32') },
+  body: ({ acc, n }, k) => {
+    const i = k.globalIndex;
+    k.if(i.lt(n), () => {
+      acc.atomicAdd(i.rem(3), i.rem(8).cast('f32').mul(0.25).sub(0.75));
+      acc.atomicAdd(acc.length, 1); // dropped
+    });
+  },
+});
+
+// The old value an f32 atomicAdd returns: adding 1 each, the olds are 0, 1, ..., n - 1 in some order.
+const f32AtomicOld = defineKernel({
+  name: 'f32_atomic_old',
+  workgroupSize: 64,
+  params: { acc: buffer('f32', 'atomic'), old: buffer('f32', 'write') },
+  body: ({ acc, old }, k) => {
+    const i = k.globalIndex;
+    k.if(i.lt(old.length), () => old.store(i, acc.atomicAdd(0, 1)));
+  },
+});
+
 describeEachBackend('kernel language', (ctx) => {
+  it('f32 atomic add: exact sums, an untouched -0 kept, out-of-range adds dropped', async () => {
+    const { device } = ctx;
+    const n = 1000;
+    const acc = device.createBuffer('f32', [1.5, -2, 0.25, -0]);
+    let sum = [1.5, -2, 0.25];
+    const run = () => device.dispatch(f32AtomicAdd, { invocations: n }, { acc, n });
+    if (!device.caps.features.has('atomic')) {
+      // A device that cannot combine into buffers says so, naming the feature.
+      expect(run).toThrow(UnsupportedFeatureError);
+      return;
+    }
+    run();
+    for (let i = 0; i < n; i++) sum[i % 3] = (sum[i % 3] as number) + (i % 8) * 0.25 - 0.75;
+    sum = [...sum, -0];
+    const got = [...(await acc.read())];
+    expect(got).toEqual(sum);
+    expect(Object.is(got[3], -0)).toBe(true);
+  });
+
+  it('f32 atomic add returns the old value where the backend can (a typed refusal where it cannot)', async () => {
+    const { device } = ctx;
+    const n = 200;
+    const acc = device.createBuffer('f32', 1);
+    const old = device.createBuffer('f32', n);
+    let refused: unknown;
+    try {
+      device.dispatch(f32AtomicOld, { invocations: n }, { acc, old });
+    } catch (e) {
+      refused = e;
+    }
+    if (refused !== undefined) {
+      // WebGL2 blends: the value before the add does not exist there.
+      expect(refused).toBeInstanceOf(UnsupportedFeatureError);
+      expect((refused as UnsupportedFeatureError).feature).toBe('atomic-other');
+      expect(device.caps.features.has('atomic-other')).toBe(false);
+      return;
+    }
+    expect([...(await acc.read())]).toEqual([n]);
+    expect([...(await old.read())].sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i));
+  });
+
   it('2-D ids: globalId, localId, workgroupId and workgroupCount over { invocations: [w, h] }', async () => {
     const { device } = ctx;
     const pos = device.createBuffer('u32', W2 * H2);

@@ -425,7 +425,14 @@ class GlslGenerator {
     const bits = (x: string) => (decl.dtype === 'f32' ? `floatBitsToUint(${x})` : x);
     if (target.mode !== 'store') {
       // Atomics (scalar buffers): the value in component i_ & 3, the blend identity in the others.
-      const id = target.mode === 'add' ? '0.0' : target.mode === 'min' ? 'uintBitsToFloat(0x7f800000u)' : 'uintBitsToFloat(0xff800000u)';
+      const id =
+        target.mode === 'add'
+          ? decl.dtype === 'f32'
+            ? 'uintBitsToFloat(0x80000000u)'
+            : '0.0'
+          : target.mode === 'min'
+            ? 'uintBitsToFloat(0x7f800000u)'
+            : 'uintBitsToFloat(0xff800000u)';
       lines.push(
         `${ind}  if (s_n == t_slot) { s_hit = i_ < ${u.length}; s_idx = i_; float f_ = float(x_); uint c_ = i_ & 3u; s_val = vec4(c_ == 0u ? f_ : ${id}, c_ == 1u ? f_ : ${id}, c_ == 2u ? f_ : ${id}, c_ == 3u ? f_ : ${id}); return; }`,
         `${ind}  s_n++;`,

@@ -366,7 +366,9 @@ export class WebGLDevice implements BackendDevice {
     const gl = this.gl;
     const shadowFmt = texFormat(gl, 'shadow');
     const shadow = this.spareOf(shadowFmt, b.width, b.height);
-    const identity = target.mode === 'add' ? 0 : target.mode === 'min' ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
+    // f32 add starts from -0, the exact identity (-0 + x == x for every x, -0 included), and marks untouched elements.
+    const addIdentity = b.dtype === 'f32' ? -0 : 0;
+    const identity = target.mode === 'add' ? addIdentity : target.mode === 'min' ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
     const clear = () => {
       this.setBlend(null);
       this.attach([shadow], [b.width, b.height]);
@@ -376,7 +378,7 @@ export class WebGLDevice implements BackendDevice {
       this.setBlend(null);
       const next = this.spare(b);
       this.attach([next], b.extent);
-      const f = this.util(`fold-${b.dtype}-${target.mode}`, () => foldShader(b.dtype as 'u32' | 'i32', target.mode as 'add'));
+      const f = this.util(`fold-${b.dtype}-${target.mode}`, () => foldShader(b.dtype, target.mode as 'add'));
       this.useProgram(f, { f_old: b.texture, f_acc: shadow });
       gl.drawArrays(gl.TRIANGLES, 0, 3);
       const old = b.texture;
@@ -569,6 +571,8 @@ export class WebGLDevice implements BackendDevice {
       if (u.last === v) continue;
       u.last = v;
       if (u.type === gl.UNSIGNED_INT) gl.uniform1ui(u.location, v as number);
+      else if (u.type === gl.UNSIGNED_INT_VEC3)
+        gl.uniform3uiv(u.location, v as readonly number[]); // t_grid
       else if (u.type === gl.FLOAT) gl.uniform1f(u.location, v as number);
       else if (u.type === gl.BOOL) gl.uniform1i(u.location, v ? 1 : 0);
       else gl.uniform1i(u.location, v as number);

@@ -49,18 +49,22 @@ void main() {
 
 /**
  * Folds a blended float shadow into an integer buffer, four elements a texel: add
- * adds the (exact, below 2^24) sum with integer wrap-around; min/max combine with
+ * adds the (exact, below 2^24) sum with integer wrap-around (f32: the float sum); min/max combine with
  * the old value, where the shadow's initial +-Inf means "no atomic touched this element".
  */
-export function foldShader(dtype: 'u32' | 'i32', mode: Exclude<TargetMode, 'store'>): string {
+export function foldShader(dtype: 'u32' | 'i32' | 'f32', mode: Exclude<TargetMode, 'store'>): string {
   const t = storageType(dtype);
+  if (dtype === 'f32' && mode !== 'add') throw new Error(`internal: f32 atomic ${mode} has no fold`);
   const body =
-    mode === 'add'
-      ? dtype === 'u32'
-        ? 'o = a + uvec4(s);'
-        : 'o = ivec4(uvec4(a) + uvec4(ivec4(s)));'
-      : // Fragment outputs take constant indices only: combine in r.
-        `bvec4 hit = notEqual(s, vec4(uintBitsToFloat(${mode === 'min' ? '0x7f800000u' : '0xff800000u'})));\n  ${t} m = ${mode}(a, ${t}(s));\n  o = ${t}(hit.x ? m.x : a.x, hit.y ? m.y : a.y, hit.z ? m.z : a.z, hit.w ? m.w : a.w);`;
+    dtype === 'f32'
+      ? // f32 add (bits in the texel): a shadow still at its -0 identity was not touched, keep the bits exactly.
+        'bvec4 hit = notEqual(floatBitsToUint(s), uvec4(0x80000000u));\n  uvec4 m = floatBitsToUint(uintBitsToFloat(a) + s);\n  o = uvec4(hit.x ? m.x : a.x, hit.y ? m.y : a.y, hit.z ? m.z : a.z, hit.w ? m.w : a.w);'
+      : mode === 'add'
+        ? dtype === 'u32'
+          ? 'o = a + uvec4(s);'
+          : 'o = ivec4(uvec4(a) + uvec4(ivec4(s)));'
+        : // Fragment outputs take constant indices only: combine in r.
+          `bvec4 hit = notEqual(s, vec4(uintBitsToFloat(${mode === 'min' ? '0x7f800000u' : '0xff800000u'})));\n  ${t} m = ${mode}(a, ${t}(s));\n  o = ${t}(hit.x ? m.x : a.x, hit.y ? m.y : a.y, hit.z ? m.z : a.z, hit.w ? m.w : a.w);`;
   return `${HEADER}
 uniform highp ${samplerType(dtype)} f_old;
 uniform highp sampler2D f_acc;

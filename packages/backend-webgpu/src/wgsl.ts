@@ -205,7 +205,8 @@ class WgslGenerator {
 
   private storageElement(name: string): string {
     const d = this.decl(name);
-    if (d.access === 'atomic') return `atomic<${d.dtype}>`;
+    // f32 has no WGSL atomics: its bits live in atomic<u32> (add is a compare-exchange loop).
+    if (d.access === 'atomic') return `atomic<${d.dtype === 'f32' ? 'u32' : d.dtype}>`;
     return d.vector === 1 || d.vector === 3 ? d.dtype : `vec${d.vector}<${d.dtype}>`;
   }
 
@@ -527,6 +528,10 @@ class WgslGenerator {
   private atomic(e: Extract<Expr, { op: 'atomic' }>): string {
     const t = this.decl(e.buffer).dtype;
     const name = `atomic_${e.fn}_${e.buffer}`;
+    if (t === 'f32') {
+      this.f32AtomicHelper(name, e.fn, `&b_${e.buffer}[i]`);
+      return this.atomicCall(name, e, `, len_${e.buffer}`);
+    }
     // The logical length travels as an argument (see the header).
     this.atomicHelper(name, e.fn, t, `&b_${e.buffer}[i]`, 'i < len', ', len: u32');
     return this.atomicCall(name, e, `, len_${e.buffer}`);
@@ -546,6 +551,39 @@ class WgslGenerator {
     if (e.fn === 'load') return `${name}(${i}${tail})`;
     if (e.fn === 'compareExchange') return `${name}(${i}, ${this.expr(e.compare as Expr)}, ${this.expr(e.value)}${tail})`;
     return `${name}(${i}, ${this.expr(e.value)}${tail})`;
+  }
+
+  /** add, load and store on an f32 atomic buffer, its bits held in atomic<u32>. */
+  private f32AtomicHelper(name: string, fn: string, ref: string): void {
+    const guard = 'if (i >= len) { return 0.0; }';
+    switch (fn) {
+      case 'load':
+        this.helper(name, `fn ${name}(i: u32, len: u32) -> f32 {\n  ${guard}\n  return bitcast<f32>(atomicLoad(${ref}));\n}`);
+        return;
+      case 'store':
+        this.helper(name, `fn ${name}(i: u32, v: f32, len: u32) {\n  if (i < len) { atomicStore(${ref}, bitcast<u32>(v)); }\n}`);
+        return;
+      case 'add':
+        // Read, add, and publish the sum only if the bits are unchanged; otherwise retry
+        // from the value another invocation left (a weak compare-exchange may also fail spuriously).
+        this.helper(
+          name,
+          [
+            `fn ${name}(i: u32, v: f32, len: u32) -> f32 {`,
+            `  ${guard}`,
+            `  var old = atomicLoad(${ref});`,
+            '  loop {',
+            `    let r = atomicCompareExchangeWeak(${ref}, old, bitcast<u32>(bitcast<f32>(old) + v));`,
+            '    if (r.exchanged) { return bitcast<f32>(old); }',
+            '    old = r.old_value;',
+            '  }',
+            '}',
+          ].join('\n'),
+        );
+        return;
+      default:
+        throw new KernelBuildError(this.ir.name, `internal: f32 atomic ${fn}`);
+    }
   }
 
   /** A bounds-checked helper `name` doing atomic `fn` on `ref` (an element pointer using `i`) when `guard` holds. */

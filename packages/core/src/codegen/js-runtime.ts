@@ -24,4 +24,7 @@ function $amin(b, i, v) { if (!$inb(b, i)) return 0; for (;;) { const o = Atomic
 function $amax(b, i, v) { if (!$inb(b, i)) return 0; for (;;) { const o = Atomics.load(b, i); if (o >= v) return o; if (Atomics.compareExchange(b, i, o, v) === o) return o; } }
 function $aop(f, b, i, v) { return $inb(b, i) ? f(b, i, v) : 0; }
 function $acas(b, i, cmp, v) { return $inb(b, i) ? Atomics.compareExchange(b, i, cmp, v) : 0; }
+function $faadd(b, i, v) { if (!$inb(b, i)) return 0; for (;;) { const o = Atomics.load(b, i); const s = $u2fbits(o); if (Atomics.compareExchange(b, i, o, $f2ubits(Math.fround(s + v))) === o) return s; } }
+function $faload(b, i) { return $inb(b, i) ? $u2fbits(Atomics.load(b, i)) : 0; }
+function $fastore(b, i, v) { if ($inb(b, i)) Atomics.store(b, i, $f2ubits(v)); return 0; }
 `;

@@ -98,6 +98,9 @@ class JsGenerator {
       if (decl.kind === 'buffer') {
         lines.push(`  const b_${name} = B.${name};`);
         lines.push(`  const len_${name} = ${decl.vector === 1 ? `b_${name}.length` : `(b_${name}.length / ${decl.vector}) >>> 0`};`);
+        // f32 atomics work on the bits: Atomics takes integer views only.
+        if (decl.access === 'atomic' && decl.dtype === 'f32')
+          lines.push(`  const bits_${name} = new Uint32Array(b_${name}.buffer, b_${name}.byteOffset, b_${name}.length);`);
       } else {
         lines.push(`  const u_${name} = U.${name};`);
       }
@@ -345,6 +348,7 @@ class JsGenerator {
       case 'length':
         return `len_${e.buffer}`;
       case 'atomic':
+        if (e.type === 'f32') return this.f32Atomic(e);
         return this.atomic(e, `b_${e.buffer}`);
       case 'wgAtomic':
         return this.atomic(e, `wg_${e.array}`);
@@ -372,6 +376,22 @@ class JsGenerator {
     const n = privateArrayLength(this.ir, id);
     if (n === undefined) throw new KernelBuildError(this.ir.name, `internal: unknown private array ${id}`);
     return n;
+  }
+
+  /** add, load or store on an f32 atomic buffer, through its bits view (a compare-exchange loop for add). */
+  private f32Atomic(e: Extract<Expr, { op: 'atomic' }>): string {
+    const b = `bits_${e.buffer}`;
+    const i = this.expr(e.index);
+    switch (e.fn) {
+      case 'add':
+        return `$faadd(${b}, ${i}, ${this.expr(e.value)})`;
+      case 'load':
+        return `$faload(${b}, ${i})`;
+      case 'store':
+        return `$fastore(${b}, ${i}, ${this.expr(e.value)})`;
+      default:
+        throw new KernelBuildError(this.ir.name, `internal: f32 atomic ${e.fn}`);
+    }
   }
 
   /** An atomic on typed array `b` (a buffer's or a workgroup array's). */

@@ -1,19 +1,20 @@
 import type { BufferDType } from '../dtype.ts';
 import { analyzeKernel, forEachExprOfStmt, type KernelInfo } from './analyze.ts';
-import type {
-  AtomicFn,
-  BufferAccess,
-  BufferParamDecl,
-  BuiltinName,
-  Expr,
-  KernelIR,
-  ParamDecl,
-  PrivateArrayDecl,
-  Stmt,
-  SubgroupFn,
-  UniformParamDecl,
-  VarDecl,
-  WorkgroupArrayDecl,
+import {
+  type AtomicFn,
+  type BufferAccess,
+  type BufferParamDecl,
+  type BuiltinName,
+  type Expr,
+  F32_ATOMICS,
+  type KernelIR,
+  type ParamDecl,
+  type PrivateArrayDecl,
+  type Stmt,
+  type SubgroupFn,
+  type UniformParamDecl,
+  type VarDecl,
+  type WorkgroupArrayDecl,
 } from './nodes.ts';
 import { typeInfo, type ValueType, type VecWidth, vecType } from './types.ts';
 import { checkBarrierUniformity } from './uniformity.ts';
@@ -154,12 +155,17 @@ export class BufferHandle<T extends ValueType, A extends BufferAccess> extends A
 
   protected atomic(fn: AtomicFn, index: Index, value: Operand<T>, useResult = true, compare?: Val<T>): Val<T> {
     if (this.access !== 'atomic') throw buildError(`atomic ${fn} on '${this.name}' needs access 'atomic'`);
-    if (this.type !== 'u32' && this.type !== 'i32') throw buildError(`atomics need a u32 or i32 buffer, '${this.name}' is ${this.type}`);
+    if (this.type === 'f32') {
+      if (!F32_ATOMICS.has(fn))
+        throw buildError(`atomic ${fn} on f32 buffer '${this.name}': f32 atomic buffers have atomicAdd, load and store only`);
+    } else if (this.type !== 'u32' && this.type !== 'i32') {
+      throw buildError(`atomics need a u32, i32 (or f32, for atomicAdd) buffer, '${this.name}' is ${this.type}`);
+    }
     const v = coerce(this.type, value, `atomic ${fn} on '${this.name}'`);
     if (v.type !== this.type) throw buildError(`atomic ${fn} on '${this.name}': value is ${v.type}`);
     const node: Expr = {
       op: 'atomic',
-      type: this.type,
+      type: this.type as 'u32' | 'i32' | 'f32',
       fn,
       buffer: this.name,
       index: this.k.index(index),

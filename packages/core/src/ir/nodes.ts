@@ -95,6 +95,13 @@ export type MathFn =
  */
 export type AtomicFn = 'add' | 'sub' | 'min' | 'max' | 'and' | 'or' | 'xor' | 'exchange' | 'compareExchange' | 'load' | 'store';
 export const BLENDABLE_ATOMICS: ReadonlySet<AtomicFn> = new Set(['add', 'min', 'max']);
+/**
+ * The atomics an f32 buffer has: add (the 'atomic' class: a compare-exchange loop on
+ * the bits in WGSL, on the CPU; blending on WebGL2) and the atomic load/store that
+ * every access to an atomic buffer is. The sum's rounding follows the order the
+ * additions happen in, which no backend fixes.
+ */
+export const F32_ATOMICS: ReadonlySet<AtomicFn> = new Set(['add', 'load', 'store']);
 
 /**
  * 'ballot' takes a bool and gives a vec4<u32> bit mask: bit l (of word l / 32) is set
@@ -117,7 +124,8 @@ export type Expr =
   | { readonly op: 'length'; readonly type: 'u32'; readonly buffer: string }
   | {
       readonly op: 'atomic';
-      readonly type: 'u32' | 'i32';
+      /** f32 only for add, load and store (see `F32_ATOMICS`). */
+      readonly type: 'u32' | 'i32' | 'f32';
       readonly fn: AtomicFn;
       readonly buffer: string;
       readonly index: Expr;
