@@ -95,6 +95,26 @@ describeEachBackend('docs/kernels.md snippets', (ctx) => {
     );
   });
 
+  it('ids-2d', async () => {
+    await where(
+      ['scatter'],
+      () => kernels.demoIds2d(ctx.device),
+      (r) => expect(r).toEqual(new Float32Array([1, 4, 2, 5, 3, 6])),
+    );
+  });
+
+  it('private', async () => {
+    expect(await kernels.demoPrivate(ctx.device)).toEqual(new Float32Array([3, 3, 3]));
+  });
+
+  it('atomics-f32', async () => {
+    await where(
+      ['atomic'],
+      () => kernels.demoAtomicsF32(ctx.device),
+      (r) => expect(r).toEqual(new Float32Array([0.75, -2, 2])),
+    );
+  });
+
   it('grids', async () => {
     await where(
       ['scatter'],

@@ -323,6 +323,59 @@ export async function demoGrids(device: Device): Promise<Float32Array> {
 }
 // #endregion grids
 
+// #region ids-2d
+const transpose = defineKernel({
+  name: 'transpose',
+  workgroupSize: [8, 8], // 64 invocations as an 8 x 8 tile: localId.x and localId.y run 0 .. 7
+  params: { src: buffer('f32', 'read'), dst: buffer('f32', 'write'), w: uniform('u32'), h: uniform('u32') },
+  body: ({ src, dst, w, h }, k) => {
+    const x = k.globalId.x; // workgroupId.x * 8 + localId.x
+    const y = k.globalId.y;
+    k.if(x.lt(w).and(y.lt(h)), () => dst.store(x.mul(h).add(y), src.load(y.mul(w).add(x))));
+  },
+});
+
+export async function demoIds2d(device: Device): Promise<Float32Array> {
+  const src = device.createBuffer('f32', [1, 2, 3, 4, 5, 6]); // 2 rows of 3
+  const dst = device.createBuffer('f32', 6);
+  // { invocations: [w, h] }: a ceil(3 / 8) x ceil(2 / 8) grid of 8 x 8 workgroups; guard x < w, y < h.
+  device.dispatch(transpose, { invocations: [3, 2] }, { src, dst, w: 3, h: 2 });
+  return dst.read(); // Float32Array [1, 4, 2, 5, 3, 6]: 3 rows of 2
+}
+// #endregion ids-2d
+
+// #region private
+const medianOf5 = defineKernel({
+  name: 'median_of_5',
+  workgroupSize: 64,
+  params: { x: buffer('f32', 'read'), out: buffer('f32', 'write') },
+  body: ({ x, out }, k) => {
+    const i = k.globalIndex;
+    k.if(i.lt(out.length), () => {
+      const win = k.privateArray('f32', 5); // this invocation's own 5 values, zeroed at its start
+      k.for({ from: 0, to: 5 }, (j) => win.store(j, x.load(i.add(j))));
+      // Selection sort, 3 rounds: win[2] is then the median.
+      k.for({ from: 0, to: 3 }, (a) => {
+        k.for({ from: a.add(1), to: 5 }, (b) => {
+          const lo = k.let(win.load(a));
+          const hi = k.let(win.load(b));
+          win.store(a, min(lo, hi));
+          win.store(b, max(lo, hi));
+        });
+      });
+      out.store(i, win.load(2));
+    });
+  },
+});
+
+export async function demoPrivate(device: Device): Promise<Float32Array> {
+  const x = device.createBuffer('f32', [5, 1, 4, 2, 3, 9, 0]);
+  const out = device.createBuffer('f32', 3);
+  device.dispatch(medianOf5, { invocations: 3 }, { x, out });
+  return out.read(); // Float32Array [3, 3, 3]: medians of [5 1 4 2 3], [1 4 2 3 9], [4 2 3 9 0]
+}
+// #endregion private
+
 // #region atomics
 const atomics = defineKernel({
   name: 'atomics',
@@ -349,6 +402,26 @@ export async function demoAtomics(device: Device): Promise<{ stats: Int32Array; 
   return { stats: await stats.read(), first: (await first.read())[0] ?? -1 }; // stats Int32Array [12, -2, 9]; first one of 0..3
 }
 // #endregion atomics
+
+// #region atomics-f32
+const sumByKey = defineKernel({
+  name: 'sum_by_key',
+  workgroupSize: 64,
+  params: { keys: buffer('u32', 'read'), values: buffer('f32', 'read'), sums: buffer('f32', 'atomic') },
+  body: ({ keys, values, sums }, k) => {
+    const i = k.globalIndex;
+    k.if(i.lt(keys.length), () => sums.atomicAdd(keys.load(i), values.load(i))); // 'atomic' class
+  },
+});
+
+export async function demoAtomicsF32(device: Device): Promise<Float32Array> {
+  const keys = device.createBuffer('u32', [0, 1, 0, 2, 1]);
+  const values = device.createBuffer('f32', [0.5, 1, 0.25, 2, -3]);
+  const sums = device.createBuffer('f32', 3);
+  device.dispatch(sumByKey, { invocations: 5 }, { keys, values, sums });
+  return sums.read(); // Float32Array [0.75, -2, 2]
+}
+// #endregion atomics-f32
 
 // #region math
 const math = defineKernel({
