@@ -342,6 +342,17 @@ describe('webgpu backend', () => {
       expect(err).toBeInstanceOf(LimitExceededError);
       expect((err as LimitExceededError).limit).toBe('maxComputeWorkgroupStorageSize');
     }
+    // A 3-D workgroup within the invocation limit but past the device's z extent (64 by default).
+    const zMax = impl(device).gpu.limits.maxComputeWorkgroupSizeZ;
+    const deep = defineKernel({
+      name: 'too_deep',
+      workgroupSize: [1, 1, zMax * 2],
+      params: { out: buffer('u32', 'write') },
+      body: ({ out }, k) => out.store(k.globalIndex, 1),
+    });
+    if (zMax * 2 <= device.caps.limits.maxComputeInvocationsPerWorkgroup) {
+      expect(() => device.compile(deep)).toThrow(/maxComputeWorkgroupSizeZ/);
+    }
   });
 
   it('computes exactly what the JS reference computes on integer and conversion ops', async () => {

@@ -19,6 +19,7 @@ import {
   typedArrayConstructor,
   UnsupportedFeatureError,
   uniform,
+  workgroupShapeOf,
 } from '@trident/core';
 import { allocationBytes, BufferPool, StagingPool, WebGpuBuffer } from './webgpu-buffer.ts';
 import { generateWgsl, type UniformSlot, type WgslKernel } from './wgsl.ts';
@@ -370,6 +371,22 @@ export class WebGpuDevice implements BackendDevice {
         limits.maxBuffersPerKernel,
         `buffer parameters of kernel '${kernel.name}'`,
       );
+    }
+    // A 2-D / 3-D workgroup shape is also bounded per axis (x by the caps' invocation limit).
+    const [, sy, sz] = workgroupShapeOf(kernel.ir);
+    for (const [axis, extent, limit] of [
+      ['Y', sy, this.gpu.limits.maxComputeWorkgroupSizeY],
+      ['Z', sz, this.gpu.limits.maxComputeWorkgroupSizeZ],
+    ] as const) {
+      if (extent > limit) {
+        throw new LimitExceededError(
+          'webgpu',
+          `maxComputeWorkgroupSize${axis}`,
+          extent,
+          limit,
+          `workgroup extent of kernel '${kernel.name}'`,
+        );
+      }
     }
     const slotBytes = Math.max(UNIFORM_ALIGN, Math.ceil((wgsl.uniforms.length * 4) / UNIFORM_ALIGN) * UNIFORM_ALIGN);
     this.gpu.pushErrorScope('validation');
