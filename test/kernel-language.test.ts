@@ -3,6 +3,7 @@
  * message that says what to do, the forms that should just work, and the
  * features beyond 1-D kernels, on every backend.
  */
+import type { BufferHandle, KernelBuilder } from 'trident';
 import { buffer, defineKernel, f32, i32, KernelBuildError, select, UnsupportedFeatureError, u32, uniform, vec } from 'trident';
 import { describe, expect, it } from 'vitest';
 import { describeEachBackend } from './harness.ts';
@@ -79,6 +80,24 @@ describe('misuse is refused when the kernel is built', () => {
       }),
     );
     expect(viaBreak.message).toMatch(/a loop left by a break under an if whose condition depends on k\.localIndex/);
+  });
+
+  it('barrier uniformity knows the 3-D ids: localId and globalId vary, workgroupId does not', () => {
+    const body =
+      (cond: 'localId' | 'globalId' | 'workgroupId') =>
+      ({ out }: { out: BufferHandle<'u32', 'write'> }, k: KernelBuilder) => {
+        k.if(k[cond].y.lt(1), () => k.barrier());
+        out.store(k.globalIndex, 1);
+      };
+    for (const cond of ['localId', 'globalId'] as const) {
+      const e = buildError(() =>
+        defineKernel({ name: `barrier_${cond}`, workgroupSize: [2, 2], params: { out: buffer('u32', 'write') }, body: body(cond) }),
+      );
+      expect(e.message).toMatch(new RegExp(`an if whose condition depends on k\\.${cond}`));
+    }
+    expect(() =>
+      defineKernel({ name: 'barrier_wgid', workgroupSize: [2, 2], params: { out: buffer('u32', 'write') }, body: body('workgroupId') }),
+    ).not.toThrow();
   });
 
   it('f32 atomic buffers have atomicAdd, load and store only', () => {
