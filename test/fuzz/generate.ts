@@ -673,7 +673,16 @@ export function generateCase(seed: number, options: FuzzOptions): FuzzCase {
     }
   }
   const body = g.run();
-  const ir: KernelIR = { name: `fuzz_${seed >>> 0}`, workgroupSize: wg, params: g.params, workgroupArrays: g.arrays, vars: g.vars, body };
+  const ir: KernelIR = {
+    name: `fuzz_${seed >>> 0}`,
+    workgroupSize: wg,
+    workgroupShape: [wg, 1, 1],
+    params: g.params,
+    workgroupArrays: g.arrays,
+    privateArrays: [],
+    vars: g.vars,
+    body,
+  };
   return {
     seed,
     options,

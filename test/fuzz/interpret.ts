@@ -251,8 +251,11 @@ export function interpret(c: FuzzCase, subgroupSize: number): Expected {
       }
       case 'uniform':
         return [e.type === 'f32' ? constantF32(c.uniforms[e.name] as number) : int(e.type, c.uniforms[e.name] as number)];
-      case 'builtin':
-        return [int('u32', inv.b[e.name])];
+      case 'builtin': {
+        // The generator makes 1-D kernels only: the vec3 ids are not among its built-ins.
+        if (!(e.name in inv.b)) throw new Error(`fuzz reference: built-in '${e.name}' is not generated`);
+        return [int('u32', inv.b[e.name as keyof Builtins])];
+      }
       case 'var': {
         const v = inv.env.get(e.id);
         if (!v) throw new Error(`var ${e.id} read before its let`);
