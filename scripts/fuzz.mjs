@@ -15,7 +15,7 @@ const { values } = parseArgs({
     project: { type: 'string', multiple: true },
   },
 });
-for (const flag of ['seeds', 'from']) {
+for (const flag of /** @type {const} */ (['seeds', 'from'])) {
   if (!/^\d+$/.test(values[flag]) || Number(values[flag]) < 1) {
     console.error(`fuzz: --${flag} must be a positive integer, got '${values[flag]}'`);
     process.exit(2);

@@ -15,6 +15,7 @@ import {
   type MultisplitShape,
   multisplitShape,
 } from '../packages/algorithms/src/radix-multisplit.ts';
+import { recordOnesweepPasses } from '../packages/algorithms/src/radix-onesweep.ts';
 import { recordRadixSort } from '../packages/algorithms/src/radix-sort.ts';
 import { expectBitsEqual, isSlow } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
@@ -25,15 +26,18 @@ type Keys = Uint32Array | Int32Array | Float32Array;
 function formulationsOf(device: Device): Array<[string, MultisplitShape | null]> {
   const shape = multisplitShape(device.caps);
   const out: Array<[string, MultisplitShape | null]> = [['packed', null]];
-  if (shape) out.unshift([`multisplit wg=${shape.wg}`, shape]);
+  if (shape) out.unshift([`multisplit ${shape.passes} wg=${shape.wg}`, shape]);
   // A small tile (more tiles and subgroups per input) where the device allows one.
   const small = multisplitShape(device.caps, 3, 64);
-  if (small) out.push([`multisplit wg=${small.wg} items=3`, small]);
+  if (small) out.push([`multisplit ${small.passes} wg=${small.wg} items=3`, small]);
   // The non-default options: the ballot-aggregated count step, values loaded after the ranking.
-  const ballot = multisplitShape(device.caps, 4, 128, { count: 'ballot' });
-  if (ballot) out.push([`multisplit ballot count wg=${ballot.wg} items=4`, ballot]);
-  const late = multisplitShape(device.caps, 5, 128, { valueLoads: 'late' });
-  if (late) out.push([`multisplit late values wg=${late.wg} items=5`, late]);
+  // The non-default choices: the reduce-then-scan passes with the ballot-aggregated
+  // count step; values loaded after the ranking, with the other ranking order.
+  const ballot = multisplitShape(device.caps, 4, 128, { count: 'ballot', passes: 'reduce-then-scan' });
+  if (ballot) out.push([`multisplit reduce-then-scan ballot count wg=${ballot.wg} items=4`, ballot]);
+  const rank = shape?.rank === 'atomic' ? 'barrier' : 'atomic';
+  const late = multisplitShape(device.caps, 5, 128, { valueLoads: 'late', rank });
+  if (late) out.push([`multisplit ${late.passes} late values, ${rank} ranking wg=${late.wg} items=5`, late]);
   return out;
 }
 
@@ -87,6 +91,33 @@ describeEachBackend('radix sort formulations', (ctx) => {
     }
   });
 
+  it('onesweep without trusting any published count (the no-forward-progress fallback) sorts the same', async () => {
+    const device = ctx.device;
+    const shape = multisplitShape(device.caps, 3, 64, { passes: 'onesweep' });
+    if (!shape) return;
+    const tile = shape.wg * shape.items;
+    // A dozen tiles: every tile counts each digit of every earlier tile from the keys.
+    const n = 12 * tile + 5;
+    const raw = randomU32(n, 23);
+    for (const [name, data] of Object.entries({ random: raw, fewDistinct: raw.map((x) => (x % 3) * 0x01010101) })) {
+      const keys = device.createBuffer('u32', data);
+      const values = device.createBuffer(
+        'u32',
+        Uint32Array.from({ length: n }, (_, i) => i),
+      );
+      const keysOut = device.createBuffer('u32', n);
+      const valuesOut = device.createBuffer('u32', n);
+      recordOnesweepPasses(device, shape, keys, values, keysOut, valuesOut, n, { forceFallback: true });
+      const want = sortReference(
+        data,
+        Uint32Array.from({ length: n }, (_, i) => i),
+      );
+      expectBitsEqual(await keysOut.read(), want.keys, `${ctx.kind} onesweep fallback ${name} keys`);
+      expectBitsEqual(await valuesOut.read(), want.values as Uint32Array, `${ctx.kind} onesweep fallback ${name} values`);
+      for (const b of [keys, values, keysOut, valuesOut]) b.destroy();
+    }
+  });
+
   it('partial last tiles: sizes just around a tile, for the keys and the pairs default tiles', async () => {
     const device = ctx.device;
     for (const [items, pairs] of [
@@ -126,7 +157,7 @@ function caps(features: Feature[], storage: number, minSubgroup: number, maxSubg
 }
 
 it('radix sort picks the multisplit from caps: subgroups, and counter rows that fit', () => {
-  const all: Feature[] = ['gather', 'scatter', 'workgroup', 'subgroup'];
+  const all: Feature[] = ['gather', 'scatter', 'workgroup', 'subgroup', 'atomic', 'atomic-other'];
   // A GPU with 32-wide subgroups and 48 KiB: 256-wide workgroups, 8 counter rows, 1 mask word.
   expect(multisplitShape(caps(all, 49152, 32, 32))).toEqual({
     wg: 256,
@@ -135,6 +166,8 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     words: 1,
     count: 'atomic',
     valueLoads: 'early',
+    passes: 'onesweep',
+    rank: 'atomic',
   });
   // The pairs tile (16 keys and 16 values per invocation) still fits 48 KiB at 256 invocations.
   expect(multisplitShape(caps(all, 49152, 32, 32), MULTISPLIT_PAIR_ITEMS)).toEqual({
@@ -144,9 +177,24 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     words: 1,
     count: 'atomic',
     valueLoads: 'early',
+    passes: 'onesweep',
+    rank: 'atomic',
   });
   // Subgroups of 4 and 32 KiB (SwiftShader): the rows (wg / 4 of them) bound the workgroup.
-  expect(multisplitShape(caps(all, 32768, 4, 4))).toEqual({ wg: 64, items: 12, rows: 16, words: 1, count: 'atomic', valueLoads: 'early' });
+  expect(multisplitShape(caps(all, 32768, 4, 4))).toEqual({
+    wg: 64,
+    items: 12,
+    rows: 16,
+    words: 1,
+    count: 'atomic',
+    valueLoads: 'early',
+    passes: 'onesweep',
+    rank: 'atomic',
+  });
+  // Without atomics on buffers (no look-back): the reduce-then-scan passes; onesweep refused when asked for.
+  const noAtomics: Feature[] = ['gather', 'scatter', 'workgroup', 'subgroup'];
+  expect(multisplitShape(caps(noAtomics, 49152, 32, 32))?.passes).toBe('reduce-then-scan');
+  expect(multisplitShape(caps(noAtomics, 49152, 32, 32), 12, 256, { passes: 'onesweep' })).toBeUndefined();
   // Subgroups of 16 to 64: rows for the smallest, masks for the largest.
   expect(multisplitShape(caps(all, 65536, 16, 64))).toEqual({
     wg: 256,
@@ -155,6 +203,8 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     words: 2,
     count: 'atomic',
     valueLoads: 'early',
+    passes: 'onesweep',
+    rank: 'atomic',
   });
   // Width-1 subgroups (the CPU backend's emulation): rows would fill the memory, so no multisplit.
   expect(multisplitShape(caps(all, 65536, 1, 1))).toBeUndefined();

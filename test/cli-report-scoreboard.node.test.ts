@@ -138,6 +138,16 @@ describe('the committed H100 results on the scoreboard', () => {
     expect(nbody?.best?.speedup).toBeCloseTo(37965 / 33533, 2);
   });
 
+  it('bfs: the suite’s R-MAT check, in GTEPS as the bench counts them (stored edges / median time)', () => {
+    const bfs = cell('bfs');
+    expect(bfs?.measurement?.variant).toBe('rmat');
+    expect(bfs?.measurement?.n).toBe(134217728);
+    expect(bfs?.measurement?.timer).toBe('wall');
+    expect(bfs?.measurement?.throughput?.unit).toBe('GTEPS');
+    expect(bfs?.measurement?.throughput?.value).toBeCloseTo(134217728 / ((bfs?.measurement?.ms?.median as number) * 1e6), 9);
+    expect(bfs?.measurement?.ms?.samples).toHaveLength(8);
+  });
+
   it('histogram wins, sort loses against CUB', () => {
     expect(cell('histogram')?.best?.speedup).toBeGreaterThan(1);
     expect(cell('sort')?.best?.speedup).toBeLessThan(1);

@@ -25,6 +25,8 @@ describeEachBackend('fuzzer regressions', (ctx) => {
     const kernel = kernelOf({
       name: 'fuzz_shl_workgroup_size',
       workgroupSize: 16,
+      workgroupShape: [16, 1, 1],
+      privateArrays: [],
       params: [['out', { kind: 'buffer', dtype: 'i32', access: 'write', vector: 1 }]],
       workgroupArrays: [],
       vars: [],
@@ -64,6 +66,8 @@ if (TEST_BACKENDS.includes('webgpu'))
       const bad = kernelOf({
         name: 'fuzz_rejected_twice',
         workgroupSize: 1,
+        workgroupShape: [1, 1, 1],
+        privateArrays: [],
         params: [['out', { kind: 'buffer', dtype: 'u32', access: 'write', vector: 1 }]],
         workgroupArrays: [],
         vars: [{ id: 0, type: 'u32', name: 'v_0' }],

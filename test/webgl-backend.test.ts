@@ -223,6 +223,43 @@ describe('webgl2 gather kernels (fragment passes)', () => {
   });
 });
 
+describe('webgl2 vector views (four elements a texel)', () => {
+  it('vec2 and vec3 gather outputs: a texel takes components from every invocation whose element lies in it', async () => {
+    const k = defineKernel({
+      name: 'webgl_vec23_out',
+      workgroupSize: 8,
+      params: { a: buffer('u32', 'write', { vector: 2 }), b: buffer('i32', 'write', { vector: 3 }) },
+      body: ({ a, b }, k) => {
+        const i = k.globalIndex;
+        // Odd invocations skip a: their elements keep the old values.
+        k.if(i.rem(2).eq(0), () => a.store(i, vec('u32', i, i.mul(7))));
+        b.store(i, vec('i32', i.cast('i32'), i.cast('i32').neg(), i.cast('i32').add(1000)));
+      },
+    });
+    // 37 invocations over 37 vec2 / 37 vec3 elements (111 scalars: the last texel partial).
+    const r = await onBoth(k as Kernel, 37, { a: randomU32(74, 3), b: new Int32Array(111).fill(-9) });
+    expect(r.webgl2).toEqual(r.cpu);
+  });
+
+  it('vec3 and vec4 scatter stores: vec3 scalar by scalar across texels, vec4 one texel a point', async () => {
+    const k = defineKernel({
+      name: 'webgl_vec34_scatter',
+      workgroupSize: 8,
+      params: { t: buffer('f32', 'write', { vector: 3 }), q: buffer('u32', 'write', { vector: 4 }), n: uniform('u32') },
+      body: ({ t, q, n }, k) => {
+        const i = k.globalIndex;
+        const j = k.let(n.sub(1).sub(i), 'j');
+        t.store(j, vec('f32', i.cast('f32'), i.cast('f32').mul(0.5), -1));
+        q.store(j, vec('u32', i, j, i.add(j), 77));
+      },
+    });
+    const n = 29;
+    // One vec3 element more than the invocations store: it keeps its value.
+    const r = await onBoth(k as Kernel, n, { t: new Float32Array(3 * n + 3).fill(5), q: randomU32(4 * n, 4) }, { n });
+    expect(r.webgl2).toEqual(r.cpu);
+  });
+});
+
 describe('webgl2 GLSL helpers on vectors (generated overloads)', () => {
   it('vec4 integer division, remainder, shifts, popcount and u32 -> f32 agree with the CPU backend', async () => {
     const k = defineKernel({

@@ -7,13 +7,14 @@
 #                                      # (bench/h100/latency-check.ts), then the algorithm suite at the issue sizes
 #                                      # (packages/algorithms/scripts/gpu-check.ts) -> $OUT/h100-suite.json
 #   bash bench/h100/run.sh probe       # on the GPU machine: the sort probe and the latency check alone (issue 12)
+#   bash bench/h100/run.sh dev         # on the GPU machine: the CUB anchor, then radix sort's onesweep sweep (bench/h100/onesweep-check.ts)
 #   bash bench/h100/run.sh ab          # on the GPU machine: A/B of Trident's IR kernels against hand-written WGSL (bench/webgpu-h100-ab.ts)
 #
 # With the device tool: run(kind='nvidia-h100-x1', carry=['.gpu'],
 #   command='source .gpu/start.sh && bash bench/h100/run.sh suite')   -> $OUT/h100-suite.json, $OUT/*.txt, $OUT/*.log
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-step=${1:?usage: run.sh pack|suite|probe|ab}
+step=${1:?usage: run.sh pack|suite|probe|dev|ab}
 
 if [[ $step == pack ]]; then
   set -e
@@ -28,7 +29,7 @@ if [[ $step == pack ]]; then
   "${esb[@]}" packages/algorithms/scripts/gpu-check.ts --outfile=.gpu/alg-check.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
   "${esb[@]}" bench/webgpu-h100-ab.ts --outfile=.gpu/webgpu-h100-ab.mjs
   # Per-call latency beside TF.js webgpu (same process, same Dawn instance), and the sort probe.
-  for check in latency-check sort-probe graph-check; do
+  for check in latency-check sort-probe graph-check onesweep-check; do
     "${esb[@]}" bench/h100/$check.ts --outfile=.gpu/$check.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
   done
   # The conformance specs that run on any backend (not Node- or browser-only, not WebGL's).
@@ -94,6 +95,12 @@ if [[ $step == probe ]]; then
   node .gpu/latency-check.mjs --out "$OUT/latency.json" 2>&1 | tee "$OUT/latency.log"
   kill $smi 2> /dev/null
   exit 0
+fi
+if [[ $step == dev ]]; then
+  # Radix sort's onesweep sweep (issue 12), with the CUB anchor in the same call.
+  nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .gpu/cub_anchor.cu && /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
+  node .gpu/onesweep-check.mjs "${@:2}" 2>&1 | tee "$OUT/onesweep-check.log"
+  exit "${PIPESTATUS[0]}"
 fi
 if [[ $step == ab ]]; then
   # A/B diagnosis of the WebGPU bandwidth gap (bench/webgpu-h100-ab.ts), with the CUB anchor beside it.

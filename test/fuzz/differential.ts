@@ -42,6 +42,8 @@ export async function probeSubgroups(device: Device): Promise<{ size: number; co
   const ir: KernelIR = {
     name: 'fuzz_subgroup_probe',
     workgroupSize: 32,
+    workgroupShape: [32, 1, 1],
+    privateArrays: [],
     params: [['o', { kind: 'buffer', dtype: 'u32', access: 'write', vector: 1 }]],
     workgroupArrays: [],
     vars: [],

@@ -538,6 +538,58 @@ class Generator {
 
   // ---------- whole kernels ----------
 
+  /**
+   * A top-level loop with a uniform trip count (a constant, or from the uniform n)
+   * whose body writes, syncs, reads and syncs: barriers inside control flow, which
+   * the CPU backend runs by phase splitting. Optionally under a uniform `if`.
+   */
+  uniformBarrierLoop(): void {
+    const r = this.r;
+    // Whatever phase came before (reads of other slots, or writes), all of it is done before the loop writes.
+    this.emit({ op: 'barrier' });
+    this.writePhase = false;
+    const bound: Expr = r.chance(0.5)
+      ? { op: 'const', type: 'u32', value: 1 + r.int(3) }
+      : { op: 'binary', type: 'u32', fn: 'rem', a: { op: 'uniform', type: 'u32', name: 'n' }, b: { op: 'const', type: 'u32', value: 4 } };
+    const build = () => {
+      const end = this.declare('u32', bound, false);
+      const counter = this.declare('u32', { op: 'const', type: 'u32', value: 0 }, false);
+      const id = (counter as { id: number }).id;
+      const body = this.block(() => {
+        this.writePhase = true;
+        this.statements(1 + r.int(3), 1, false);
+        this.wgWrite();
+        this.emit({ op: 'barrier', ...(r.chance(0.5) ? { workgroupOnly: true as const } : {}) });
+        this.writePhase = false;
+        this.statements(1 + r.int(3), 1, false);
+        this.emit({ op: 'barrier' });
+      });
+      const one: Expr = { op: 'const', type: 'u32', value: 1 };
+      const update: Stmt[] = [{ op: 'assign', id, value: { op: 'binary', type: 'u32', fn: 'add', a: counter, b: one } }];
+      this.emit({ op: 'loop', condPrelude: [], cond: { op: 'binary', type: 'bool', fn: 'lt', a: counter, b: end }, body, update });
+    };
+    if (r.chance(0.3)) {
+      // workgroupIndex is the same for the whole workgroup.
+      const cond: Expr = {
+        op: 'binary',
+        type: 'bool',
+        fn: 'eq',
+        a: {
+          op: 'binary',
+          type: 'u32',
+          fn: 'rem',
+          a: { op: 'builtin', type: 'u32', name: 'workgroupIndex' },
+          b: { op: 'const', type: 'u32', value: 2 },
+        },
+        b: { op: 'const', type: 'u32', value: 0 },
+      };
+      const thenBlock = this.block(build);
+      this.emit({ op: 'if', cond, thenBlock, elseBlock: [] });
+    } else {
+      build();
+    }
+  }
+
   subgroupLet(): void {
     const r = this.r;
     const s = r.pick(SCALARS);
@@ -575,6 +627,7 @@ class Generator {
         if (this.o.subgroup && r.chance(0.4)) this.subgroupLet();
         if (this.wgArray && this.writePhase) this.wgWrite();
       }
+      if (this.wgArray && r.chance(0.5)) this.uniformBarrierLoop();
       // Every output gets at least one store, at the top level, of something computed.
       for (const [name, decl] of this.params) {
         if (decl.kind === 'buffer' && decl.access === 'write') {
@@ -673,7 +726,16 @@ export function generateCase(seed: number, options: FuzzOptions): FuzzCase {
     }
   }
   const body = g.run();
-  const ir: KernelIR = { name: `fuzz_${seed >>> 0}`, workgroupSize: wg, params: g.params, workgroupArrays: g.arrays, vars: g.vars, body };
+  const ir: KernelIR = {
+    name: `fuzz_${seed >>> 0}`,
+    workgroupSize: wg,
+    workgroupShape: [wg, 1, 1],
+    params: g.params,
+    workgroupArrays: g.arrays,
+    privateArrays: [],
+    vars: g.vars,
+    body,
+  };
   return {
     seed,
     options,

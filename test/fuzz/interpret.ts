@@ -18,7 +18,7 @@
  * the cases the generator makes (no races by construction); subgroups are runs
  * of `subgroupSize` consecutive local indices.
  */
-import type { Expr, Stmt } from 'trident';
+import { containsBarrier, type Expr, type Stmt } from 'trident';
 import type { FuzzCase } from './generate.ts';
 
 /** One component: value, error bound (f32 only), known, and whether the sign of a zero is uncertain. */
@@ -251,10 +251,11 @@ export function interpret(c: FuzzCase, subgroupSize: number): Expected {
       }
       case 'uniform':
         return [e.type === 'f32' ? constantF32(c.uniforms[e.name] as number) : int(e.type, c.uniforms[e.name] as number)];
-      case 'builtin':
-        // The generator draws 1-D kernels: the vec3 ids (globalId, ...) are not modelled.
-        if (!(e.name in inv.b)) throw new Error(`builtin ${e.name} is not modelled by the fuzz interpreter`);
+      case 'builtin': {
+        // The generator makes 1-D kernels only: the vec3 ids are not among its built-ins.
+        if (!(e.name in inv.b)) throw new Error(`fuzz reference: built-in '${e.name}' is not generated`);
         return [int('u32', inv.b[e.name as keyof Builtins])];
+      }
       case 'var': {
         const v = inv.env.get(e.id);
         if (!v) throw new Error(`var ${e.id} read before its let`);
@@ -571,6 +572,55 @@ export function interpret(c: FuzzCase, subgroupSize: number): Expected {
     });
   };
 
+  /** A condition every live invocation of the workgroup must agree on (it guards barriers). */
+  const uniformCond = (e: Expr, invs: Inv[]): boolean => {
+    const live = invs.filter((i) => !i.done);
+    const conds = live.map((i) => evalExpr(e, i)[0] as Sc);
+    if (conds.some((x) => !x.k)) throw new Undecidable('barrier under an unknown condition');
+    const first = conds[0]?.v ?? 0;
+    if (conds.some((x) => x.v !== first)) throw new Error('generator bug: barrier under non-uniform control flow');
+    return first !== 0;
+  };
+
+  /**
+   * Runs statements for a whole workgroup: statement by statement across the
+   * invocations, and, for an `if` or loop holding a barrier, its (uniform)
+   * control flow once for all, with the same lockstep inside.
+   */
+  const lockstep = (stmts: readonly Stmt[], invs: Inv[]): void => {
+    for (const s of stmts) {
+      if (s.op === 'let' && s.init.op === 'subgroup') {
+        for (let first = 0; first < wgSize; first += subgroupSize) {
+          const lanes = invs.slice(first, first + subgroupSize);
+          const results = subgroupOp(s.init, lanes);
+          lanes.forEach((l, i) => {
+            l.env.set(s.id, results[i] as Val);
+          });
+        }
+        continue;
+      }
+      if (s.op === 'if' && containsBarrier([s])) {
+        lockstep(uniformCond(s.cond, invs) ? s.thenBlock : s.elseBlock, invs);
+        continue;
+      }
+      if (s.op === 'loop' && containsBarrier([s])) {
+        for (let guard = 0; ; guard++) {
+          if (guard > 10_000) throw new Error('runaway loop in the reference');
+          lockstep(s.condPrelude, invs);
+          if (!uniformCond(s.cond, invs)) break;
+          lockstep(s.body, invs);
+          lockstep(s.update, invs);
+        }
+        continue;
+      }
+      for (const inv of invs) {
+        if (inv.done) continue;
+        const sig = execOne(s, inv);
+        if (sig === 'return') inv.done = true;
+      }
+    }
+  };
+
   for (let g = 0; g < c.workgroups; g++) {
     wgMem = new Map(ir.workgroupArrays.map((a) => [a.id, Array.from({ length: a.length }, () => int(a.type, 0))]));
     const invs = Array.from(
@@ -586,23 +636,7 @@ export function interpret(c: FuzzCase, subgroupSize: number): Expected {
           subgroupInvocation: l % subgroupSize,
         }),
     );
-    for (const s of ir.body) {
-      if (s.op === 'let' && s.init.op === 'subgroup') {
-        for (let first = 0; first < wgSize; first += subgroupSize) {
-          const lanes = invs.slice(first, first + subgroupSize);
-          const results = subgroupOp(s.init, lanes);
-          lanes.forEach((l, i) => {
-            l.env.set(s.id, results[i] as Val);
-          });
-        }
-        continue;
-      }
-      for (const inv of invs) {
-        if (inv.done) continue;
-        const sig = execOne(s, inv);
-        if (sig === 'return') inv.done = true;
-      }
-    }
+    lockstep(ir.body, invs);
   }
   return out;
 }

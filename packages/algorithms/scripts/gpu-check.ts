@@ -31,7 +31,8 @@ import {
 } from '@trident/algorithms';
 import { createDevice, type Device } from 'trident';
 import { dispatchGroups } from '../src/common.ts';
-import { countKernel, MULTISPLIT_ITEMS, multisplitShape, scatterKernel } from '../src/radix-multisplit.ts';
+import { countKernel, scatterKernel, sortShape } from '../src/radix-multisplit.ts';
+import { ONESWEEP_MAX_N, recordOnesweepHistogram, recordOnesweepPass } from '../src/radix-onesweep.ts';
 import { randomU32 } from '../src/reference/random.ts';
 import { recordScan } from '../src/scan.ts';
 
@@ -235,31 +236,40 @@ const sortRow = async (m: number, pairs: boolean) => {
       ok = src[j] === got[i] && (i === 0 || got[i - 1] !== got[i] || (idx[i - 1] as number) < j);
     }
   }
-  // One pass's steps at this size (keys, shift 0), each timed alone by the same protocol.
+  // One pass's steps at this size (shift 0), each timed alone by the same protocol: the
+  // onesweep passes' up-front histogram and one pass, or the reduce-then-scan pass's steps.
   const steps: Record<string, number> = {};
-  const shape = multisplitShape(device.caps, MULTISPLIT_ITEMS);
-  if (shape && !pairs) {
+  const shape = sortShape(device.caps, pairs);
+  const step = async (name: string, body: () => void) => {
+    steps[name] = +(await median(device, `${label} step ${name}`, body, 3)).toFixed(4);
+  };
+  if (shape?.passes === 'onesweep' && m <= ONESWEEP_MAX_N) {
+    let starts = recordOnesweepHistogram(device, shape, keys, m);
+    await step('histogram (all 4 digits)', () => {
+      starts = recordOnesweepHistogram(device, shape, keys, m);
+    });
+    const io = { keysIn: keys, keysOut: output, valsIn: values, valsOut: valuesOutput };
+    await step('onesweep pass', () => recordOnesweepPass(device, shape, starts, io, m, 0));
+  } else if (shape && !pairs) {
     const tiles = Math.ceil(m / (shape.wg * shape.items));
     const counts = device.createBuffer('u32', 256 * tiles);
     const offsets = device.createBuffer('u32', 256 * tiles);
     const dummy = device.createBuffer('u32', 1);
     const dummyOut = device.createBuffer('u32', 1);
-    const bodies: Record<string, () => void> = {
-      count: () => dispatchGroups(device, countKernel(shape), tiles, { keys, counts, n: m, shift: 0, tiles }),
-      scan: () => recordScan(device, counts, offsets, 256 * tiles, true),
-      'rank+scatter': () =>
-        dispatchGroups(device, scatterKernel(shape, undefined), tiles, {
-          keys,
-          keysOut: output,
-          vals: dummy,
-          valsOut: dummyOut,
-          offsets,
-          n: m,
-          shift: 0,
-          tiles,
-        }),
-    };
-    for (const [name, body] of Object.entries(bodies)) steps[name] = +(await median(device, `${label} step ${name}`, body, 3)).toFixed(4);
+    await step('count', () => dispatchGroups(device, countKernel(shape), tiles, { keys, counts, n: m, shift: 0, tiles }));
+    await step('scan', () => recordScan(device, counts, offsets, 256 * tiles, true));
+    await step('rank+scatter', () =>
+      dispatchGroups(device, scatterKernel(shape, undefined), tiles, {
+        keys,
+        keysOut: output,
+        vals: dummy,
+        valsOut: dummyOut,
+        offsets,
+        n: m,
+        shift: 0,
+        tiles,
+      }),
+    );
     for (const b of [counts, offsets, dummy, dummyOut]) b.destroy();
   }
   for (const b of [keys, values, output, valuesOutput]) b?.destroy();

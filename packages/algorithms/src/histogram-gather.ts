@@ -10,7 +10,11 @@
  * run of SUPER chunks, the bin's byte over those chunks, and a last pass sums the
  * runs. Reads: n · ceil(bins / 4W) in the counting pass (each element once per
  * group) plus about n · bins / CHUNK in the merge — cheaper than a point per
- * element while bins are few (PACKED_MAX_BINS).
+ * element while bins are few (PACKED_MAX_BINS). Measured in headless Chromium on
+ * SwiftShader WebGL2 (2^20 values, GPU timer, best of 5, two rounds in one page):
+ * 32 bins 52 / 60 ms, 64 bins 101 / 109, 128 bins 132 / 411, 256 bins 208 / 288,
+ * and 257 bins (blended points) 468 / 424; the cost grows with the groups, each a
+ * full read of the input plus W compare-select-adds per element.
  */
 import {
   type Buffer,

@@ -217,7 +217,8 @@ function tiledKernel(tiling: NBodyTiling, guarded: boolean) {
 
 /**
  * Other bodies per inner-loop iteration of the gather kernel (loads past n are zero
- * and pad the last iteration).
+ * and pad the last iteration). WebGL2 on SwiftShader, 2048 bodies, fastest of 5 runs
+ * on a loaded 2-core machine (2026-11-23): unroll 2 28.9 ms, 4 26.4 ms, 8 25.6 ms.
  */
 const GATHER_UNROLL = 4;
 

@@ -18,10 +18,11 @@
  * For each item, 8 ballots (one per digit bit, ANDed or AND-NOTed by the lane's own
  * bit) give the mask of lanes holding the same digit; a key's rank among them is the
  * popcount of the lower lanes. The lowest lane of each digit adds the digit's count
- * to its subgroup's row of 256 counters in workgroup memory (only that subgroup
- * writes its row, so no atomics) and shuffles the old value to the others. A
- * workgroup barrier after each item makes the row visible to the next item's
- * leader, which may be another lane (WGSL has no subgroup-scope memory barrier).
+ * to its subgroup's row of 256 counters in workgroup memory with a workgroup
+ * atomic add and shuffles the old value to the others (the default 'atomic'
+ * ranking; the 'barrier' ranking uses a plain load and store, then a workgroup
+ * barrier after each item, because the next item's leader may be another lane and
+ * WGSL has no subgroup-scope memory barrier: 5-7% slower on the H100).
  * Afterwards one scan per digit over the subgroups' rows and one workgroup scan over
  * the digits turn the counters into each (subgroup, digit)'s first slot in the
  * locally sorted tile.
@@ -54,6 +55,7 @@ import {
   type Var,
 } from '@trident/core';
 import { cachedKernel, dispatchGroups, floorPow2, scratch, workgroupScan } from './common.ts';
+import { ONESWEEP_MAX_N, recordOnesweepPasses } from './radix-onesweep.ts';
 import { recordScan } from './scan.ts';
 
 const BITS = 8;
@@ -83,15 +85,39 @@ export interface MultisplitShape {
    * barriers, so the loads overlap; 'items' more registers held through the ranking).
    */
   readonly valueLoads: MultisplitValueLoads;
+  /**
+   * How a pass finds each (digit, tile)'s first output slot: 'onesweep' (one histogram
+   * of all four digits up front, then per pass a single dispatch that ranks its tile,
+   * looks back over the earlier tiles' published digit counts and scatters:
+   * radix-onesweep.ts) or 'reduce-then-scan' (per pass a count dispatch, a scan of
+   * the counts and the rank + scatter dispatch). 'onesweep' needs atomics on buffers.
+   */
+  readonly passes: MultisplitPasses;
+  /**
+   * How the ranking orders its subgroup's updates of a counter row: 'barrier' (a
+   * plain load and store by each run's lowest lane, then a workgroup barrier per
+   * item, so the next item's leader, which may be another lane, sees the update) or
+   * 'atomic' (a workgroup atomic add by the lowest lane, whose old value the subgroup
+   * shuffle then hands to the run: no barrier per item). 'atomic' relies on one
+   * subgroup's atomic adds to one counter taking effect in program order: the next
+   * item's add comes after the shuffle that consumed this item's result, which holds
+   * on hardware that executes a subgroup's lanes together (WGSL's memory model does
+   * not state it for different lanes).
+   */
+  readonly rank: MultisplitRank;
 }
 
 export type MultisplitCount = 'ballot' | 'atomic';
 export type MultisplitValueLoads = 'late' | 'early';
+export type MultisplitPasses = 'onesweep' | 'reduce-then-scan';
+export type MultisplitRank = 'barrier' | 'atomic';
 
 /** Optional choices of multisplitShape (benchmarks and tests sweep them). */
 export interface MultisplitOptions {
   readonly count?: MultisplitCount;
   readonly valueLoads?: MultisplitValueLoads;
+  readonly passes?: MultisplitPasses;
+  readonly rank?: MultisplitRank;
 }
 
 /**
@@ -124,7 +150,10 @@ export const MULTISPLIT_PAIR_ITEMS = 16;
  * `items`, `maxWg` and `options` override the defaults (benchmarks and tests sweep
  * them). The count step defaults to 'atomic' (per-key workgroup atomics: faster
  * than the ballot count on random, small and all-equal keys alike on the H100), and
- * values are loaded early, beside the keys (the pairs scatter 1.6x faster).
+ * values are loaded early, beside the keys (the pairs scatter 1.6x faster). The
+ * ranking defaults to 'atomic' (see MultisplitShape.rank), the passes to 'onesweep'
+ * where the device has atomics on buffers ('atomic' and 'atomic-other'), else
+ * 'reduce-then-scan'; sortShape picks what radixSort uses.
  */
 export function multisplitShape(
   caps: DeviceCaps,
@@ -139,15 +168,34 @@ export function multisplitShape(
   if (maxSubgroupSize > 128) return undefined;
   const count = options.count ?? 'atomic';
   const valueLoads = options.valueLoads ?? 'early';
+  const lookback = caps.features.has('atomic') && caps.features.has('atomic-other');
+  if (options.passes === 'onesweep' && !lookback) return undefined;
+  const passes = options.passes ?? (lookback ? 'onesweep' : 'reduce-then-scan');
+  const rank = options.rank ?? 'atomic';
   const top = floorPow2(Math.min(maxWg, caps.limits.maxComputeInvocationsPerWorkgroup));
   for (let wg = top; wg >= Math.max(64, ceilToPow2(maxSubgroupSize)); wg /= 2) {
     const rows = Math.max(1, wg / floorPow2(minSubgroupSize));
     const rowBytes = rows * DIGITS * 4;
     // rows + staged keys and values + per-digit destinations + the workgroup scan's array.
     const bytes = rowBytes + 2 * wg * items * 4 + DIGITS * 4 + wg * 4;
-    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words, count, valueLoads };
+    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words, count, valueLoads, passes, rank };
   }
   return undefined;
+}
+
+/**
+ * The shape radixSort uses for `caps`: MULTISPLIT_ITEMS keys per invocation
+ * (MULTISPLIT_PAIR_ITEMS with values) and the atomic ranking; onesweep passes for
+ * key-value sorts, reduce-then-scan passes for keys alone. H100 (Dawn/Vulkan,
+ * u32, back-to-back sorts into reused outputs, bench/h100/onesweep-check.ts, two
+ * calls that agreed within 0.1%): keys 2^28 reduce-then-scan 13.08 ms, onesweep
+ * 13.38; 2^24 0.955 / 0.966. Pairs 2^28 20.08 / 19.44; 2^24 1.41 / 1.366. (With
+ * the barrier ranking: keys 13.83 / 14.78 (window 1), pairs 21.16 / 22.25.)
+ */
+export function sortShape(caps: DeviceCaps, pairs: boolean): MultisplitShape | undefined {
+  return pairs
+    ? multisplitShape(caps, MULTISPLIT_PAIR_ITEMS)
+    : multisplitShape(caps, MULTISPLIT_ITEMS, 256, { passes: 'reduce-then-scan' });
 }
 
 function ceilToPow2(x: number): number {
@@ -205,6 +253,13 @@ function popcount(mask: U[], below?: U[]): U {
   return sum;
 }
 
+/** The subgroups' counter rows in workgroup memory (atomic for the 'atomic' ranking). */
+interface CounterRows {
+  load(i: U): U;
+  store(i: U, v: U): void;
+  atomicAdd(i: U, v: U): U;
+}
+
 /** Per item: the key, its digit, its index, and its rank in its subgroup's row. */
 interface Ranked {
   readonly index: U[];
@@ -223,7 +278,7 @@ function multisplit(
   k: KernelBuilder,
   shape: MultisplitShape,
   keys: { load(i: U): U },
-  rows: { load(i: U): U; store(i: U, v: U): void },
+  rows: CounterRows,
   n: U,
   shift: U,
   sgBase: U,
@@ -249,12 +304,15 @@ function multisplit(
     const slot = k.let(rowBase.add(d), 'slot');
     const old = k.var('u32', 0, 'old');
     k.if(valid.and(before.eq(0)), () => {
-      old.set(rows.load(slot));
-      rows.store(slot, old.add(popcount(match)));
+      if (shape.rank === 'atomic') old.set(rows.atomicAdd(slot, popcount(match)));
+      else {
+        old.set(rows.load(slot));
+        rows.store(slot, old.add(popcount(match)));
+      }
     });
     const leader = k.let(select(valid, lowestLane(match), lane), 'leader');
     out.rank.push(k.let(k.subgroupShuffle(old, leader).add(before), `r${j}`));
-    k.barrier();
+    if (shape.rank === 'barrier' || j === shape.items - 1) k.barrier();
     out.digit.push(d);
   }
   return out;
@@ -265,13 +323,7 @@ function multisplit(
  * the subgroups (plus `start(d)` when given) and returns, per digit this invocation
  * owns, the digit's tile total. Invocation lid owns digits lid · P … lid · P + P - 1.
  */
-function scanRows(
-  k: KernelBuilder,
-  shape: MultisplitShape,
-  rows: { load(i: U): U; store(i: U, v: U): void },
-  subgroupsInGroup: U,
-  visit: (d: U, total: U) => void,
-): void {
+function scanRows(k: KernelBuilder, shape: MultisplitShape, rows: CounterRows, subgroupsInGroup: U, visit: (d: U, total: U) => void): void {
   const per = Math.max(1, DIGITS / shape.wg);
   for (let q = 0; q < per; q++) {
     const d = k.let(k.localIndex.mul(per).add(q), 'dig');
@@ -363,108 +415,174 @@ export function countKernel(shape: MultisplitShape) {
   );
 }
 
+/** The handles a rank + scatter body reads and writes. */
+export interface ScatterIO {
+  readonly keys: { load(i: U): U };
+  readonly keysOut: { store(i: U, v: U): void };
+  readonly vals: { load(i: U): Val<'u32' | 'i32' | 'f32'> };
+  readonly valsOut: { store(i: U, v: never): void };
+  readonly n: U;
+  readonly shift: U;
+  readonly tiles: U;
+}
+
+/**
+ * Where a tile's keys of one digit go. `totals` is called once the tile's digit
+ * totals are known (per digit this invocation owns, inside a branch on d < 256):
+ * the place to publish them. `base` returns the global output index of the tile's
+ * first key of digit d minus `start`, that digit's first slot in the locally sorted
+ * tile (the same branch; called after `totals` for every digit).
+ */
+export interface ScatterDestinations {
+  totals?(t: U, d: U, total: U): void;
+  base(t: U, d: U, total: U, start: U): U;
+}
+
+/**
+ * Rank the tile, sort it by digit in workgroup memory, write runs of equal digits
+ * to `destinations.base(d) + local slot`. Shared by the reduce-then-scan scatter and
+ * the onesweep pass.
+ */
+export function rankAndScatter(
+  k: KernelBuilder,
+  shape: MultisplitShape,
+  valueType: BufferDType | undefined,
+  io: ScatterIO,
+  destinations: ScatterDestinations,
+): void {
+  const { wg, items } = shape;
+  const tile = wg * items;
+  const { keys, keysOut, vals, valsOut, n, shift, tiles } = io;
+  const rows: CounterRows =
+    shape.rank === 'atomic'
+      ? k.workgroupArray('u32', shape.rows * DIGITS, { atomic: true })
+      : Object.assign(k.workgroupArray('u32', shape.rows * DIGITS), {
+          atomicAdd: (): U => {
+            throw new Error('internal: atomicAdd on the barrier ranking rows');
+          },
+        });
+  const stagedKeys = k.workgroupArray('u32', tile);
+  // Values travel as bits beside their keys.
+  const stagedVals = valueType ? k.workgroupArray('u32', tile) : undefined;
+  // Output index of the tile's local slot p with digit d: dest[d] + p.
+  const dest = k.workgroupArray('u32', DIGITS);
+  const lid = k.localIndex;
+  const t = k.let(k.workgroupIndex, 't');
+  leaveIfPast(k, t, tiles);
+  const S = k.let(k.subgroupSize, 'S');
+  const sg = k.let(lid.div(S), 'sg');
+  const tileBase = k.let(t.mul(tile), 'tileBase');
+  const sgBase = k.let(tileBase.add(sg.mul(S).mul(items)), 'sgBase');
+  const rowBase = k.let(sg.mul(DIGITS), 'rowBase');
+  // Early value loads: item j of this lane, as multisplit numbers the keys.
+  const early: U[] = [];
+  if (valueType && shape.valueLoads === 'early') {
+    const lane = k.let(k.subgroupInvocation, 'vlane');
+    for (let j = 0; j < items; j++) {
+      const v = vals.load(sgBase.add(S.mul(j)).add(lane));
+      early.push(k.let(valueType === 'u32' ? (v as U) : (v as Val<'i32' | 'f32'>).bitcast('u32'), `v${j}`));
+    }
+  }
+  const r = multisplit(k, shape, keys, rows, n, shift, sgBase, rowBase);
+  const groups = k.let(u32(wg).add(S).sub(1).div(S), 'groups');
+  // Digit totals of this invocation's digits, then their exclusive scan over the tile.
+  const totals: U[] = [];
+  let sum: U = u32(0);
+  scanRows(k, shape, rows, groups, (_d, total) => {
+    const v = k.let(total, 'tot');
+    totals.push(v);
+    sum = sum.add(v);
+  });
+  const per = Math.max(1, DIGITS / wg);
+  const digitOf = (q: number) => k.let(lid.mul(per).add(q), 'dig');
+  const { totals: publish } = destinations;
+  if (publish) {
+    for (let q = 0; q < per; q++) {
+      const d = digitOf(q);
+      k.if(d.lt(DIGITS), () => publish(t, d, totals[q] as U));
+    }
+  }
+  const mine = k.let(sum, 'mine');
+  const scan = workgroupScan(k, mine, wg, true, u32(0));
+  const start = k.let(scan.exclusive, 'start');
+  for (let q = 0; q < per; q++) {
+    const d = digitOf(q);
+    k.if(d.lt(DIGITS), () => {
+      dest.store(d, destinations.base(t, d, totals[q] as U, start));
+      k.for({ from: 0, to: groups }, (s) => {
+        const at = k.let(s.mul(DIGITS).add(d), 'at');
+        rows.store(at, rows.load(at).add(start));
+      });
+    });
+    start.set(start.add(totals[q] as U));
+  }
+  k.barrier();
+  for (let j = 0; j < items; j++) {
+    const slot = k.let(rows.load(rowBase.add(r.digit[j] as U)).add(r.rank[j] as U), `slot${j}`);
+    k.if(r.valid[j] as Val<'bool'>, () => {
+      stagedKeys.store(slot, r.key[j] as U);
+      if (stagedVals && early.length > 0) stagedVals.store(slot, early[j] as U);
+      else if (stagedVals) {
+        const v = vals.load(r.index[j] as U);
+        stagedVals.store(slot, valueType === 'u32' ? (v as U) : (v as Val<'i32' | 'f32'>).bitcast('u32'));
+      }
+    });
+  }
+  k.barrier();
+  const inTile = k.let(select(tileBase.lt(n), min(n.sub(tileBase), tile), 0), 'inTile');
+  for (let q = 0; q < items; q++) {
+    const p = k.let(lid.add(q * wg), `p${q}`);
+    k.if(p.lt(inTile), () => {
+      const key = k.let(stagedKeys.load(p), 'key');
+      const at = k.let(dest.load(key.shr(shift).and(DIGITS - 1)).add(p), 'at');
+      keysOut.store(at, key);
+      if (stagedVals) {
+        const bits = stagedVals.load(p);
+        valsOut.store(at, (valueType === 'u32' ? bits : bits.bitcast(valueType as 'i32' | 'f32')) as never);
+      }
+    });
+  }
+}
+
 /** Pass step 3: rank the tile, sort it by digit in workgroup memory, write runs of equal digits. */
 export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
-  const tile = wg * items;
-  return cachedKernel(`radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${valueType ?? 'none'}`, () =>
-    defineKernel({
-      name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
-      workgroupSize: wg,
-      params: {
-        keys: buffer('u32', 'read'),
-        keysOut: buffer('u32', 'write'),
-        vals: buffer(valueType ?? 'u32', 'read'),
-        valsOut: buffer(valueType ?? 'u32', 'write'),
-        offsets: buffer('u32', 'read'),
-        n: uniform('u32'),
-        shift: uniform('u32'),
-        tiles: uniform('u32'),
-      },
-      body: ({ keys, keysOut, vals, valsOut, offsets, n, shift, tiles }, k) => {
-        const rows = k.workgroupArray('u32', shape.rows * DIGITS);
-        const stagedKeys = k.workgroupArray('u32', tile);
-        // Values travel as bits beside their keys.
-        const stagedVals = valueType ? k.workgroupArray('u32', tile) : undefined;
-        // Output index of the tile's local slot p with digit d: dest[d] + p.
-        const dest = k.workgroupArray('u32', DIGITS);
-        const lid = k.localIndex;
-        const t = k.let(k.workgroupIndex, 't');
-        leaveIfPast(k, t, tiles);
-        const S = k.let(k.subgroupSize, 'S');
-        const sg = k.let(lid.div(S), 'sg');
-        const tileBase = k.let(t.mul(tile), 'tileBase');
-        const sgBase = k.let(tileBase.add(sg.mul(S).mul(items)), 'sgBase');
-        const rowBase = k.let(sg.mul(DIGITS), 'rowBase');
-        // Early value loads: item j of this lane, as multisplit numbers the keys.
-        const early: U[] = [];
-        if (valueType && shape.valueLoads === 'early') {
-          const lane = k.let(k.subgroupInvocation, 'vlane');
-          for (let j = 0; j < items; j++) {
-            const v = vals.load(sgBase.add(S.mul(j)).add(lane));
-            early.push(k.let(valueType === 'u32' ? (v as U) : v.bitcast('u32'), `v${j}`));
-          }
-        }
-        const r = multisplit(k, shape, keys, rows, n, shift, sgBase, rowBase);
-        const groups = k.let(u32(wg).add(S).sub(1).div(S), 'groups');
-        // Digit totals of this invocation's digits, then their exclusive scan over the tile.
-        const totals: U[] = [];
-        let sum: U = u32(0);
-        scanRows(k, shape, rows, groups, (_d, total) => {
-          const v = k.let(total, 'tot');
-          totals.push(v);
-          sum = sum.add(v);
-        });
-        const mine = k.let(sum, 'mine');
-        const scan = workgroupScan(k, mine, wg, true, u32(0));
-        const start = k.let(scan.exclusive, 'start');
-        const per = Math.max(1, DIGITS / wg);
-        for (let q = 0; q < per; q++) {
-          const d = k.let(lid.mul(per).add(q), 'dig');
-          k.if(d.lt(DIGITS), () => {
-            dest.store(d, offsets.load(d.mul(tiles).add(t)).sub(start));
-            k.for({ from: 0, to: groups }, (s) => {
-              const at = k.let(s.mul(DIGITS).add(d), 'at');
-              rows.store(at, rows.load(at).add(start));
-            });
-          });
-          start.set(start.add(totals[q] as U));
-        }
-        k.barrier();
-        for (let j = 0; j < items; j++) {
-          const slot = k.let(rows.load(rowBase.add(r.digit[j] as U)).add(r.rank[j] as U), `slot${j}`);
-          k.if(r.valid[j] as Val<'bool'>, () => {
-            stagedKeys.store(slot, r.key[j] as U);
-            if (stagedVals && early.length > 0) stagedVals.store(slot, early[j] as U);
-            else if (stagedVals) {
-              const v = vals.load(r.index[j] as U);
-              stagedVals.store(slot, valueType === 'u32' ? (v as U) : v.bitcast('u32'));
-            }
-          });
-        }
-        k.barrier();
-        const inTile = k.let(select(tileBase.lt(n), min(n.sub(tileBase), tile), 0), 'inTile');
-        for (let q = 0; q < items; q++) {
-          const p = k.let(lid.add(q * wg), `p${q}`);
-          k.if(p.lt(inTile), () => {
-            const key = k.let(stagedKeys.load(p), 'key');
-            const at = k.let(dest.load(key.shr(shift).and(DIGITS - 1)).add(p), 'at');
-            keysOut.store(at, key);
-            if (stagedVals) {
-              const bits = stagedVals.load(p);
-              valsOut.store(at, (valueType === 'u32' ? bits : bits.bitcast(valueType as 'i32' | 'f32')) as never);
-            }
-          });
-        }
-      },
-    }),
+  return cachedKernel(
+    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${valueType ?? 'none'}`,
+    () =>
+      defineKernel({
+        name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
+        workgroupSize: wg,
+        params: {
+          keys: buffer('u32', 'read'),
+          keysOut: buffer('u32', 'write'),
+          vals: buffer(valueType ?? 'u32', 'read'),
+          valsOut: buffer(valueType ?? 'u32', 'write'),
+          offsets: buffer('u32', 'read'),
+          n: uniform('u32'),
+          shift: uniform('u32'),
+          tiles: uniform('u32'),
+        },
+        body: ({ keys, keysOut, vals, valsOut, offsets, n, shift, tiles }, k) => {
+          rankAndScatter(
+            k,
+            shape,
+            valueType,
+            { keys, keysOut, vals, valsOut: valsOut as never, n, shift, tiles },
+            {
+              base: (t, d, _total, start) => offsets.load(d.mul(tiles).add(t)).sub(start),
+            },
+          );
+        },
+      }),
   );
 }
 
 /**
  * Records the 4 passes of the 8-bit multisplit sort of u32 keys `src` (and values
- * `vsrc`) into `keysOut` (and `valuesOut`). The intermediate passes ping-pong
- * through scratch buffers; n >= 1.
+ * `vsrc`) into `keysOut` (and `valuesOut`): onesweep passes (radix-onesweep.ts) when
+ * the shape says so and n fits their 30-bit counts, reduce-then-scan passes
+ * otherwise. The intermediate passes ping-pong through scratch buffers; n >= 1.
  */
 export function recordMultisplitPasses(
   device: Device,
@@ -475,6 +593,10 @@ export function recordMultisplitPasses(
   valuesOut: Buffer | undefined,
   n: number,
 ): void {
+  if (shape.passes === 'onesweep' && n <= ONESWEEP_MAX_N) {
+    recordOnesweepPasses(device, shape, src, vsrc, keysOut, valuesOut, n);
+    return;
+  }
   const tiles = Math.ceil(n / (shape.wg * shape.items));
   const counts = scratch(device, 'radix8.counts', 'u32', DIGITS * tiles);
   const offsets = scratch(device, 'radix8.offsets', 'u32', DIGITS * tiles);

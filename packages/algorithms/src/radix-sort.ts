@@ -2,7 +2,10 @@
  * Radix sort (seed 003, extended): stable LSD sort of u32 / i32 / f32 keys, with
  * optional values carried along. Two formulations, chosen from caps:
  * - devices with subgroups whose counter rows fit workgroup memory: 8-bit digits,
- *   4 passes, ballot multisplit and a locally sorted tile (radix-multisplit.ts);
+ *   4 passes, ballot multisplit and a locally sorted tile (radix-multisplit.ts),
+ *   each pass either count + scan + scatter or, with atomics on buffers, one
+ *   onesweep dispatch after an up-front histogram (radix-onesweep.ts; sortShape
+ *   says which);
  * - the rest (no subgroups, or subgroups of width 1 as on the CPU backend): the
  *   packed-count formulation below, 4-bit digits, 8 passes; each pass:
  *   1. per-tile digit counts (one workgroup per tile of wg × 4 keys),
@@ -44,13 +47,7 @@ import {
   workgroupReduce,
   workgroupScan,
 } from './common.ts';
-import {
-  MULTISPLIT_ITEMS,
-  MULTISPLIT_PAIR_ITEMS,
-  type MultisplitShape,
-  multisplitShape,
-  recordMultisplitPasses,
-} from './radix-multisplit.ts';
+import { type MultisplitShape, recordMultisplitPasses, sortShape } from './radix-multisplit.ts';
 import { recordScan } from './scan.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
 
@@ -219,9 +216,11 @@ export { transformKernel };
  * optional `values` reordered alongside. Records the work and returns the sorted
  * keys (and values): `options.output` (`options.valuesOutput`) or new buffers.
  *
- * Complexity: O(n) work. With subgroups, 4 passes of 8-bit digits (count, scan of
- * 256 · n / tile counts, rank + scatter): 2 reads and 1 write of each key per pass,
- * plus 1 read + 1 write of each value. Otherwise 8 passes of 4-bit digits (scan of
+ * Complexity: O(n) work. With subgroups, 4 passes of 8-bit digits: for keys alone
+ * count, scan of 256 · n / tile counts, rank + scatter (2 reads and 1 write of each
+ * key per pass); with values, one read of the keys up front for all four digit
+ * histograms, then per pass one dispatch that ranks, looks back over the earlier
+ * tiles' digit counts and scatters (1 read and 1 write of each key and value). Otherwise 8 passes of 4-bit digits (scan of
  * 16 · n / (4 · wg) counts), about 3 reads and 1 write of each key per pass. i32 /
  * f32 keys add one transform before and one after. Edge cases: n = 0 returns empty
  * buffers. Needs 'workgroup' and 'scatter' (UnsupportedFeatureError otherwise; use
@@ -260,7 +259,7 @@ export function recordRadixSort(
   values: Buffer | undefined,
   keysOut: Buffer,
   valuesOut: Buffer | undefined,
-  shape: MultisplitShape | null = multisplitShape(device.caps, values ? MULTISPLIT_PAIR_ITEMS : MULTISPLIT_ITEMS) ?? null,
+  shape: MultisplitShape | null = sortShape(device.caps, values !== undefined) ?? null,
 ): void {
   const n = keys.length;
   const keyType = keys.dtype as 'u32' | 'i32' | 'f32';

@@ -171,7 +171,7 @@ export class WebGLDevice implements BackendDevice {
   destroyBuffer(buffer: BackendBuffer): void {
     const b = buffer as GlBuffer;
     if (!this.buffers.delete(b)) return;
-    this.gl.deleteTexture(b.texture);
+    this.deleteTexture(b.texture);
   }
 
   write(buffer: BackendBuffer, offset: number, data: HostArray): void {

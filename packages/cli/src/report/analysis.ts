@@ -199,7 +199,8 @@ export function analyze(all: readonly LabelledMeasurement[]): Analysis {
       const largest = ok.reduce((a, b) => (b.n > a.n ? b : a));
       const t = median(largest) as number;
       if (computeBound) {
-        arch.push({ platform, n: largest.n, note: 'compute-bound: no memory ceiling' });
+        const counted = largest.throughput?.unit === 'GTEPS' ? 'edge-bound' : 'compute-bound';
+        arch.push({ platform, n: largest.n, note: `${counted}: no memory ceiling` });
       } else {
         const ceiling = ceilingFor(largest);
         if (ceiling && largest.throughput) arch.push({ platform, n: largest.n, efficiency: largest.throughput.value / ceiling.gbps });

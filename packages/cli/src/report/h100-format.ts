@@ -260,6 +260,43 @@ export function fromH100AbFormat(json: Json): { measurements: Json[]; adapter: s
   if (isObject(json.anchors)) out.push(...anchorObject(json.anchors, gpu));
   // The suite's call-latency rows (Trident and its TF.js webgpu peer, same process): already measurements.
   if (Array.isArray(json.peers)) out.push(...json.peers.filter(isObject).map((p) => ({ adapter, ...p })));
+  if (isObject(json.graph)) out.push(...graphRows(json.graph, adapter));
   const notes = Array.isArray(json.notes) ? json.notes.filter((x): x is string => typeof x === 'string') : [];
   return { measurements: out, adapter, notes };
+}
+
+/**
+ * The suite's BFS check (`graph`: an R-MAT graph, one wall-clocked call per source and formulation) as
+ * Trident bfs rows in GTEPS as `trident bench` counts them: stored edges (both directions) / median time.
+ * 'frontier-balanced' is what `bfsFormulation` picks on a GPU (concurrency >= 1024), so it is the 'rmat' row.
+ */
+function graphRows(graph: Json, adapter: string): Json[] {
+  const stored = graph.stored;
+  if (typeof stored !== 'number' || !Array.isArray(graph.rows)) return [];
+  const byFormulation = new Map<string, number[]>();
+  for (const r of graph.rows) {
+    if (!isObject(r) || typeof r.formulation !== 'string' || typeof r.ms !== 'number') continue;
+    byFormulation.set(r.formulation, [...(byFormulation.get(r.formulation) ?? []), r.ms]);
+  }
+  const out: Json[] = [];
+  for (const [formulation, times] of byFormulation) {
+    const sorted = [...times].sort((a, b) => a - b);
+    const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+    const median = sorted.length % 2 ? at(0.5) : ((sorted[sorted.length / 2 - 1] as number) + (sorted[sorted.length / 2] as number)) / 2;
+    out.push({
+      algorithm: 'bfs',
+      variant: formulation === 'frontier-balanced' ? 'rmat' : `rmat (${formulation})`,
+      implementation: 'trident',
+      backend: 'webgpu',
+      runtime: 'node',
+      adapter,
+      n: stored,
+      dtype: 'i32',
+      timer: graph.timing === 'gpu-timestamp' ? 'gpu-timestamp' : 'wall',
+      repeats: times.length,
+      ms: { median, min: sorted[0], max: sorted[sorted.length - 1], q1: at(0.25), q3: at(0.75), samples: times },
+      throughput: { value: stored / (median * 1e6), unit: 'GTEPS' },
+    });
+  }
+  return out;
 }

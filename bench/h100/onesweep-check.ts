@@ -1,0 +1,192 @@
+/**
+ * Radix sort's onesweep passes against the reduce-then-scan ones on a real GPU (issue 12):
+ * u32 keys and u32/u32 pairs at 2^28 and 2^24, several shapes (keys per invocation,
+ * ranking order), each sort recorded back-to-back into outputs allocated once (as the
+ * suite and CUB's benchmark call it), GPU timestamps, median of 5 after >= 100 ms of
+ * back-to-back warm-up, variants in two interleaved rounds. Then, at 2^28, one pass's
+ * parts alone (the up-front histogram; one onesweep pass, keys and pairs), and the
+ * correctness of every variant (sorted, same multiset; pairs a stable permutation)
+ * after all timing. Run beside the CUB anchor: bash bench/h100/run.sh dev
+ */
+import { createDevice, type Device } from 'trident';
+import {
+  MULTISPLIT_ITEMS,
+  MULTISPLIT_PAIR_ITEMS,
+  type MultisplitOptions,
+  type MultisplitShape,
+  multisplitShape,
+} from '../../packages/algorithms/src/radix-multisplit.ts';
+import { recordOnesweepHistogram, recordOnesweepPass, recordOnesweepPasses } from '../../packages/algorithms/src/radix-onesweep.ts';
+import { recordRadixSort } from '../../packages/algorithms/src/radix-sort.ts';
+import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
+
+async function median(device: Device, label: string, body: () => void, reps = 5): Promise<number> {
+  let warm = 0;
+  for (let batch = 0; batch < 10 && warm < 100; batch++) {
+    warm += (
+      await device.time(`${label} warm-up`, () => {
+        for (let w = 0; w < 4; w++) body();
+      })
+    ).ms;
+  }
+  const ms: number[] = [];
+  for (let r = 0; r < reps; r++) {
+    // Back-to-back: 4 sorts per timed region, as in a loop of calls.
+    ms.push(
+      (
+        await device.time(label, () => {
+          for (let b = 0; b < 4; b++) body();
+        })
+      ).ms / 4,
+    );
+  }
+  ms.sort((a, b) => a - b);
+  return ms[Math.floor(reps / 2)] as number;
+}
+
+function verify(data: Uint32Array, keys: Uint32Array, values?: Uint32Array): boolean {
+  let sum = 0;
+  let xor = 0;
+  let sumIn = 0;
+  let xorIn = 0;
+  for (let i = 0; i < data.length; i++) {
+    const k = keys[i] as number;
+    if (i > 0 && (keys[i - 1] as number) > k) return false;
+    sum = (sum + k) >>> 0;
+    xor ^= k;
+    sumIn = (sumIn + (data[i] as number)) >>> 0;
+    xorIn ^= data[i] as number;
+  }
+  if (sum !== sumIn || xor !== xorIn) return false;
+  if (!values) return true;
+  const seen = new Uint8Array(data.length);
+  for (let i = 0; i < data.length; i++) {
+    const v = values[i] as number;
+    if (v >= data.length || seen[v] || data[v] !== keys[i]) return false;
+    seen[v] = 1;
+    if (i > 0 && keys[i - 1] === keys[i] && (values[i - 1] as number) > v) return false;
+  }
+  return true;
+}
+
+const device = await createDevice({ backend: 'webgpu' });
+const { limits } = device.caps;
+console.log(
+  `device ${device.info.adapter}; subgroups ${limits.minSubgroupSize}..${limits.maxSubgroupSize}; ` +
+    `workgroup storage ${limits.maxComputeWorkgroupStorageSize}; default shape ${JSON.stringify(multisplitShape(device.caps))}`,
+);
+type Variant = { name: string; keys?: MultisplitShape; pairs?: MultisplitShape; window?: number };
+const variants: Variant[] = [];
+const add = (name: string, options: MultisplitOptions, window?: number) => {
+  const keys = multisplitShape(device.caps, MULTISPLIT_ITEMS, 256, options) ?? undefined;
+  const pairs = multisplitShape(device.caps, MULTISPLIT_PAIR_ITEMS, 256, options) ?? undefined;
+  if (keys || pairs) variants.push({ name, keys, pairs, window });
+  else console.log(`(no shape for ${name})`);
+};
+// 2026-11-23 sweeps (bench/results/tuning/h100-onesweep-2026-11-23.json): the atomic ranking beat
+// the barrier one everywhere; look-back windows 1, 2, 8, 16, 32 lost to 4; 8, 10, 16, 20 keys per
+// invocation lost to 12 (16 with values); publishing counts before the ranking lost.
+add('reduce-then-scan barrier', { passes: 'reduce-then-scan', rank: 'barrier' });
+add('onesweep atomic window 4', { passes: 'onesweep', rank: 'atomic' }, 4);
+add('reduce-then-scan atomic', { passes: 'reduce-then-scan', rank: 'atomic' });
+add('onesweep atomic window 8', { passes: 'onesweep', rank: 'atomic' }, 8);
+add('onesweep barrier window 4', { passes: 'onesweep', rank: 'barrier' }, 4);
+
+const sizes = (process.argv.slice(2).map(Number).filter(Boolean).length ? process.argv.slice(2).map(Number) : [28, 24]) as number[];
+const rows: Record<string, unknown>[] = [];
+const began = performance.now();
+const BUDGET_S = Number(process.env.ONESWEEP_BUDGET_S ?? 240);
+const overBudget = () => (performance.now() - began) / 1000 > BUDGET_S;
+const elapsed = () => `${((performance.now() - began) / 1000).toFixed(1)} s`;
+for (const log of sizes) {
+  const n = 2 ** log;
+  const data = randomU32(n, 11 + log);
+  const keys = device.createBuffer('u32', data);
+  const keysOut = device.createBuffer('u32', n);
+  const values = device.createBuffer(
+    'u32',
+    Uint32Array.from({ length: n }, (_, i) => i),
+  );
+  const valuesOut = device.createBuffer('u32', n);
+  const sort = (shape: MultisplitShape, pairs: boolean, window?: number) => () => {
+    if (shape.passes === 'onesweep')
+      recordOnesweepPasses(device, shape, keys, pairs ? values : undefined, keysOut, pairs ? valuesOut : undefined, n, {
+        window,
+      });
+    else recordRadixSort(device, keys, pairs ? values : undefined, keysOut, pairs ? valuesOut : undefined, shape);
+  };
+  const times = new Map<string, number[]>();
+  for (let round = 0; round < 2; round++) {
+    for (const v of variants) {
+      for (const pairs of [false, true]) {
+        const shape = pairs ? v.pairs : v.keys;
+        if (!shape || overBudget()) continue;
+        const key = `${v.name}${pairs ? ' pairs' : ' keys'}`;
+        times.set(key, [...(times.get(key) ?? []), await median(device, key, sort(shape, pairs, v.window))]);
+      }
+    }
+    console.log(`2^${log} round ${round} done (${elapsed()})`);
+  }
+  // One pass's parts alone at the largest size: the histogram, one onesweep pass (keys, pairs).
+  if (log >= 28) {
+    for (const v of variants) {
+      if (!v.keys || v.keys.passes !== 'onesweep' || overBudget()) continue;
+      const part: Record<string, number> = {};
+      let starts = recordOnesweepHistogram(device, v.keys, keys, n);
+      part.histogram = +(
+        await median(device, `${v.name} histogram`, () => {
+          starts = recordOnesweepHistogram(device, v.keys as MultisplitShape, keys, n);
+        })
+      ).toFixed(3);
+      part['pass keys'] = +(
+        await median(device, `${v.name} pass`, () =>
+          recordOnesweepPass(device, v.keys as MultisplitShape, starts, { keysIn: keys, keysOut }, n, 0, {
+            window: v.window,
+          }),
+        )
+      ).toFixed(3);
+      if (v.pairs) {
+        const ps = v.pairs;
+        const pstarts = recordOnesweepHistogram(device, ps, keys, n);
+        part['pass pairs'] = +(
+          await median(device, `${v.name} pass pairs`, () =>
+            recordOnesweepPass(device, ps, pstarts, { keysIn: keys, keysOut, valsIn: values, valsOut: valuesOut }, n, 0, {
+              window: v.window,
+            }),
+          )
+        ).toFixed(3);
+      }
+      const row = { n: `2^${log}`, variant: `${v.name}: parts`, ...part };
+      rows.push(row);
+      console.log(`${JSON.stringify(row)} (${elapsed()})`);
+    }
+  }
+  for (const v of variants) {
+    for (const pairs of [false, true]) {
+      const shape = pairs ? v.pairs : v.keys;
+      const key = `${v.name}${pairs ? ' pairs' : ' keys'}`;
+      const ms = times.get(key);
+      if (!shape || !ms) continue;
+      let ok: boolean | 'unchecked' = 'unchecked';
+      if (log < 28 || !pairs || v === variants[1]) {
+        sort(shape, pairs, v.window)();
+        ok = verify(data, await keysOut.read(), pairs ? await valuesOut.read() : undefined);
+      }
+      const best = Math.min(...ms);
+      const row = {
+        n: `2^${log}`,
+        variant: key,
+        rounds: ms.map((x) => +x.toFixed(3)),
+        ms: +best.toFixed(3),
+        Gkeys: +(n / best / 1e6).toFixed(2),
+        ok,
+      };
+      rows.push(row);
+      console.log(`${JSON.stringify(row)} (${elapsed()})`);
+    }
+  }
+  for (const b of [keys, keysOut, values, valuesOut]) b.destroy();
+}
+console.log(`RESULTS ${JSON.stringify(rows)}`);
+await device.destroy();
+process.exit(0);
