@@ -65,6 +65,7 @@ const FEATURES: ReadonlySet<Feature> = new Set<Feature>([
   'workgroup',
   'subgroup',
   'host-memory',
+  'serial-workgroups',
 ]);
 
 /** What differs between the Node and browser CPU backends. */
