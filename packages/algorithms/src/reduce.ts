@@ -70,7 +70,7 @@ const UNROLL = 8;
  * unit of `caps.concurrency` (1: one contiguous chunk per worker, the least joining),
  * and the fewest elements worth a chunk of their own.
  */
-const CHUNKED = { chunksPerConcurrency: 1, minChunk: 4096, lanes: 4 } as const;
+export const CHUNKED = { chunksPerConcurrency: 1, minChunk: 4096, lanes: 4 } as const;
 
 export interface ReduceOptions<D extends BufferDType = BufferDType> {
   readonly op: ReduceOp;
@@ -238,13 +238,14 @@ function keyFinishKernel() {
 
 // ---------- chunked formulation (serial workgroups) ----------
 
-function chunkPlan(device: Device, n: number): { chunks: number; chunk: number } {
+/** Internal (scan's chunked formulation shares it): chunk count and length for n elements. */
+export function chunkPlan(device: Device, n: number): { chunks: number; chunk: number } {
   const chunks = Math.max(1, Math.min(device.caps.concurrency * CHUNKED.chunksPerConcurrency, Math.ceil(n / CHUNKED.minChunk)));
   return { chunks, chunk: Math.ceil(n / chunks) };
 }
 
 /** partials[c] = op over input[c*chunk, min(n, (c+1)*chunk)), folded in CHUNKED.lanes interleaved accumulators. */
-function chunkKernel(dtype: BufferDType, op: ReduceOp) {
+export function chunkKernel(dtype: BufferDType, op: ReduceOp) {
   const acc = accType(dtype, op);
   const keys = acc !== dtype;
   return cachedKernel(`reduce-chunk:${dtype}:${op}`, () =>
