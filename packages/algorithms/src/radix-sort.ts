@@ -44,6 +44,7 @@ import {
   workgroupReduce,
   workgroupScan,
 } from './common.ts';
+import { recordChunkedRadix } from './radix-chunked.ts';
 import {
   MULTISPLIT_ITEMS,
   MULTISPLIT_PAIR_ITEMS,
@@ -260,10 +261,25 @@ export function recordRadixSort(
   values: Buffer | undefined,
   keysOut: Buffer,
   valuesOut: Buffer | undefined,
-  shape: MultisplitShape | null = multisplitShape(device.caps, values ? MULTISPLIT_PAIR_ITEMS : MULTISPLIT_ITEMS) ?? null,
+  shape: MultisplitShape | null | 'default' = 'default',
 ): void {
+  const shapeIsDefault = shape === 'default';
+  if (shape === 'default') shape = multisplitShape(device.caps, values ? MULTISPLIT_PAIR_ITEMS : MULTISPLIT_ITEMS) ?? null;
   const n = keys.length;
   const keyType = keys.dtype as 'u32' | 'i32' | 'f32';
+  if (device.caps.features.has('serial-workgroups') && shapeIsDefault) {
+    // Few fat serial workgroups: one chunk per worker, private histograms (radix-chunked.ts).
+    const gw = gatherSize(device.caps);
+    let src: Buffer = keys;
+    if (keyType !== 'u32') {
+      src = scratch(device, 'radix.in', 'u32', n);
+      device.dispatch(transformKernel(keyType, true, gw), { invocations: n }, { src: keys, dst: src, n });
+    }
+    const sorted = keyType === 'u32' ? keysOut : scratch(device, 'radix.out', 'u32', n);
+    recordChunkedRadix(device, src, values, sorted, valuesOut, n);
+    if (keyType !== 'u32') device.dispatch(transformKernel(keyType, false, gw), { invocations: n }, { src: sorted, dst: keysOut, n });
+    return;
+  }
   if (shape) {
     const gw = gatherSize(device.caps);
     let src: Buffer = keys;

@@ -43,7 +43,6 @@ type JsRun = (b: Record<string, HostArray>, u: Record<string, number>, wgStart: 
 
 interface DispatchCommand extends BatchDispatch {
   readonly compiled: CpuCompiled;
-  readonly invocations: number;
 }
 
 type Command = { readonly host: () => void } | DispatchCommand;
@@ -54,8 +53,6 @@ type Command = { readonly host: () => void } | DispatchCommand;
  * one thread than this plus its share on all runs inline on the calling thread.
  */
 const WORKER_ROUND_TRIP_MICROS = 25;
-/** Guess for a kernel never run yet, per invocation (a short arithmetic body). */
-const FIRST_GUESS_NS_PER_INVOCATION = 4;
 
 const FEATURES: ReadonlySet<Feature> = new Set<Feature>([
   'gather',
@@ -187,8 +184,7 @@ export class CpuDevice implements BackendDevice {
     }
     const total = grid[0] * grid[1] * grid[2];
     if (total === 0) return;
-    const invocations = total * k.kernel.ir.workgroupSize;
-    this.pending.push({ compiled: k, kernelId: k.id, source: k.source, buffers, uniforms, numWorkgroups: total, invocations });
+    this.pending.push({ compiled: k, kernelId: k.id, source: k.source, buffers, uniforms, numWorkgroups: total });
   }
 
   flush(): Promise<void> {
@@ -251,8 +247,10 @@ export class CpuDevice implements BackendDevice {
   /** One thread for `t` vs the workers' round trip plus t split over them. */
   private inlineIsFaster(d: DispatchCommand): boolean {
     if (!this.allowInline) return false;
-    const perWorkgroup = d.compiled.nsPerWorkgroup ?? (FIRST_GUESS_NS_PER_INVOCATION * d.invocations) / d.numWorkgroups;
-    const oneThreadNs = perWorkgroup * d.numWorkgroups;
+    // One workgroup runs on one thread either way; an unknown kernel runs on the workers once (its loops may be long).
+    if (d.numWorkgroups === 1) return true;
+    if (d.compiled.nsPerWorkgroup === undefined) return false;
+    const oneThreadNs = d.compiled.nsPerWorkgroup * d.numWorkgroups;
     const share = Math.min(this.workers, d.numWorkgroups);
     return oneThreadNs < WORKER_ROUND_TRIP_MICROS * 1000 + oneThreadNs / share;
   }
