@@ -120,6 +120,7 @@ export const CASES: readonly BenchCase[] = [
       dtype: 'u32',
       sizes: MEMORY_SIZES,
       bytes: (n) => 4 * n + 4,
+      ...(op === 'sum' ? { peers: (n: number) => [plainLoopSumPeer(n)] } : {}),
       setup(device, n) {
         const host = randomU32(n);
         const src = device.createBuffer('u32', host);
@@ -226,6 +227,8 @@ export const CASES: readonly BenchCase[] = [
       sizes: [2 ** 12, 2 ** 16],
       // Minimal traffic of a sort: read every key once, write it once.
       bytes: (n) => 8 * n,
+      // The bar a CPU device must clear (issue 10): the runtime's own sort, same keys, same process.
+      ...(variant === 'auto' ? { peers: (n: number) => [typedArraySortPeer(n)] } : {}),
       setup(device, n) {
         const host = randomU32(n);
         const keys = device.createBuffer('u32', host);
@@ -288,4 +291,34 @@ export const NBODY_SOFTENING2 = 1e-4;
 export function nbodyBodies(n: number): Float32Array {
   const r = randomU32(4 * n, n + 3);
   return Float32Array.from(r, (x, i) => (i % 4 === 3 ? 1 + (x % 100) / 100 : (x % 20001) / 10000 - 1));
+}
+
+/** `Uint32Array.prototype.sort` on the same keys (a fresh copy each run, as Trident sorts into new buffers). */
+function typedArraySortPeer(n: number): PeerRun {
+  const host = randomU32(n);
+  let sorted = new Uint32Array(0);
+  return {
+    implementation: 'Uint32Array.prototype.sort',
+    prepare: () => undefined,
+    run: () => {
+      sorted = host.slice().sort();
+    },
+    verify: () => sameArray(sorted, sortReference(host).keys),
+  };
+}
+
+/** A plain JavaScript loop summing the same u32 values (wrapping), one thread. */
+function plainLoopSumPeer(n: number): PeerRun {
+  const host = randomU32(n);
+  let total = 0;
+  return {
+    implementation: 'plain JS loop',
+    prepare: () => undefined,
+    run: () => {
+      let t = 0;
+      for (let i = 0; i < host.length; i++) t = (t + (host[i] as number)) >>> 0;
+      total = t;
+    },
+    verify: () => total === reduceReference(host, 'sum'),
+  };
 }
