@@ -46,8 +46,8 @@ export interface PreparedRun {
 /** One Node-side implementation timed beside Trident's (wall clock, one thread). */
 export interface PeerRun {
   readonly implementation: string;
-  /** Untimed: build the peer's own data structure (e.g. a graphology Graph). */
-  prepare(): void;
+  /** Untimed: build the peer's own data structure (e.g. a graphology Graph), or load the peer library. */
+  prepare(): void | Promise<void>;
   run(): void;
   verify(): boolean;
 }
@@ -82,6 +82,7 @@ export const CASES: readonly BenchCase[] = [
     dtype: 'u32',
     sizes: MEMORY_SIZES,
     bytes: (n) => 8 * n,
+    peers: (n) => [tfjsPeer(n, 'cpu', 'cumsum'), tfjsPeer(n, 'wasm', 'cumsum')],
     setup(device, n) {
       const host = randomU32(n);
       const src = device.createBuffer('u32', host);
@@ -120,7 +121,7 @@ export const CASES: readonly BenchCase[] = [
       dtype: 'u32',
       sizes: MEMORY_SIZES,
       bytes: (n) => 4 * n + 4,
-      ...(op === 'sum' ? { peers: (n: number) => [plainLoopSumPeer(n)] } : {}),
+      ...(op === 'sum' ? { peers: (n: number) => [plainLoopSumPeer(n), tfjsPeer(n, 'cpu', 'sum'), tfjsPeer(n, 'wasm', 'sum')] } : {}),
       setup(device, n) {
         const host = randomU32(n);
         const src = device.createBuffer('u32', host);
@@ -144,6 +145,7 @@ export const CASES: readonly BenchCase[] = [
     dtype: 'u32',
     sizes: MEMORY_SIZES,
     bytes: (n) => 8 * n,
+    peers: (n) => [tfjsPeer(n, 'cpu', 'cumsum'), tfjsPeer(n, 'wasm', 'cumsum')],
     setup(device, n) {
       const host = randomU32(n);
       const src = device.createBuffer('u32', host);
@@ -320,5 +322,40 @@ function plainLoopSumPeer(n: number): PeerRun {
       total = t;
     },
     verify: () => total === reduceReference(host, 'sum'),
+  };
+}
+
+/**
+ * TF.js in Node on its 'cpu' or 'wasm' backend (issue 10: each runtime compares like
+ * with like), int32 tensors of the same values (TF.js has no uint32; sums wrap alike,
+ * compared modulo 2^32). Loaded on first use: most runs never need it.
+ */
+function tfjsPeer(n: number, backend: 'cpu' | 'wasm', op: 'sum' | 'cumsum'): PeerRun {
+  const host = randomU32(n);
+  type Tf = typeof import('@tensorflow/tfjs');
+  let tf: Tf | undefined;
+  let input: ReturnType<Tf['tensor1d']> | undefined;
+  let result: Int32Array | Float32Array | Uint8Array = new Int32Array(0);
+  return {
+    implementation: `TF.js ${backend} (Node)`,
+    prepare: async () => {
+      tf = await import('@tensorflow/tfjs');
+      if (backend === 'wasm') await import('@tensorflow/tfjs-backend-wasm');
+      if (!(await tf.setBackend(backend))) throw new Error(`TF.js backend '${backend}' did not start`);
+      await tf.ready();
+      input?.dispose();
+      input = tf.tensor1d(new Int32Array(host.buffer, host.byteOffset, host.length), 'int32');
+    },
+    run: () => {
+      if (!tf || !input) throw new Error('TF.js peer not prepared');
+      const t = input;
+      const out = (tf as Tf).tidy(() => (op === 'sum' ? (tf as Tf).sum(t) : (tf as Tf).cumsum(t)));
+      result = out.dataSync() as Int32Array;
+      out.dispose();
+    },
+    verify: () => {
+      if (op === 'sum') return (result[0] as number) >>> 0 === reduceReference(host, 'sum');
+      return sameArray(Uint32Array.from(result), scanReference(host, false));
+    },
   };
 }
