@@ -166,3 +166,19 @@ it('keeps per-invocation state across barriers and honours early return', async 
   });
   expect(Array.from(await y.read())).toEqual(expected);
 });
+
+it('turns a worker that dies mid-dispatch into KernelExecutionError and replaces the pool', async () => {
+  const d = new Device(await cpuAdapter.create({ workers: 2, inline: false }));
+  const x = d.createBuffer('u32', [2, 3]);
+  const out = d.createBuffer('u32', [0]);
+  // Ends the worker thread that runs it (not the process): as if the worker were killed.
+  const dying: CompiledKernel & { id: number } = { kernel: sum, source: '(() => () => { process.exit(3); })()', id: -3 };
+  d.impl.dispatch(dying, [2, 1, 1], new Map<string, never>());
+  const err = await d.flush().catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(KernelExecutionError);
+  expect((err as Error).message).toContain('died');
+  // Fresh workers run the next dispatches (the buffers and kernels are registered with them again).
+  d.dispatch(sum, { workgroups: 2 }, { x, out, perInvocation: 1 });
+  expect((await out.read())[0]).toBe(5);
+  await d.destroy();
+});
