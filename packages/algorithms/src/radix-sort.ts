@@ -224,7 +224,9 @@ export { transformKernel };
  * 256 · n / tile counts, rank + scatter): 2 reads and 1 write of each key per pass,
  * plus 1 read + 1 write of each value. Otherwise 8 passes of 4-bit digits (scan of
  * 16 · n / (4 · wg) counts), about 3 reads and 1 write of each key per pass. i32 /
- * f32 keys add one transform before and one after. Edge cases: n = 0 returns empty
+ * f32 keys add one transform before and one after. On 'serial-workgroups' devices (a
+ * CPU): 4 passes of 8-bit digits over one chunk per worker with private histograms
+ * (radix-chunked.ts), 2 reads and 1 write of each key per pass. Edge cases: n = 0 returns empty
  * buffers. Needs 'workgroup' and 'scatter' (UnsupportedFeatureError otherwise; use
  * `sort` to fall back to bitonic sort). Throws InvalidArgumentError for bad
  * buffers, a key dtype other than u32 / i32 / f32, or a values length mismatch.

@@ -327,7 +327,8 @@ export function scanFormulation(device: Device, variant: ScanVariant = {}): Scan
  * re-reduced, in subgroup-wide sums) in an order that depends on timing, so f32
  * results may differ between runs, always within the bound;
  * reduce-then-scan adds a running carry and an exclusive scan of tile sums in a
- * fixed order; gather devices add Hillis–Steele trees. Error bound per element:
+ * fixed order; chunked (serial-workgroup devices) adds the earlier chunks' sums in
+ * order, then serially along the chunk; gather devices add Hillis–Steele trees. Error bound per element:
  * |out[i] - exact| <= γ(d) · Σ_{j<=i}|x_j|, d = `scanSumDepth(device, n)` (for the
  * single pass d grows by 3 per tile: a bound on the look-back chain, see
  * scan-lookback.ts).
