@@ -37,20 +37,72 @@ it('gives bit-identical integer results for 1 and 2 workers and the sequential s
   await one.destroy();
 });
 
-it('surfaces a failure inside a worker as KernelExecutionError and stays usable', async () => {
-  const x = device.createBuffer('u32', [1, 2, 3]);
-  const out = device.createBuffer('u32', 1);
-  const good = device.compile(sum);
+// Both paths: dispatches small enough run on the calling thread; `inline: false` sends all to the workers.
+const paths = [
+  { path: 'inline when small', inline: true },
+  { path: 'workers only', inline: false },
+] as const;
+
+it.each(paths)('surfaces a failure inside a kernel as KernelExecutionError and stays usable ($path)', async ({ inline }) => {
+  const d = new Device(await cpuAdapter.create({ workers: 2, inline }));
+  const x = d.createBuffer('u32', [1, 2, 3]);
+  const out = d.createBuffer('u32', 1);
+  const good = d.compile(sum);
   // A kernel whose generated code throws: only reachable through the backend interface.
-  const broken: CompiledKernel & { id: string } = { kernel: sum, source: '(() => { throw new Error("boom"); })()', id: 'broken#1' };
-  device.impl.dispatch(broken, [2, 1, 1], new Map<string, never>());
-  const err = await device.flush().catch((e: unknown) => e);
+  const broken: CompiledKernel & { id: number } = { kernel: sum, source: '(() => { throw new Error("boom"); })()', id: -1 };
+  d.impl.dispatch(broken, [2, 1, 1], new Map<string, never>());
+  const err = await d.flush().catch((e: unknown) => e);
   expect(err).toBeInstanceOf(KernelExecutionError);
   expect((err as KernelExecutionError).kernel).toBe('cpu_sum_chunks');
   expect((err as Error).message).toContain('boom');
-  device.dispatch(sum, { workgroups: 1 }, { x, out, perInvocation: 1 });
+  d.dispatch(sum, { workgroups: 1 }, { x, out, perInvocation: 1 });
   expect((await out.read())[0]).toBe(6);
   expect(good.source).toContain('cpu_sum_chunks');
+  await d.destroy();
+});
+
+const neighbours = defineKernel({
+  name: 'cpu_neighbours',
+  workgroupSize: 64,
+  params: { src: buffer('u32', 'read'), dst: buffer('u32', 'write'), n: uniform('u32') },
+  body: ({ src, dst, n }, k) => {
+    const i = k.globalIndex;
+    k.if(i.lt(n), () => dst.store(i, src.load(i).add(src.load(i.add(1).rem(n)))));
+  },
+});
+
+it.each(paths)('keeps stream order across a flushed batch of dependent dispatches ($path)', async ({ inline }) => {
+  // Each dispatch reads its neighbour's element written by the previous one, in another worker's slice:
+  // a missing join between dispatches changes the result.
+  const d = new Device(await cpuAdapter.create({ workers: 2, inline }));
+  const n = 1000;
+  const init = randomU32(n, 7);
+  const a = d.createBuffer('u32', init);
+  const b = d.createBuffer('u32', n);
+  const steps = 40;
+  for (let s = 0; s < steps; s++)
+    d.dispatch(neighbours, { workgroups: Math.ceil(n / 64) }, s % 2 ? { src: b, dst: a, n } : { src: a, dst: b, n });
+  const got = await (steps % 2 ? b : a).read();
+  let want = Uint32Array.from(init);
+  for (let s = 0; s < steps; s++) want = want.map((v, i) => (v + (want[(i + 1) % n] as number)) >>> 0);
+  expect(Array.from(got)).toEqual(Array.from(want));
+  await d.destroy();
+});
+
+it('stops a worker batch at the first failing dispatch: later ones do not run', async () => {
+  const d = new Device(await cpuAdapter.create({ workers: 2, inline: false }));
+  const x = d.createBuffer('u32', [5]);
+  const out = d.createBuffer('u32', [0]);
+  const broken: CompiledKernel & { id: number } = { kernel: sum, source: '(() => () => { throw new Error("mid-batch"); })()', id: -2 };
+  d.dispatch(sum, { workgroups: 1 }, { x, out, perInvocation: 1 });
+  d.impl.dispatch(broken, [4, 1, 1], new Map<string, never>());
+  d.dispatch(sum, { workgroups: 1 }, { x, out, perInvocation: 1 });
+  const err = await d.flush().catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(KernelExecutionError);
+  expect((err as Error).message).toContain('mid-batch');
+  // The first sum ran, the one after the failure did not.
+  expect((await out.read())[0]).toBe(5);
+  await d.destroy();
 });
 
 it('phase-splits a loop with a barrier that continue and break leave under uniform conditions', async () => {
@@ -113,4 +165,20 @@ it('keeps per-invocation state across barriers and honours early return', async 
     return lid % 2 === 1 ? 99 : ((lid + 1) % 16) * 10 + lid * 10;
   });
   expect(Array.from(await y.read())).toEqual(expected);
+});
+
+it('turns a worker that dies mid-dispatch into KernelExecutionError and replaces the pool', async () => {
+  const d = new Device(await cpuAdapter.create({ workers: 2, inline: false }));
+  const x = d.createBuffer('u32', [2, 3]);
+  const out = d.createBuffer('u32', [0]);
+  // Ends the worker thread that runs it (not the process): as if the worker were killed.
+  const dying: CompiledKernel & { id: number } = { kernel: sum, source: '(() => () => { process.exit(3); })()', id: -3 };
+  d.impl.dispatch(dying, [2, 1, 1], new Map<string, never>());
+  const err = await d.flush().catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(KernelExecutionError);
+  expect((err as Error).message).toContain('died');
+  // Fresh workers run the next dispatches (the buffers and kernels are registered with them again).
+  d.dispatch(sum, { workgroups: 2 }, { x, out, perInvocation: 1 });
+  expect((await out.read())[0]).toBe(5);
+  await d.destroy();
 });

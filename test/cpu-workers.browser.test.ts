@@ -1,7 +1,7 @@
 /**
  * The CPU backend in the browser (browser only, by the `*.browser.test.ts` rule):
  * a Web Worker pool over SharedArrayBuffer in a cross-origin isolated page, reached
- * through the "browser" export condition of @trident/backend-cpu (no piscina).
+ * through the "browser" export condition of @trident/backend-cpu (Web Workers, no node: modules).
  */
 
 import { buffer, createDevice, defineKernel, uniform } from 'trident';

@@ -47,6 +47,7 @@ import {
   workgroupReduce,
   workgroupScan,
 } from './common.ts';
+import { recordChunkedRadix } from './radix-chunked.ts';
 import { type MultisplitShape, recordMultisplitPasses, sortShape } from './radix-multisplit.ts';
 import { recordScan } from './scan.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
@@ -222,7 +223,9 @@ export { transformKernel };
  * histograms, then per pass one dispatch that ranks, looks back over the earlier
  * tiles' digit counts and scatters (1 read and 1 write of each key and value). Otherwise 8 passes of 4-bit digits (scan of
  * 16 · n / (4 · wg) counts), about 3 reads and 1 write of each key per pass. i32 /
- * f32 keys add one transform before and one after. Edge cases: n = 0 returns empty
+ * f32 keys add one transform before and one after. On 'serial-workgroups' devices (a
+ * CPU): 4 passes of 8-bit digits over one chunk per worker with private histograms
+ * (radix-chunked.ts), 2 reads and 1 write of each key per pass. Edge cases: n = 0 returns empty
  * buffers. Needs 'workgroup' and 'scatter' (UnsupportedFeatureError otherwise; use
  * `sort` to fall back to bitonic sort). Throws InvalidArgumentError for bad
  * buffers, a key dtype other than u32 / i32 / f32, or a values length mismatch.
@@ -259,10 +262,25 @@ export function recordRadixSort(
   values: Buffer | undefined,
   keysOut: Buffer,
   valuesOut: Buffer | undefined,
-  shape: MultisplitShape | null = sortShape(device.caps, values !== undefined) ?? null,
+  shape: MultisplitShape | null | 'default' = 'default',
 ): void {
+  const shapeIsDefault = shape === 'default';
+  if (shape === 'default') shape = sortShape(device.caps, values !== undefined) ?? null;
   const n = keys.length;
   const keyType = keys.dtype as 'u32' | 'i32' | 'f32';
+  if (device.caps.features.has('serial-workgroups') && shapeIsDefault) {
+    // Few fat serial workgroups: one chunk per worker, private histograms (radix-chunked.ts).
+    const gw = gatherSize(device.caps);
+    let src: Buffer = keys;
+    if (keyType !== 'u32') {
+      src = scratch(device, 'radix.in', 'u32', n);
+      device.dispatch(transformKernel(keyType, true, gw), { invocations: n }, { src: keys, dst: src, n });
+    }
+    const sorted = keyType === 'u32' ? keysOut : scratch(device, 'radix.out', 'u32', n);
+    recordChunkedRadix(device, src, values, sorted, valuesOut, n);
+    if (keyType !== 'u32') device.dispatch(transformKernel(keyType, false, gw), { invocations: n }, { src: sorted, dst: keysOut, n });
+    return;
+  }
   if (shape) {
     const gw = gatherSize(device.caps);
     let src: Buffer = keys;

@@ -10,6 +10,12 @@
  * f32 sums write one partial per workgroup and a second one-workgroup pass adds
  * the partials, so the summation order is fixed for a given device.
  *
+ * Chunked formulation (devices with 'serial-workgroups': a CPU's few, fat, serial
+ * workgroups): one invocation per chunk of the tuning table's size folds its
+ * contiguous chunk in one sequential loop (four accumulators), writing one partial
+ * each; one invocation then folds the partials in order. Two dispatches, no
+ * workgroup memory, no atomics.
+ *
  * Gather formulation (gather-only devices): log-step passes, each invocation
  * combining FAN_IN consecutive elements by a pairwise tree and writing its own
  * output element, ping-ponging between two temporaries until one value is left.
@@ -28,6 +34,7 @@ import {
   uniform,
   type Val,
   type ValueType,
+  type Var,
   vec,
   vecType,
 } from '@trident/core';
@@ -57,6 +64,13 @@ const OPS: readonly ReduceOp[] = ['sum', 'min', 'max'];
 const FAN_IN = 16;
 /** Loads in flight per grid-stride iteration. */
 const UNROLL = 8;
+
+/**
+ * Tuning of the chunked formulation (serial-workgroup devices), as data: chunks per
+ * unit of `caps.concurrency` (1: one contiguous chunk per worker, the least joining),
+ * and the fewest elements worth a chunk of their own.
+ */
+export const CHUNKED = { chunksPerConcurrency: 1, minChunk: 4096, lanes: 4 } as const;
 
 export interface ReduceOptions<D extends BufferDType = BufferDType> {
   readonly op: ReduceOp;
@@ -222,6 +236,69 @@ function keyFinishKernel() {
   );
 }
 
+// ---------- chunked formulation (serial workgroups) ----------
+
+/** Internal (scan's chunked formulation shares it): chunk count and length for n elements. */
+export function chunkPlan(device: Device, n: number): { chunks: number; chunk: number } {
+  const chunks = Math.max(1, Math.min(device.caps.concurrency * CHUNKED.chunksPerConcurrency, Math.ceil(n / CHUNKED.minChunk)));
+  return { chunks, chunk: Math.ceil(n / chunks) };
+}
+
+/** partials[c] = op over input[c*chunk, min(n, (c+1)*chunk)), folded in CHUNKED.lanes interleaved accumulators. */
+export function chunkKernel(dtype: BufferDType, op: ReduceOp) {
+  const acc = accType(dtype, op);
+  const keys = acc !== dtype;
+  return cachedKernel(`reduce-chunk:${dtype}:${op}`, () =>
+    defineKernel({
+      name: `reduce_chunk_${op}_${dtype}`,
+      workgroupSize: 1,
+      params: { input: buffer(dtype, 'read'), partials: buffer(acc, 'write'), n: uniform('u32'), chunk: uniform('u32') },
+      body: ({ input, partials, n, chunk }, k) => {
+        const toAcc = (x: Val<ValueType>): Val<ValueType> => (keys ? f32ToKey(x as Val<'f32'>) : x);
+        const c = k.let(k.globalIndex, 'c');
+        const start = k.let(c.mul(chunk), 'start');
+        const end = k.let(min(n, start.add(chunk)), 'end');
+        const lanes = Array.from({ length: CHUNKED.lanes }, (_, l) => k.var(acc, identity(acc, op, keys), `a${l}`) as Var<ValueType>);
+        const i = k.var('u32', start, 'i');
+        k.while(
+          () => i.add(CHUNKED.lanes - 1).lt(end),
+          () => {
+            for (const [l, a] of lanes.entries()) a.set(apply(op, a, toAcc(input.load(l === 0 ? i : i.add(l)))));
+            i.set(i.add(CHUNKED.lanes));
+          },
+        );
+        const first = lanes[0] as Var<ValueType>;
+        k.while(
+          () => i.lt(end),
+          () => {
+            first.set(apply(op, first, toAcc(input.load(i))));
+            i.set(i.add(1));
+          },
+        );
+        partials.store(c, pairwise(op, lanes) as never);
+      },
+    }),
+  );
+}
+
+/** out[0] = op over partials[0..m) in order (one invocation); f32 min/max keys turn back into f32. */
+function combineKernel(dtype: BufferDType, op: ReduceOp) {
+  const acc = accType(dtype, op);
+  const keys = acc !== dtype;
+  return cachedKernel(`reduce-combine:${dtype}:${op}`, () =>
+    defineKernel({
+      name: `reduce_combine_${op}_${dtype}`,
+      workgroupSize: 1,
+      params: { partials: buffer(acc, 'read'), out: buffer(dtype, 'write'), m: uniform('u32') },
+      body: ({ partials, out, m }, k) => {
+        const a = k.var(acc, identity(acc, op, keys), 'a') as Var<ValueType>;
+        k.for({ from: 0, to: m }, (j) => a.set(apply(op, a, partials.load(j) as Val<ValueType>)));
+        k.if(k.globalIndex.eq(0), () => out.store(0, (keys ? keyToF32(a as Val<'u32'>) : a) as never));
+      },
+    }),
+  );
+}
+
 // ---------- gather formulation ----------
 
 /** out[i] = op over src[i*FAN_IN .. i*FAN_IN + FAN_IN) (pairwise), src of length n. */
@@ -283,6 +360,13 @@ export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<
   if (input.length === 0) {
     if (keys) out.fill(op === 'min' ? Number.NaN : Number.NEGATIVE_INFINITY, { length: 1 });
     else out.fill(empty, { length: 1 });
+    return out;
+  }
+  if (device.caps.features.has('serial-workgroups')) {
+    const { chunks, chunk } = chunkPlan(device, input.length);
+    const partials = scratch(device, 'reduce.chunks', acc, chunks);
+    device.dispatch(chunkKernel(dtype, op), { invocations: chunks }, { input, partials, n: input.length, chunk });
+    device.dispatch(combineKernel(dtype, op), { invocations: 1 }, { partials, out, m: chunks });
     return out;
   }
   if (family === 'workgroup') {
@@ -380,6 +464,11 @@ export async function reduce<D extends BufferDType>(device: Device, input: Buffe
 export function reduceSumDepth(device: Device, n: number): number {
   if (n <= 1) return 0;
   const family = familyOf(device, 'reduce');
+  if (device.caps.features.has('serial-workgroups')) {
+    // A lane's chain over its chunk, the pairwise fold of the lanes, then the partials in order.
+    const { chunks, chunk } = chunkPlan(device, n);
+    return Math.ceil(chunk / CHUNKED.lanes) + Math.ceil(Math.log2(CHUNKED.lanes)) + chunks;
+  }
   if (family === 'gather') return Math.ceil(Math.log2(n)) + 4 * Math.ceil(Math.log(n) / Math.log(FAN_IN));
   const p = blockPlan(device, n);
   const invocations = p.workgroups * p.wg;

@@ -8,8 +8,13 @@
  * LOOKBACK_MIN_WINDOW wide (the look-back reads one subgroup-wide window of
  * predecessors per round trip; narrower windows fall behind the tiles).
  *
- * Reduce-then-scan (the other workgroup devices: the CPU backend, software
- * adapters): contiguous tiles, one tile per workgroup (tile count sized from
+ * Chunked (devices with 'serial-workgroups': a CPU): one contiguous chunk per
+ * worker (reduce's chunk plan). Pass 1 sums each chunk (reduce's chunk kernel);
+ * pass 2 gives each chunk its carry-in (the earlier chunks' sums, in order) and
+ * scans the chunk in one sequential loop. Two dispatches, about 3n element moves,
+ * no workgroup memory.
+ *
+ * Reduce-then-scan (the other workgroup devices: software adapters): contiguous tiles, one tile per workgroup (tile count sized from
  * `caps.concurrency`). Pass 1 sums each tile; the tile sums are scanned
  * recursively (exclusive) by the same code; pass 2 scans each tile chunk by chunk
  * (16 consecutive elements per invocation, a workgroup scan of the per-invocation
@@ -28,9 +33,11 @@ import {
   type Device,
   defineKernel,
   InvalidArgumentError,
+  min,
   select,
   uniform,
   type Val,
+  type Var,
   vec,
 } from '@trident/core';
 import {
@@ -44,6 +51,7 @@ import {
   unsupported,
   workgroupScan,
 } from './common.ts';
+import { CHUNKED, chunkKernel, chunkPlan } from './reduce.ts';
 import { gatherScanSumDepth, recordGatherBlockScan } from './scan-gather.ts';
 import {
   type LookbackTuning,
@@ -243,7 +251,7 @@ function recordBlockScan(device: Device, src: Buffer, dst: Buffer, n: number, ex
 
 // ---------- public API ----------
 
-export type ScanFormulation = 'single-pass' | 'reduce-then-scan' | 'gather';
+export type ScanFormulation = 'single-pass' | 'reduce-then-scan' | 'chunked' | 'gather';
 
 /**
  * Internal: a formulation and tuning other than the device's default, for the
@@ -258,7 +266,11 @@ export interface ScanVariant {
 export function scanFormulation(device: Device, variant: ScanVariant = {}): ScanFormulation {
   const family = familyOf(device, 'scan');
   const asked = variant.formulation;
-  if (asked === undefined) return family === 'gather' ? 'gather' : lookbackPreferred(device) ? 'single-pass' : 'reduce-then-scan';
+  if (asked === undefined) {
+    if (device.caps.features.has('serial-workgroups') && device.caps.features.has('scatter')) return 'chunked';
+    return family === 'gather' ? 'gather' : lookbackPreferred(device) ? 'single-pass' : 'reduce-then-scan';
+  }
+  if (asked === 'chunked' && !device.caps.features.has('scatter')) throw unsupported(device, 'scatter', 'scan', 'chunked');
   if (asked === 'reduce-then-scan' && family !== 'workgroup') throw unsupported(device, 'workgroup', 'scan', 'reduce-then-scan');
   if (asked === 'single-pass' && !lookbackRuns(device)) throw unsupported(device, 'atomic-other', 'scan', 'single-pass look-back');
   return asked;
@@ -280,8 +292,9 @@ export function scanFormulation(device: Device, variant: ScanVariant = {}): Scan
  * re-reduced, in subgroup-wide sums) in an order that depends on timing, so f32
  * results may differ between runs, always within the bound;
  * reduce-then-scan adds a running carry and an exclusive scan of tile sums in a
- * fixed order; gather devices add serially within blocks and add the scanned
- * block sums as carries. Error bound per element:
+ * fixed order; chunked (serial-workgroup devices) adds the earlier chunks' sums in
+ * order, then serially along the chunk; gather devices add serially within blocks
+ * and add the scanned block sums as carries. Error bound per element:
  * |out[i] - exact| <= γ(d) · Σ_{j<=i}|x_j|, d = `scanSumDepth(device, n)` (for the
  * single pass d grows by 3 per tile: a bound on the look-back chain, see
  * scan-lookback.ts).
@@ -334,6 +347,7 @@ export function recordScan(device: Device, src: Buffer, dst: Buffer, n: number, 
   const formulation = scanFormulation(device, variant);
   if (formulation === 'single-pass') recordLookbackScan(device, src, dst, n, exclusive, lookbackTuning(device, variant.lookback));
   else if (formulation === 'reduce-then-scan') recordBlockScan(device, src, dst, n, exclusive, 0);
+  else if (formulation === 'chunked') recordChunkedScan(device, src, dst, n, exclusive);
   else recordGatherBlockScan(device, src, dst, n, exclusive);
 }
 
@@ -343,6 +357,11 @@ export function scanSumDepth(device: Device, n: number, variant: ScanVariant = {
   const formulation = scanFormulation(device, variant);
   if (formulation === 'gather') return gatherScanSumDepth(device, n);
   if (formulation === 'single-pass') return lookbackSumDepth(device, n, lookbackTuning(device, variant.lookback));
+  if (formulation === 'chunked') {
+    // A chunk's sum (its lanes and their fold), the earlier sums in order, then the chunk's own serial scan.
+    const { chunks, chunk } = chunkPlan(device, n);
+    return chunks + Math.ceil(chunk / CHUNKED.lanes) + Math.ceil(Math.log2(CHUNKED.lanes)) + chunk + 1;
+  }
   let depth = 0;
   let m = n;
   for (;;) {
@@ -355,4 +374,47 @@ export function scanSumDepth(device: Device, n: number, variant: ScanVariant = {
     m = p.tiles;
   }
   return depth;
+}
+
+// ---------- chunked formulation (serial workgroups) ----------
+
+/** dst[start..end) = the scan of src's chunk c, starting from the sum of sums[0..c). */
+function chunkScanKernel(dtype: BufferDType, exclusive: boolean) {
+  return cachedKernel(`scan-chunk:${dtype}:${exclusive}`, () =>
+    defineKernel({
+      name: `scan_chunk_${exclusive ? 'exclusive' : 'inclusive'}_${dtype}`,
+      workgroupSize: 1,
+      params: {
+        src: buffer(dtype, 'read'),
+        dst: buffer(dtype, 'write'),
+        sums: buffer(dtype, 'read'),
+        n: uniform('u32'),
+        chunk: uniform('u32'),
+      },
+      body: ({ src, dst, sums, n, chunk }, k) => {
+        const c = k.let(k.globalIndex, 'c');
+        const start = k.let(c.mul(chunk), 'start');
+        const end = k.let(min(n, start.add(chunk)), 'end');
+        const carry = k.var(dtype, 0, 'carry') as Var<'u32'>;
+        k.for({ from: 0, to: c }, (j) => carry.set(carry.add(sums.load(j) as Val<'u32'>)));
+        k.for({ from: start, to: end }, (i) => {
+          const v = k.let(src.load(i) as Val<'u32'>, 'v');
+          if (exclusive) {
+            dst.store(i, carry as never);
+            carry.set(carry.add(v));
+          } else {
+            carry.set(carry.add(v));
+            dst.store(i, carry as never);
+          }
+        });
+      },
+    }),
+  );
+}
+
+function recordChunkedScan(device: Device, src: Buffer, dst: Buffer, n: number, exclusive: boolean): void {
+  const { chunks, chunk } = chunkPlan(device, n);
+  const sums = scratch(device, 'scan.chunks', src.dtype, chunks);
+  device.dispatch(chunkKernel(src.dtype, 'sum'), { invocations: chunks }, { input: src, partials: sums, n, chunk });
+  device.dispatch(chunkScanKernel(src.dtype, exclusive), { invocations: chunks }, { src, dst, sums, n, chunk });
 }

@@ -1,14 +1,33 @@
 /**
  * @trident/backend-cpu for browsers (the "browser" export condition): the same
- * device, generated JavaScript and slice runner as in Node, run by a Web Worker
- * pool. Never imports piscina or node: modules. Needs a cross-origin isolated page
- * (COOP same-origin + COEP require-corp) for SharedArrayBuffer.
+ * device, generated JavaScript and worker loop as in Node, run by Web Workers.
+ * Never imports node: modules. Needs a cross-origin isolated page (COOP same-origin
+ * + COEP require-corp) for SharedArrayBuffer.
  */
+
 import { type BackendAdapter, type BackendDevice, BackendUnavailableError } from '@trident/core';
+import { spawnCpuWorker } from '#spawn-worker';
 import { type CpuBackendOptions, CpuDevice } from './cpu-device.ts';
-import { WorkerPool } from './worker-pool.ts';
+import { type SpawnWorker, WorkerPool, type WorkerReply } from './worker-pool.ts';
 
 export { type CpuBackendOptions, CpuDevice } from './cpu-device.ts';
+
+/** A Web Worker; where its script comes from depends on the build (see spawn-worker.ts). */
+const spawnWebWorker: SpawnWorker = (index, events) => {
+  const name = `trident-cpu-${index}`;
+  const { worker, source } = spawnCpuWorker(name);
+  worker.onmessage = (e: MessageEvent<WorkerReply>) => events.message(e.data);
+  worker.onerror = (e: Event) => {
+    // A script that fails to load gives a bare Event, with no message: say which script it was.
+    const thrown = e instanceof ErrorEvent && e.message;
+    events.failure(
+      thrown
+        ? new Error(`CPU worker error in ${name} (${source}): ${thrown}`)
+        : new Error(`CPU worker ${name} could not load its script from ${source}: is it served, as JavaScript?`),
+    );
+  };
+  return { post: (m) => worker.postMessage(m), terminate: () => worker.terminate() };
+};
 
 export const cpuAdapter: BackendAdapter<'cpu'> = {
   kind: 'cpu',
@@ -17,8 +36,9 @@ export const cpuAdapter: BackendAdapter<'cpu'> = {
     const workers = options?.workers ?? (typeof navigator !== 'undefined' ? navigator.hardwareConcurrency : 0) ?? 2;
     CpuDevice.checkRuntime(workers);
     return new CpuDevice({
-      pool: new WorkerPool(workers),
+      pool: new WorkerPool(workers, spawnWebWorker),
       workers,
+      inline: options?.inline,
       adapter: `${workers} Web Workers`,
       runtime: typeof navigator !== 'undefined' ? navigator.userAgent : 'unknown browser',
       // Browsers cap ArrayBuffers lower than Node does.

@@ -14,11 +14,16 @@ import {
   LimitExceededError,
 } from '@trident/core';
 import { CpuBuffer } from './cpu-buffer.ts';
-import type { SlicePool, SliceTask } from './slice-pool.ts';
+import { type BatchDispatch, BatchFailure, type WorkerPool } from './worker-pool.ts';
 
 export interface CpuBackendOptions {
   /** Workers in the pool: threads in Node, Web Workers in browsers (default: the machine's parallelism). */
   readonly workers?: number;
+  /**
+   * Run dispatches too small to repay waking the workers on the calling thread
+   * (default true). False sends every dispatch to the workers (to measure them).
+   */
+  readonly inline?: boolean;
 }
 
 declare module '@trident/core' {
@@ -28,10 +33,34 @@ declare module '@trident/core' {
 }
 
 interface CpuCompiled extends CompiledKernel {
-  readonly id: string;
+  readonly id: number;
+  /** The kernel compiled on the calling thread, for dispatches run inline. */
+  inline?: JsRun;
+  /** Measured cost of one workgroup on one thread, in ns (an average that follows recent runs). */
+  nsPerWorkgroup?: number;
 }
 
-type Command = () => void | Promise<void>;
+type JsRun = (
+  b: Record<string, HostArray>,
+  u: Record<string, number>,
+  wgStart: number,
+  wgEnd: number,
+  nwg: number,
+  grid: readonly [number, number, number],
+) => void;
+
+interface DispatchCommand extends BatchDispatch {
+  readonly compiled: CpuCompiled;
+}
+
+type Command = { readonly host: () => void } | DispatchCommand;
+
+/**
+ * The wake-up of the workers plus their join, in µs, as measured on a 2-core VM in
+ * Node 20 (issue 10: bench/cpu-dispatch.ts); a dispatch predicted to take less on
+ * one thread than this plus its share on all runs inline on the calling thread.
+ */
+const WORKER_ROUND_TRIP_MICROS = 25;
 
 const FEATURES: ReadonlySet<Feature> = new Set<Feature>([
   'gather',
@@ -41,12 +70,14 @@ const FEATURES: ReadonlySet<Feature> = new Set<Feature>([
   'workgroup',
   'subgroup',
   'host-memory',
+  'serial-workgroups',
 ]);
 
 /** What differs between the Node and browser CPU backends. */
 export interface CpuEnvironment {
-  /** Runs slices of dispatches: piscina in Node, a Web Worker pool in browsers. */
-  readonly pool: SlicePool;
+  /** Persistent workers: worker_threads in Node, Web Workers in browsers. */
+  readonly pool: WorkerPool;
+  readonly inline?: boolean;
   readonly workers: number;
   /** The processor as the platform names it. */
   readonly adapter: string;
@@ -64,8 +95,9 @@ export class CpuDevice implements BackendDevice {
   readonly kind = 'cpu' as const;
   readonly info: DeviceInfo;
   readonly caps: DeviceCaps;
-  private readonly pool: SlicePool;
+  private readonly pool: WorkerPool;
   private readonly workers: number;
+  private readonly allowInline: boolean;
   private readonly kernels = new Map<string, CpuCompiled>();
   private pending: Command[] = [];
   private running: Promise<void> = Promise.resolve();
@@ -77,6 +109,7 @@ export class CpuDevice implements BackendDevice {
   constructor(env: CpuEnvironment) {
     this.workers = env.workers;
     this.pool = env.pool;
+    this.allowInline = env.inline ?? true;
     this.info = { backend: 'cpu', adapter: env.adapter, software: false, details: { workers: env.workers, runtime: env.runtime } };
     this.caps = {
       limits: {
@@ -94,8 +127,8 @@ export class CpuDevice implements BackendDevice {
       timerSource: 'wall',
       preferredWorkgroupSize: 64,
       concurrency: env.workers,
-      // A message to each worker, its wake-up and the join (issue 10 measured ~90 µs).
-      dispatchCostMicros: 90,
+      // Waking the persistent workers through shared memory and joining them (issue 10).
+      dispatchCostMicros: WORKER_ROUND_TRIP_MICROS,
     };
   }
 
@@ -122,7 +155,7 @@ export class CpuDevice implements BackendDevice {
       return;
     }
     const copy = data.slice();
-    this.pending.push(() => target.write(offset, copy));
+    this.pending.push({ host: () => target.write(offset, copy) });
   }
 
   async read(buffer: BackendBuffer, offset: number, length: number): Promise<HostArray> {
@@ -151,7 +184,7 @@ export class CpuDevice implements BackendDevice {
     let compiled = this.kernels.get(kernel.key);
     if (!compiled) {
       const { source } = generateJs(kernel, 'cpu');
-      compiled = { kernel, source, id: `${kernel.name}#${this.nextKernelId++}` };
+      compiled = { kernel, source, id: this.nextKernelId++ };
       this.kernels.set(kernel.key, compiled);
     }
     return compiled;
@@ -159,31 +192,22 @@ export class CpuDevice implements BackendDevice {
 
   dispatch(compiled: CompiledKernel, grid: Grid, args: ReadonlyMap<string, BackendBuffer | number>): void {
     const k = compiled as CpuCompiled;
-    const buffers: SliceTask['buffers'] = {};
-    const uniforms: Record<string, number> = {};
+    const buffers: Array<readonly [string, CpuBuffer]> = [];
+    const uniforms: Array<readonly [string, number]> = [];
     for (const [name, value] of args) {
-      if (typeof value === 'number') uniforms[name] = value;
-      else {
-        const b = value as CpuBuffer;
-        buffers[name] = { data: b.data, dtype: b.dtype, length: b.length };
-      }
+      if (typeof value === 'number') uniforms.push([name, value]);
+      else buffers.push([name, value as CpuBuffer]);
     }
     const total = grid[0] * grid[1] * grid[2];
     if (total === 0) return;
-    this.enqueue(async () => {
-      const slices = Math.min(this.workers, total);
-      const tasks: Promise<void>[] = [];
-      for (let s = 0; s < slices; s++) {
-        const wgStart = Math.floor((total * s) / slices);
-        const wgEnd = Math.floor((total * (s + 1)) / slices);
-        tasks.push(this.pool.run({ id: k.id, source: k.source, buffers, uniforms, wgStart, wgEnd, numWorkgroups: total, grid: [...grid] }));
-      }
-      const results = await Promise.allSettled(tasks);
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) {
-        const detail = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
-        throw new KernelExecutionError('cpu', k.kernel.name, detail, { cause: failed.reason });
-      }
+    this.pending.push({
+      compiled: k,
+      kernelId: k.id,
+      source: k.source,
+      buffers,
+      uniforms,
+      numWorkgroups: total,
+      grid: [grid[0], grid[1], grid[2]],
     });
   }
 
@@ -194,7 +218,7 @@ export class CpuDevice implements BackendDevice {
     this.outstanding++;
     const run = this.running.then(async () => {
       try {
-        for (const command of commands) await command();
+        await this.execute(commands);
       } finally {
         this.outstanding--;
       }
@@ -202,6 +226,75 @@ export class CpuDevice implements BackendDevice {
     // A failed command fails this flush (the rest of its batch is dropped); later flushes start afresh.
     this.running = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Runs a flushed batch in order: host commands on this thread; consecutive worker
+   * dispatches as one batch for the workers (one wake-up, joins done among the
+   * workers); dispatches too small to repay a wake-up inline on this thread.
+   */
+  private async execute(commands: readonly Command[]): Promise<void> {
+    let batch: DispatchCommand[] = [];
+    const runBatch = async () => {
+      if (batch.length === 0) return;
+      const sent = batch;
+      batch = [];
+      const start = performance.now();
+      try {
+        await this.pool.run(sent);
+      } catch (err) {
+        const failed = err instanceof BatchFailure ? sent[err.dispatch] : sent[0];
+        const detail = err instanceof Error ? err.message : String(err);
+        throw new KernelExecutionError('cpu', failed?.compiled.kernel.name ?? '?', detail, { cause: err });
+      }
+      const only = sent.length === 1 ? sent[0] : undefined;
+      if (only) {
+        // Per workgroup on one thread: what the workers spent beyond their round trip, times their number.
+        const us = performance.now() - start;
+        const perWorkgroup =
+          (Math.max(0, us * 1000 - WORKER_ROUND_TRIP_MICROS * 1000) * Math.min(this.workers, only.numWorkgroups)) / only.numWorkgroups;
+        learn(only.compiled, perWorkgroup);
+      }
+    };
+    for (const command of commands) {
+      if ('host' in command) {
+        await runBatch();
+        command.host();
+      } else if (this.inlineIsFaster(command)) {
+        await runBatch();
+        this.runInline(command);
+      } else batch.push(command);
+    }
+    await runBatch();
+  }
+
+  /** One thread for `t` vs the workers' round trip plus t split over them. */
+  private inlineIsFaster(d: DispatchCommand): boolean {
+    if (!this.allowInline) return false;
+    // One workgroup runs on one thread either way; an unknown kernel runs on the workers once (its loops may be long).
+    if (d.numWorkgroups === 1) return true;
+    if (d.compiled.nsPerWorkgroup === undefined) return false;
+    const oneThreadNs = d.compiled.nsPerWorkgroup * d.numWorkgroups;
+    const share = Math.min(this.workers, d.numWorkgroups);
+    return oneThreadNs < WORKER_ROUND_TRIP_MICROS * 1000 + oneThreadNs / share;
+  }
+
+  private runInline(d: DispatchCommand): void {
+    const k = d.compiled;
+    const b: Record<string, HostArray> = {};
+    for (const [name, buffer] of d.buffers) b[name] = buffer.view;
+    const u: Record<string, number> = {};
+    for (const [name, value] of d.uniforms) u[name] = value;
+    const start = performance.now();
+    try {
+      // The source is generated by @trident/core's JS code generator, never user text.
+      k.inline ??= new Function(`"use strict"; return ${k.source};`)() as JsRun;
+      k.inline(b, u, 0, d.numWorkgroups, d.numWorkgroups, d.grid);
+    } catch (err) {
+      const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+      throw new KernelExecutionError('cpu', k.kernel.name, detail, { cause: err });
+    }
+    learn(k, ((performance.now() - start) * 1e6) / d.numWorkgroups);
   }
 
   async measure(body: () => void | Promise<void>): Promise<{ ms: number; source: 'wall' }> {
@@ -219,7 +312,7 @@ export class CpuDevice implements BackendDevice {
     if (this.destroyed) return;
     this.destroyed = true;
     await this.running;
-    await this.pool.destroy();
+    this.pool.destroy();
   }
 
   /** Fails when this runtime cannot share memory with workers. */
@@ -240,7 +333,12 @@ export class CpuDevice implements BackendDevice {
     return this.pending.length === 0 && this.outstanding === 0;
   }
 
-  private enqueue(command: Command): void {
-    this.pending.push(command);
+  private enqueue(host: () => void): void {
+    this.pending.push({ host });
   }
+}
+
+/** Follows a kernel's cost per workgroup (uniforms change it, so recent runs weigh most). */
+function learn(k: CpuCompiled, nsPerWorkgroup: number): void {
+  k.nsPerWorkgroup = k.nsPerWorkgroup === undefined ? nsPerWorkgroup : 0.5 * k.nsPerWorkgroup + 0.5 * nsPerWorkgroup;
 }

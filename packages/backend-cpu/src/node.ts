@@ -1,39 +1,37 @@
 import { availableParallelism, cpus } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import type { BackendAdapter, BackendDevice } from '@trident/core';
-import { Piscina } from 'piscina';
 import { type CpuBackendOptions, CpuDevice } from './cpu-device.ts';
-import type { SlicePool, SliceTask } from './slice-pool.ts';
+import { type SpawnWorker, WorkerPool } from './worker-pool.ts';
 
-/** The slice pool in Node: piscina worker threads running node-worker.mjs. */
-class PiscinaPool implements SlicePool {
-  private readonly piscina: Piscina;
-  constructor(workers: number) {
-    this.piscina = new Piscina({
-      filename: new URL('./node-worker.mjs', import.meta.url).href,
-      minThreads: workers,
-      maxThreads: workers,
-      idleTimeout: Number.POSITIVE_INFINITY,
-      // One task per worker at a time: the device sizes slices to the pool.
-      concurrentTasksPerWorker: 1,
-    });
-  }
-  async run(task: SliceTask): Promise<void> {
-    await this.piscina.run(task);
-  }
-  destroy(): Promise<void> {
-    return this.piscina.destroy();
-  }
-}
+/** A worker thread running node-worker.mjs; it keeps the process alive only while it runs a batch. */
+const spawnNodeWorker: SpawnWorker = (index, events) => {
+  const worker = new Worker(new URL('./node-worker.mjs', import.meta.url), { name: `trident-cpu-${index}` });
+  worker.on('message', events.message);
+  worker.on('error', (e: Error) => events.failure(e));
+  worker.on('exit', (code) => events.failure(new Error(`worker trident-cpu-${index} exited (code ${code})`)));
+  worker.unref();
+  return {
+    post: (m) => worker.postMessage(m),
+    terminate: () => {
+      worker.removeAllListeners('exit');
+      worker.removeAllListeners('error');
+      void worker.terminate();
+    },
+    keepAlive: (alive) => (alive ? worker.ref() : worker.unref()),
+  };
+};
 
-/** The CPU backend in Node: worker threads, up to 2^29-element buffers. */
+/** The CPU backend in Node: persistent worker threads, up to 2^29-element buffers. */
 export const cpuAdapter: BackendAdapter<'cpu'> = {
   kind: 'cpu',
   async create(options?: CpuBackendOptions): Promise<BackendDevice> {
     const workers = options?.workers ?? availableParallelism();
     CpuDevice.checkRuntime(workers);
     return new CpuDevice({
-      pool: new PiscinaPool(workers),
+      pool: new WorkerPool(workers, spawnNodeWorker),
       workers,
+      inline: options?.inline,
       adapter: cpus()[0]?.model?.trim() || 'unknown CPU',
       runtime: `node ${process.version}`,
       maxBufferElements: 2 ** 29,

@@ -1,81 +1,312 @@
-import { spawnCpuWorker } from '#spawn-worker';
-import type { SlicePool, SliceTask } from './slice-pool.ts';
-
-type Reply = { job: number; ok: true } | { job: number; ok: false; error: string };
-
-interface Slot {
-  readonly worker: Worker;
-  busy: boolean;
-  /** Set once the worker failed to load or died: its jobs, and every later one, fail with this. */
-  failed?: Error;
-}
+import type { BufferDType } from '@trident/core';
+import type { CpuBuffer } from './cpu-buffer.ts';
+import { CONTROL_SLOTS, DONE, EPOCH, ERROR, NOTIFY_BY_MESSAGE, REG, STOP } from './protocol.mjs';
 
 /**
- * A small Web Worker pool for the CPU backend in browsers (piscina's role in Node).
- * Each worker runs one slice at a time; the device sizes slices to the pool.
+ * Persistent CPU workers driven through a shared control block (protocol.mjs says
+ * why: a message per dispatch cost ~90 µs; an `Atomics.notify` + shared-memory join
+ * costs a few). Used by Node (worker_threads) and browsers (Web Workers) alike; only
+ * how a worker is started differs (`SpawnWorker`).
  */
-export class WorkerPool implements SlicePool {
-  private readonly slots: Slot[] = [];
-  private readonly waiting: Array<() => void> = [];
-  private readonly jobs = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
-  private nextJob = 0;
 
-  constructor(size: number) {
-    for (let i = 0; i < size; i++) {
-      // Where the worker's script comes from depends on the build: see spawn-worker.ts.
-      const name = `trident-cpu-${i}`;
-      const { worker, source } = spawnCpuWorker(name);
-      const slot: Slot = { worker, busy: false };
-      worker.onmessage = (e: MessageEvent<Reply>) => this.settle(e.data);
-      worker.onerror = (e: Event) => {
-        // A script that fails to load gives a bare Event, with no message: say which script it
-        // was, and fail this worker's later jobs too (they would never be answered).
-        const loaded = e instanceof ErrorEvent && e.message;
-        const error = loaded
-          ? new Error(`CPU worker error in ${name} (${source}): ${loaded}`)
-          : new Error(`CPU worker ${name} could not load its script from ${source}: is it served, as JavaScript?`);
-        if (!loaded) slot.failed = error;
-        // A worker that fails to load or throws outside a task fails every job it holds.
-        for (const [job, j] of this.jobs) {
-          this.jobs.delete(job);
-          j.reject(error);
-        }
-      };
-      this.slots.push(slot);
-    }
+/** What a worker posts back. */
+export type WorkerReply =
+  | { readonly type: 'ready' }
+  | { readonly type: 'done' }
+  | { readonly type: 'error'; readonly epoch: number; readonly dispatch: number; readonly message: string };
+
+export interface WorkerHandle {
+  post(message: unknown): void;
+  terminate(): void;
+  /** Node: keep the process alive only while a batch is in flight. */
+  keepAlive?(alive: boolean): void;
+}
+
+export interface WorkerEvents {
+  message(reply: WorkerReply): void;
+  /** The worker died or could not start (`loading`: it never became ready). */
+  failure(error: Error): void;
+}
+
+export type SpawnWorker = (index: number, events: WorkerEvents) => WorkerHandle;
+
+/** One dispatch of a batch: a registered kernel, its argument layout and values. */
+export interface BatchDispatch {
+  readonly kernelId: number;
+  readonly source: string;
+  readonly buffers: ReadonlyArray<readonly [string, CpuBuffer]>;
+  readonly uniforms: ReadonlyArray<readonly [string, number]>;
+  readonly numWorkgroups: number;
+  /** The grid's workgroups along x, y, z (their product is numWorkgroups): 2-D/3-D ids. */
+  readonly grid: readonly [number, number, number];
+}
+
+/** A dispatch of a batch threw, or a worker died while running it. */
+export class BatchFailure extends Error {
+  constructor(
+    /** Index in the batch of the dispatch that failed (the first one when a worker died). */
+    readonly dispatch: number,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+interface Registered {
+  readonly data: SharedArrayBuffer;
+  readonly dtype: BufferDType;
+  readonly length: number;
+}
+
+const INITIAL_COMMAND_SLOTS = 4096;
+
+/** `Atomics.waitAsync` (ES2024; Node 16+, Chromium 87+, not yet in every browser): absent, the last worker posts 'done'. */
+type WaitAsync = (
+  view: Int32Array,
+  index: number,
+  value: number,
+) => { async: false; value: string } | { async: true; value: Promise<string> };
+const waitAsync = (Atomics as unknown as { waitAsync?: WaitAsync }).waitAsync;
+
+export class WorkerPool {
+  readonly size: number;
+  private readonly spawn: SpawnWorker;
+  private control = new Int32Array(new SharedArrayBuffer(CONTROL_SLOTS * 4));
+  private commandData = new SharedArrayBuffer(INITIAL_COMMAND_SLOTS * 8);
+  private commands = new Float64Array(this.commandData);
+  private workers: WorkerHandle[] = [];
+  private ready!: Promise<void>;
+  private reg = 0;
+  /** What every (re)started worker must be told, kept so that a replacement can be. */
+  private readonly kernelSources = new Map<number, string>();
+  private readonly layouts = new Map<string, { id: number; kernel: number; buffers: string[]; uniforms: string[] }>();
+  private readonly buffers = new Map<number, Registered>();
+  /** Registrations not yet sent to the workers. */
+  private newKernels: number[] = [];
+  private newLayouts: string[] = [];
+  private newBuffers: number[] = [];
+  private released: number[] = [];
+  private commandsResized = false;
+  private readonly finalizer = new FinalizationRegistry<number>((id) => {
+    if (this.buffers.delete(id)) this.released.push(id);
+  });
+  /** The in-flight batch: its error reports and how to end its wait early. */
+  private inFlight?: { epoch: number; errors: Array<{ dispatch: number; message: string }>; wake: () => void; death?: Error };
+  private failed?: Error;
+  private destroyed = false;
+
+  constructor(size: number, spawn: SpawnWorker) {
+    this.size = size;
+    this.spawn = spawn;
+    this.start();
   }
 
-  async run(task: SliceTask): Promise<void> {
-    let slot = this.slots.find((s) => !s.busy);
-    while (!slot) {
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
-      slot = this.slots.find((s) => !s.busy);
-    }
-    if (slot.failed) throw slot.failed;
-    slot.busy = true;
-    const job = this.nextJob++;
+  /** Runs the dispatches in order, each split over the workers, joined between them; resolves when all are done. */
+  async run(batch: readonly BatchDispatch[]): Promise<void> {
+    if (this.destroyed) throw new Error('the worker pool was destroyed');
+    const workers = this.workers;
+    for (const w of workers) w.keepAlive?.(true);
     try {
-      await new Promise<void>((resolve, reject) => {
-        this.jobs.set(job, { resolve, reject });
-        slot.worker.postMessage({ job, task });
-      });
+      await this.ready;
+      if (this.failed) throw this.failed;
+      await this.runReady(batch);
     } finally {
-      slot.busy = false;
-      this.waiting.shift()?.();
+      for (const w of workers) w.keepAlive?.(false);
     }
   }
 
-  async destroy(): Promise<void> {
-    for (const s of this.slots) s.worker.terminate();
-    for (const j of this.jobs.values()) j.reject(new Error('the worker pool was destroyed'));
-    this.jobs.clear();
+  private async runReady(batch: readonly BatchDispatch[]): Promise<void> {
+    this.encode(batch);
+    this.sendRegistrations();
+    const c = this.control;
+    const epoch = Atomics.load(c, EPOCH) + 1;
+    const flight: NonNullable<WorkerPool['inFlight']> = { epoch, errors: [], wake: () => undefined };
+    this.inFlight = flight;
+    try {
+      Atomics.store(c, DONE, 0);
+      Atomics.store(c, ERROR, 0);
+      Atomics.store(c, EPOCH, epoch);
+      Atomics.notify(c, EPOCH);
+      await this.join(flight);
+      if (flight.death) {
+        const death = flight.death;
+        this.restart();
+        throw new BatchFailure(0, `a CPU worker died: ${death.message}`, { cause: death });
+      }
+      const failedAt = Atomics.load(c, ERROR);
+      if (failedAt !== 0) {
+        // The worker posted its message before joining: it is on its way.
+        while (!flight.errors.some((e) => e.dispatch === failedAt - 1) && !flight.death) {
+          await new Promise<void>((resolve) => {
+            flight.wake = resolve;
+          });
+        }
+        const report = flight.errors.find((e) => e.dispatch === failedAt - 1);
+        throw new BatchFailure(failedAt - 1, report?.message ?? 'a CPU worker failed');
+      }
+    } finally {
+      this.inFlight = undefined;
+    }
   }
 
-  private settle(reply: Reply): void {
-    const j = this.jobs.get(reply.job);
-    if (!j) return;
-    this.jobs.delete(reply.job);
-    if (reply.ok) j.resolve();
-    else j.reject(new Error(reply.error));
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.stopWorkers();
+  }
+
+  private start(): void {
+    const control = this.control;
+    let readyCount = 0;
+    let resolveReady: () => void = () => undefined;
+    let rejectReady: (e: Error) => void = () => undefined;
+    this.ready = new Promise<void>((resolve, reject) => {
+      resolveReady = resolve;
+      rejectReady = reject;
+    });
+    this.ready.catch(() => undefined);
+    const notifyByMessage = waitAsync === undefined;
+    Atomics.store(control, NOTIFY_BY_MESSAGE, notifyByMessage ? 1 : 0);
+    const workers: WorkerHandle[] = [];
+    for (let i = 0; i < this.size; i++) {
+      let isReady = false;
+      const handle = this.spawn(i, {
+        message: (reply) => {
+          if (this.control !== control) return;
+          if (reply.type === 'ready') {
+            isReady = true;
+            if (++readyCount === this.size) resolveReady();
+          } else if (reply.type === 'done') this.inFlight?.wake();
+          else if (this.inFlight && reply.epoch === this.inFlight.epoch) {
+            this.inFlight.errors.push(reply);
+            this.inFlight.wake();
+          }
+        },
+        failure: (error) => {
+          if (this.control !== control || this.destroyed) return;
+          if (!isReady) {
+            // A worker that cannot even start will not start next time either: fail every later batch with why.
+            this.failed = error;
+            rejectReady(error);
+            return;
+          }
+          if (this.inFlight) {
+            this.inFlight.death = error;
+            this.inFlight.wake();
+          } else this.restart();
+        },
+      });
+      handle.post({ type: 'init', control: control.buffer, index: i, workers: this.size });
+      workers.push(handle);
+    }
+    this.workers = workers;
+    // A fresh worker knows nothing: send it everything still registered.
+    this.newKernels = [...this.kernelSources.keys()];
+    this.newLayouts = [...this.layouts.keys()];
+    this.newBuffers = [...this.buffers.keys()];
+    this.released = [];
+    this.commandsResized = true;
+  }
+
+  /** Replaces every worker (one died or overran): the barrier state of the survivors is unknowable. */
+  private restart(): void {
+    this.stopWorkers();
+    this.control = new Int32Array(new SharedArrayBuffer(CONTROL_SLOTS * 4));
+    this.reg = 0;
+    this.start();
+  }
+
+  private stopWorkers(): void {
+    Atomics.store(this.control, STOP, 1);
+    Atomics.add(this.control, EPOCH, 1);
+    Atomics.notify(this.control, EPOCH);
+    for (const w of this.workers) w.terminate();
+    this.workers = [];
+  }
+
+  private async join(flight: NonNullable<WorkerPool['inFlight']>): Promise<void> {
+    const c = this.control;
+    for (;;) {
+      const done = Atomics.load(c, DONE);
+      if (done === this.size || flight.death) return;
+      if (waitAsync) {
+        const waited = waitAsync(c, DONE, done);
+        if (waited.async) {
+          // A dying worker never bumps DONE: its failure event ends the wait instead.
+          await Promise.race([waited.value, new Promise<void>((resolve) => (flight.wake = resolve))]);
+        }
+      } else {
+        await new Promise<void>((resolve) => {
+          flight.wake = resolve;
+        });
+      }
+    }
+  }
+
+  /** Writes the batch into the shared command area (growing it if needed), registering what is new. */
+  private encode(batch: readonly BatchDispatch[]): void {
+    let slots = 1;
+    for (const d of batch) slots += 4 + d.buffers.length + d.uniforms.length;
+    if (slots > this.commands.length) {
+      this.commandData = new SharedArrayBuffer(2 ** Math.ceil(Math.log2(slots)) * 8);
+      this.commands = new Float64Array(this.commandData);
+      this.commandsResized = true;
+    }
+    const cmd = this.commands;
+    let p = 0;
+    cmd[p++] = batch.length;
+    for (const d of batch) {
+      if (!this.kernelSources.has(d.kernelId)) {
+        this.kernelSources.set(d.kernelId, d.source);
+        this.newKernels.push(d.kernelId);
+      }
+      const bufferNames = d.buffers.map(([name]) => name);
+      const uniformNames = d.uniforms.map(([name]) => name);
+      const key = `${d.kernelId}|${bufferNames.join(',')}|${uniformNames.join(',')}`;
+      let layout = this.layouts.get(key);
+      if (!layout) {
+        layout = { id: this.layouts.size, kernel: d.kernelId, buffers: bufferNames, uniforms: uniformNames };
+        this.layouts.set(key, layout);
+        this.newLayouts.push(key);
+      }
+      cmd[p++] = layout.id;
+      cmd[p++] = d.numWorkgroups;
+      cmd[p++] = d.grid[0];
+      cmd[p++] = d.grid[1];
+      for (const [, b] of d.buffers) {
+        if (!this.buffers.has(b.id)) {
+          this.buffers.set(b.id, { data: b.data, dtype: b.dtype, length: b.length });
+          this.finalizer.register(b, b.id);
+          this.newBuffers.push(b.id);
+        }
+        cmd[p++] = b.id;
+      }
+      for (const [, v] of d.uniforms) cmd[p++] = v;
+    }
+  }
+
+  private sendRegistrations(): void {
+    if (!this.newKernels.length && !this.newLayouts.length && !this.newBuffers.length && !this.released.length && !this.commandsResized)
+      return;
+    const message = {
+      type: 'register',
+      reg: ++this.reg,
+      commands: this.commandsResized ? this.commandData : undefined,
+      kernels: this.newKernels.map((id) => ({ id, source: this.kernelSources.get(id) })),
+      layouts: this.newLayouts.map((key) => this.layouts.get(key)),
+      buffers: this.newBuffers.flatMap((id) => {
+        const b = this.buffers.get(id);
+        return b ? [{ id, ...b }] : [];
+      }),
+      release: this.released,
+    };
+    for (const w of this.workers) w.post(message);
+    this.newKernels = [];
+    this.newLayouts = [];
+    this.newBuffers = [];
+    this.released = [];
+    this.commandsResized = false;
+    Atomics.store(this.control, REG, this.reg);
   }
 }

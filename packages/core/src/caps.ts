@@ -16,7 +16,13 @@ export type Feature =
   /** Atomic add/min/max are emulated by blending into f32: exact only below `limits.maxExactAtomicCount`. */
   | 'atomics-via-blending'
   /** Buffers live in host memory; reads and writes are cheap copies. */
-  | 'host-memory';
+  | 'host-memory'
+  /**
+   * Few, fat, serial workgroups (a CPU): about `concurrency` workgroups run at once,
+   * each one invocation after another, so a long sequential loop per invocation over a
+   * contiguous chunk is the fast shape, and workgroup memory and barriers only cost.
+   */
+  | 'serial-workgroups';
 
 /** Numeric limits, named as in WebGPU where one exists; 0 means "not available". */
 export interface DeviceLimits {

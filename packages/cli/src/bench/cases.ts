@@ -46,8 +46,8 @@ export interface PreparedRun {
 /** One Node-side implementation timed beside Trident's (wall clock, one thread). */
 export interface PeerRun {
   readonly implementation: string;
-  /** Untimed: build the peer's own data structure (e.g. a graphology Graph). */
-  prepare(): void;
+  /** Untimed: build the peer's own data structure (e.g. a graphology Graph), or load the peer library. */
+  prepare(): void | Promise<void>;
   run(): void;
   verify(): boolean;
 }
@@ -83,6 +83,7 @@ export const CASES: readonly BenchCase[] = [
     dtype: 'u32',
     sizes: MEMORY_SIZES,
     bytes: (n) => 8 * n,
+    peers: (n) => [tfjsPeer(n, 'cpu', 'cumsum'), tfjsPeer(n, 'wasm', 'cumsum')],
     setup(device, n) {
       const host = randomU32(n);
       const src = device.createBuffer('u32', host);
@@ -121,6 +122,7 @@ export const CASES: readonly BenchCase[] = [
       dtype: 'u32',
       sizes: MEMORY_SIZES,
       bytes: (n) => 4 * n + 4,
+      ...(op === 'sum' ? { peers: (n: number) => [plainLoopSumPeer(n), tfjsPeer(n, 'cpu', 'sum'), tfjsPeer(n, 'wasm', 'sum')] } : {}),
       setup(device, n) {
         const host = randomU32(n);
         const src = device.createBuffer('u32', host);
@@ -144,6 +146,7 @@ export const CASES: readonly BenchCase[] = [
     dtype: 'u32',
     sizes: MEMORY_SIZES,
     bytes: (n) => 8 * n,
+    peers: (n) => [tfjsPeer(n, 'cpu', 'cumsum'), tfjsPeer(n, 'wasm', 'cumsum')],
     setup(device, n) {
       const host = randomU32(n);
       const src = device.createBuffer('u32', host);
@@ -227,6 +230,8 @@ export const CASES: readonly BenchCase[] = [
       sizes: [2 ** 10, 2 ** 12, 2 ** 13, 2 ** 14],
       // Minimal traffic of a sort: read every key once, write it once.
       bytes: (n) => 8 * n,
+      // The bar a CPU device must clear (issue 10): the runtime's own sort, same keys, same process.
+      ...(variant === 'auto' ? { peers: (n: number) => [typedArraySortPeer(n)] } : {}),
       setup(device, n) {
         const host = randomU32(n);
         const keys = device.createBuffer('u32', host);
@@ -289,4 +294,69 @@ export const NBODY_SOFTENING2 = 1e-4;
 export function nbodyBodies(n: number): Float32Array {
   const r = randomU32(4 * n, n + 3);
   return Float32Array.from(r, (x, i) => (i % 4 === 3 ? 1 + (x % 100) / 100 : (x % 20001) / 10000 - 1));
+}
+
+/** `Uint32Array.prototype.sort` on the same keys (a fresh copy each run, as Trident sorts into new buffers). */
+function typedArraySortPeer(n: number): PeerRun {
+  const host = randomU32(n);
+  let sorted = new Uint32Array(0);
+  return {
+    implementation: 'Uint32Array.prototype.sort',
+    prepare: () => undefined,
+    run: () => {
+      sorted = host.slice().sort();
+    },
+    verify: () => sameArray(sorted, sortReference(host).keys),
+  };
+}
+
+/** A plain JavaScript loop summing the same u32 values (wrapping), one thread. */
+function plainLoopSumPeer(n: number): PeerRun {
+  const host = randomU32(n);
+  let total = 0;
+  return {
+    implementation: 'plain JS loop',
+    prepare: () => undefined,
+    run: () => {
+      let t = 0;
+      for (let i = 0; i < host.length; i++) t = (t + (host[i] as number)) >>> 0;
+      total = t;
+    },
+    verify: () => total === reduceReference(host, 'sum'),
+  };
+}
+
+/**
+ * TF.js in Node on its 'cpu' or 'wasm' backend (issue 10: each runtime compares like
+ * with like), int32 tensors of the same values (TF.js has no uint32; sums wrap alike,
+ * compared modulo 2^32). Loaded on first use: most runs never need it.
+ */
+function tfjsPeer(n: number, backend: 'cpu' | 'wasm', op: 'sum' | 'cumsum'): PeerRun {
+  const host = randomU32(n);
+  type Tf = typeof import('@tensorflow/tfjs');
+  let tf: Tf | undefined;
+  let input: ReturnType<Tf['tensor1d']> | undefined;
+  let result: Int32Array | Float32Array | Uint8Array = new Int32Array(0);
+  return {
+    implementation: `TF.js ${backend} (Node)`,
+    prepare: async () => {
+      tf = await import('@tensorflow/tfjs');
+      if (backend === 'wasm') await import('@tensorflow/tfjs-backend-wasm');
+      if (!(await tf.setBackend(backend))) throw new Error(`TF.js backend '${backend}' did not start`);
+      await tf.ready();
+      input?.dispose();
+      input = tf.tensor1d(new Int32Array(host.buffer, host.byteOffset, host.length), 'int32');
+    },
+    run: () => {
+      if (!tf || !input) throw new Error('TF.js peer not prepared');
+      const t = input;
+      const out = (tf as Tf).tidy(() => (op === 'sum' ? (tf as Tf).sum(t) : (tf as Tf).cumsum(t)));
+      result = out.dataSync() as Int32Array;
+      out.dispose();
+    },
+    verify: () => {
+      if (op === 'sum') return (result[0] as number) >>> 0 === reduceReference(host, 'sum');
+      return sameArray(Uint32Array.from(result), scanReference(host, false));
+    },
+  };
 }

@@ -24,7 +24,7 @@ export async function measurePeer(c: BenchCase, n: number, peer: PeerRun, settin
     ...(c.edges ? { edges: c.edges(n) } : {}),
   } as const;
   try {
-    peer.prepare();
+    await peer.prepare();
     peer.run();
     const verified = peer.verify();
     const samples: number[] = [];

@@ -1,0 +1,156 @@
+// @ts-check
+/**
+ * The CPU backend's worker: registers kernels and buffers sent by message, then
+ * sleeps in `Atomics.wait` until the device starts a batch of dispatches through
+ * the shared control block (protocol.mjs), runs its slice of each, and joins the
+ * other workers between dispatches. Shared by the Node worker (worker_threads) and
+ * the browser Web Worker. Plain JavaScript so that workers load it without a build step.
+ */
+import { BAR_COUNT, BAR_GEN, DONE, EPOCH, ERROR, NOTIFY_BY_MESSAGE, REG, STOP } from './protocol.mjs';
+
+const VIEW = { u32: Uint32Array, i32: Int32Array, f32: Float32Array };
+/** Spins before sleeping: a wake-up from Atomics.wait costs tens of µs, a spin of this length a few. */
+const SPIN = 2000;
+
+/**
+ * @typedef {{ run: Function, buffers: string[], uniforms: string[] }} Layout
+ * @typedef {{ type: 'init', control: SharedArrayBuffer, index: number, workers: number }
+ *   | { type: 'register', reg: number, commands?: SharedArrayBuffer, release: number[],
+ *       kernels: Array<{ id: number, source: string }>,
+ *       layouts: Array<{ id: number, kernel: number, buffers: string[], uniforms: string[] }>,
+ *       buffers: Array<{ id: number, data: SharedArrayBuffer, dtype: 'u32' | 'i32' | 'f32', length: number }> }} Message
+ * @typedef {{ post(message: unknown): void }} Port
+ */
+
+/** @param {Port} port */
+export function createWorker(port) {
+  /** @type {Int32Array} */
+  let control = new Int32Array(0);
+  /** @type {Float64Array} */
+  let commands = new Float64Array(0);
+  let index = 0;
+  let workers = 1;
+  let seenEpoch = 0;
+  let reg = 0;
+  /** @type {Map<number, Function>} */
+  const kernels = new Map();
+  /** @type {Map<number, Layout>} */
+  const layouts = new Map();
+  /** @type {Map<number, Uint32Array | Int32Array | Float32Array>} */
+  const buffers = new Map();
+
+  function barrier() {
+    if (workers === 1) return;
+    const gen = Atomics.load(control, BAR_GEN);
+    if (Atomics.add(control, BAR_COUNT, 1) === workers - 1) {
+      Atomics.store(control, BAR_COUNT, 0);
+      Atomics.add(control, BAR_GEN, 1);
+      Atomics.notify(control, BAR_GEN);
+      return;
+    }
+    for (let i = 0; i < SPIN; i++) if (Atomics.load(control, BAR_GEN) !== gen) return;
+    while (Atomics.load(control, BAR_GEN) === gen) Atomics.wait(control, BAR_GEN, gen);
+  }
+
+  function runBatch() {
+    let p = 0;
+    const count = commands[p++] ?? 0;
+    for (let d = 0; d < count; d++) {
+      const layout = layouts.get(commands[p++] ?? -1);
+      const nwg = commands[p++] ?? 0;
+      const gx = commands[p++] ?? nwg;
+      const gy = commands[p++] ?? 1;
+      const grid = [gx, gy, nwg / (gx * gy)];
+      if (!layout) throw new Error('internal: dispatch of an unregistered kernel');
+      /** @type {Record<string, Uint32Array | Int32Array | Float32Array | undefined>} */
+      const b = {};
+      for (const name of layout.buffers) b[name] = buffers.get(commands[p++] ?? -1);
+      /** @type {Record<string, number>} */
+      const u = {};
+      for (const name of layout.uniforms) u[name] = commands[p++] ?? 0;
+      const start = Math.floor((nwg * index) / workers);
+      const end = Math.floor((nwg * (index + 1)) / workers);
+      if (start < end) {
+        try {
+          layout.run(b, u, start, end, nwg, grid);
+        } catch (err) {
+          // The first failure wins; later dispatches of the batch are skipped by every worker alike.
+          Atomics.compareExchange(control, ERROR, 0, d + 1);
+          port.post({
+            type: 'error',
+            epoch: seenEpoch,
+            dispatch: d,
+            message: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+          });
+        }
+      }
+      if (d + 1 < count) {
+        barrier();
+        // Only failures of dispatches up to d can be seen here (later ones happen after this barrier).
+        const failed = Atomics.load(control, ERROR);
+        if (failed !== 0 && failed <= d + 1) break;
+      }
+    }
+  }
+
+  function finish() {
+    if (Atomics.add(control, DONE, 1) === workers - 1) {
+      Atomics.notify(control, DONE);
+      if (Atomics.load(control, NOTIFY_BY_MESSAGE) === 1) port.post({ type: 'done' });
+    }
+  }
+
+  /** Runs batches until one needs registrations not yet received: then returns to the event loop. */
+  function loop() {
+    for (;;) {
+      if (Atomics.load(control, STOP) === 1) return;
+      const epoch = Atomics.load(control, EPOCH);
+      if (epoch === seenEpoch) {
+        let changed = false;
+        for (let i = 0; i < SPIN && !changed; i++) changed = Atomics.load(control, EPOCH) !== epoch;
+        if (!changed) Atomics.wait(control, EPOCH, epoch);
+        continue;
+      }
+      if (Atomics.load(control, REG) > reg) return;
+      seenEpoch = epoch;
+      try {
+        runBatch();
+      } finally {
+        finish();
+      }
+    }
+  }
+
+  /** @param {Message} m */
+  return function onMessage(m) {
+    if (m.type === 'init') {
+      control = new Int32Array(m.control);
+      index = m.index;
+      workers = m.workers;
+      port.post({ type: 'ready' });
+    } else {
+      for (const id of m.release) buffers.delete(id);
+      if (m.commands) commands = new Float64Array(m.commands);
+      for (const k of m.kernels) {
+        // The source is generated by @trident/core's JS code generator, never user text.
+        try {
+          kernels.set(k.id, /** @type {Function} */ (new Function(`"use strict"; return ${k.source};`)()));
+        } catch (err) {
+          // Fail the dispatches of this kernel, not the worker (a replacement would be sent it again).
+          kernels.set(k.id, () => {
+            throw err;
+          });
+        }
+      }
+      for (const l of m.layouts) {
+        const run = kernels.get(l.kernel);
+        if (!run) throw new Error('internal: layout of an unregistered kernel');
+        layouts.set(l.id, { run, buffers: l.buffers, uniforms: l.uniforms });
+      }
+      for (const b of m.buffers)
+        buffers.set(b.id, new VIEW[b.dtype](/** @type {ArrayBuffer} */ (/** @type {unknown} */ (b.data)), 0, b.length));
+      reg = Math.max(reg, m.reg);
+    }
+    loop();
+  };
+}
