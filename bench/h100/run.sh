@@ -7,6 +7,7 @@
 #                                      # (bench/h100/latency-check.ts), then the algorithm suite at the issue sizes
 #                                      # (packages/algorithms/scripts/gpu-check.ts) -> $OUT/h100-suite.json
 #   bash bench/h100/run.sh probe       # on the GPU machine: the sort probe and the latency check alone (issue 12)
+#   bash bench/h100/run.sh graph       # on the GPU machine: the BFS check alone (bench/h100/graph-check.ts, issue 13)
 #   bash bench/h100/run.sh dev         # on the GPU machine: the CUB anchor, then radix sort's onesweep sweep (bench/h100/onesweep-check.ts)
 #   bash bench/h100/run.sh ab          # on the GPU machine: A/B of Trident's IR kernels against hand-written WGSL (bench/webgpu-h100-ab.ts)
 #
@@ -84,6 +85,11 @@ if [[ -z $found ]]; then
   VK_LOADER_DEBUG=error,warn,driver probe 2>&1 | tail -40
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+if [[ $step == graph ]]; then
+  # The BFS check alone (issue 13): R-MAT 2^22, edge factor 16 -> $OUT/graph-check.json.
+  timeout 500 node .gpu/graph-check.mjs 2>&1 | tee "$OUT/graph-check.log" | grep -v '^{'
+  exit "${PIPESTATUS[0]}"
+fi
 if [[ $step == probe ]]; then
   # Diagnosis runs (issue 12): the sort probe, then per-call latency beside TF.js webgpu
   # (.gpu/latency-base.mjs, when present, is the same check bundled from the code before a change).

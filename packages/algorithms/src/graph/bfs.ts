@@ -287,6 +287,64 @@ function bottomUpKernel(device: Device) {
 }
 
 /**
+ * The bottom-up level for devices of many thin invocations: the same search, but
+ * the vertices a workgroup finds take their places in the next frontier through
+ * one atomic add per workgroup (a workgroup-local count, then one global add)
+ * instead of one per vertex, which on a GPU would serialise millions of adds on
+ * one counter in the levels that reach most of the graph.
+ */
+function bottomUpAggregatedKernel(device: Device) {
+  const wg = gatherSize(device.caps);
+  return cachedKernel(`bfs_bottom_up_wg:${wg}`, () =>
+    defineKernel({
+      name: 'bfs_bottom_up_wg',
+      workgroupSize: wg,
+      params: {
+        indptr: buffer('u32', 'read'),
+        indices: buffer('u32', 'read'),
+        level: buffer('u32', 'read_write'),
+        next: buffer('u32', 'write'),
+        nextCount: buffer('u32', 'atomic'),
+        n: uniform('u32'),
+        depth: uniform('u32'),
+      },
+      body: ({ indptr, indices, level, next, nextCount, n, depth }, k) => {
+        // slots[0]: vertices found by this workgroup; slots[1]: their first place in `next`.
+        const slots = k.workgroupArray('u32', 2, { atomic: true });
+        const v = k.let(k.globalIndex, 'v');
+        const found = k.var('u32', 0, 'found');
+        k.if(v.lt(n), () => {
+          k.if(level.load(v).eq(NONE), () => {
+            const e = k.var('u32', indptr.load(v), 'e');
+            const end = k.let(indptr.load(v.add(1)), 'end');
+            k.while(
+              () => e.lt(end),
+              () => {
+                k.if(level.load(indices.load(e)).eq(depth), () => {
+                  level.store(v, depth.add(1));
+                  found.set(1);
+                  k.break();
+                });
+                e.set(e.add(1));
+              },
+            );
+          });
+        });
+        const place = k.var('u32', 0, 'place');
+        k.if(found.eq(1), () => place.set(slots.atomicAdd(0, 1)));
+        k.barrier();
+        k.if(k.localIndex.eq(0), () => {
+          const total = k.let(slots.load(0), 'total');
+          k.if(total.gt(0), () => slots.store(1, nextCount.atomicAdd(0, total)));
+        });
+        k.barrier();
+        k.if(found.eq(1), () => next.store(slots.load(1).add(place), v));
+      },
+    }),
+  );
+}
+
+/**
  * BFS depths from `source` over the stored (directed) edges of a square graph.
  * Returns an (n,) i32 buffer: 0 at `source`, the number of edges on a shortest
  * path elsewhere, -1 where unreachable. Self-loops and duplicate edges change nothing.
@@ -358,7 +416,10 @@ async function frontierBfs(
       const args = { frontier: cur, indptr: graph.indptr, indices: graph.indices, level, next: nxt, nextCount: counter, count, depth };
       if (bottomUp) {
         const bu = { indptr: graph.indptr, indices: graph.indices, level, next: nxt, nextCount: counter, n, depth };
-        device.dispatch(bottomUpKernel(device), { invocations: n }, bu);
+        // Workgroup-aggregated appends where workgroups are many and cheap; one add per vertex on
+        // devices of few fat workgroups (a CPU worker would phase-split the barriers).
+        const aggregate = balanced && device.caps.features.has('workgroup');
+        device.dispatch(aggregate ? bottomUpAggregatedKernel(device) : bottomUpKernel(device), { invocations: n }, bu);
       } else if (balanced) {
         const deg = device.createBuffer('u32', count);
         device.dispatch(degreeKernel(device), { invocations: count }, { frontier: cur, indptr: graph.indptr, deg, count });
