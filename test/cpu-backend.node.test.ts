@@ -182,3 +182,39 @@ it('turns a worker that dies mid-dispatch into KernelExecutionError and replaces
   expect((await out.read())[0]).toBe(5);
   await d.destroy();
 });
+
+it('stops a kernel that never ends at the time limit with KernelExecutionError, and stays usable', async () => {
+  const forever = defineKernel({
+    name: 'cpu_forever',
+    workgroupSize: 4,
+    params: { flag: buffer('u32', 'read'), y: buffer('u32', 'write') },
+    body: ({ flag, y }, k) => {
+      const i = k.var('u32', 0, 'i');
+      k.while(
+        () => flag.load(0).eq(0),
+        () => i.set(i.add(1)),
+      );
+      y.store(k.globalIndex, i);
+    },
+  });
+  const d = new Device(await cpuAdapter.create({ workers: 2, timeLimitMs: 300 }));
+  try {
+    const flag = d.createBuffer('u32', [0]);
+    const y = d.createBuffer('u32', 8);
+    const started = performance.now();
+    d.dispatch(forever, { workgroups: 2 }, { flag, y });
+    const err = await d.flush().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KernelExecutionError);
+    expect((err as KernelExecutionError).kernel).toBe('cpu_forever');
+    expect((err as Error).message).toMatch(/time limit of 300 ms/);
+    expect(performance.now() - started).toBeLessThan(30_000);
+    // Fresh workers take over: the same buffers, a kernel that ends.
+    const x = d.createBuffer('u32', [1, 2, 3, 4]);
+    const out = d.createBuffer('u32', 1);
+    d.dispatch(sum, { workgroups: 1 }, { x, out, perInvocation: 1 });
+    expect((await out.read())[0]).toBe(10);
+  } finally {
+    await d.destroy();
+  }
+  await expect(cpuAdapter.create({ workers: 2, timeLimitMs: -1 })).rejects.toThrow(/timeLimitMs/);
+});

@@ -34,11 +34,12 @@ export const cpuAdapter: BackendAdapter<'cpu'> = {
   async create(options?: CpuBackendOptions): Promise<BackendDevice> {
     if (typeof Worker === 'undefined') throw new BackendUnavailableError('cpu', 'this runtime has no Web Workers');
     const workers = options?.workers ?? (typeof navigator !== 'undefined' ? navigator.hardwareConcurrency : 0) ?? 2;
-    CpuDevice.checkRuntime(workers);
+    CpuDevice.checkRuntime(workers, options?.timeLimitMs);
     return new CpuDevice({
       pool: new WorkerPool(workers, spawnWebWorker),
       workers,
       inline: options?.inline,
+      timeLimitMs: options?.timeLimitMs,
       adapter: `${workers} Web Workers`,
       runtime: typeof navigator !== 'undefined' ? navigator.userAgent : 'unknown browser',
       // Browsers cap ArrayBuffers lower than Node does.

@@ -24,6 +24,14 @@ export interface CpuBackendOptions {
    * (default true). False sends every dispatch to the workers (to measure them).
    */
   readonly inline?: boolean;
+  /**
+   * Stops a batch of dispatches that runs longer than this many milliseconds (a
+   * kernel that never ends): its workers are terminated and replaced, and the
+   * flush rejects with KernelExecutionError naming the limit; the device stays
+   * usable. While set, no dispatch runs inline (the calling thread could not be
+   * stopped). Default: no limit.
+   */
+  readonly timeLimitMs?: number;
 }
 
 declare module '@trident/core' {
@@ -78,6 +86,7 @@ export interface CpuEnvironment {
   /** Persistent workers: worker_threads in Node, Web Workers in browsers. */
   readonly pool: WorkerPool;
   readonly inline?: boolean;
+  readonly timeLimitMs?: number | undefined;
   readonly workers: number;
   /** The processor as the platform names it. */
   readonly adapter: string;
@@ -98,6 +107,7 @@ export class CpuDevice implements BackendDevice {
   private readonly pool: WorkerPool;
   private readonly workers: number;
   private readonly allowInline: boolean;
+  private readonly timeLimitMs: number | undefined;
   private readonly kernels = new Map<string, CpuCompiled>();
   private pending: Command[] = [];
   private running: Promise<void> = Promise.resolve();
@@ -109,7 +119,8 @@ export class CpuDevice implements BackendDevice {
   constructor(env: CpuEnvironment) {
     this.workers = env.workers;
     this.pool = env.pool;
-    this.allowInline = env.inline ?? true;
+    this.timeLimitMs = env.timeLimitMs;
+    this.allowInline = (env.inline ?? true) && env.timeLimitMs === undefined;
     this.info = { backend: 'cpu', adapter: env.adapter, software: false, details: { workers: env.workers, runtime: env.runtime } };
     this.caps = {
       limits: {
@@ -241,7 +252,7 @@ export class CpuDevice implements BackendDevice {
       batch = [];
       const start = performance.now();
       try {
-        await this.pool.run(sent);
+        await this.pool.run(sent, this.timeLimitMs);
       } catch (err) {
         const failed = err instanceof BatchFailure ? sent[err.dispatch] : sent[0];
         const detail = err instanceof Error ? err.message : String(err);
@@ -316,11 +327,17 @@ export class CpuDevice implements BackendDevice {
   }
 
   /** Fails when this runtime cannot share memory with workers. */
-  static checkRuntime(workers: number): void {
+  static checkRuntime(workers: number, timeLimitMs?: number): void {
     if (typeof SharedArrayBuffer === 'undefined' || (typeof crossOriginIsolated !== 'undefined' && !crossOriginIsolated)) {
       throw new BackendUnavailableError(
         'cpu',
         'SharedArrayBuffer is not available: serve the page with COOP same-origin and COEP require-corp headers',
+      );
+    }
+    if (timeLimitMs !== undefined && !(typeof timeLimitMs === 'number' && timeLimitMs > 0 && Number.isFinite(timeLimitMs))) {
+      throw new BackendUnavailableError(
+        'cpu',
+        `option 'timeLimitMs' must be a positive number of milliseconds, got ${String(timeLimitMs)}`,
       );
     }
     if (!Number.isInteger(workers) || workers < 1) {

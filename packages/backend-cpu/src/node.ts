@@ -27,11 +27,12 @@ export const cpuAdapter: BackendAdapter<'cpu'> = {
   kind: 'cpu',
   async create(options?: CpuBackendOptions): Promise<BackendDevice> {
     const workers = options?.workers ?? availableParallelism();
-    CpuDevice.checkRuntime(workers);
+    CpuDevice.checkRuntime(workers, options?.timeLimitMs);
     return new CpuDevice({
       pool: new WorkerPool(workers, spawnNodeWorker),
       workers,
       inline: options?.inline,
+      timeLimitMs: options?.timeLimitMs,
       adapter: cpus()[0]?.model?.trim() || 'unknown CPU',
       runtime: `node ${process.version}`,
       maxBufferElements: 2 ** 29,

@@ -92,7 +92,14 @@ export class WorkerPool {
     if (this.buffers.delete(id)) this.released.push(id);
   });
   /** The in-flight batch: its error reports and how to end its wait early. */
-  private inFlight?: { epoch: number; errors: Array<{ dispatch: number; message: string }>; wake: () => void; death?: Error };
+  private inFlight?: {
+    epoch: number;
+    errors: Array<{ dispatch: number; message: string }>;
+    wake: () => void;
+    death?: Error;
+    /** The death is the time limit's, not a worker's. */
+    overran?: boolean;
+  };
   private failed?: Error;
   private destroyed = false;
 
@@ -102,27 +109,39 @@ export class WorkerPool {
     this.start();
   }
 
-  /** Runs the dispatches in order, each split over the workers, joined between them; resolves when all are done. */
-  async run(batch: readonly BatchDispatch[]): Promise<void> {
+  /**
+   * Runs the dispatches in order, each split over the workers, joined between them;
+   * resolves when all are done. A batch still running after `timeLimitMs` fails,
+   * and its workers are replaced (a busy worker can only be terminated).
+   */
+  async run(batch: readonly BatchDispatch[], timeLimitMs?: number): Promise<void> {
     if (this.destroyed) throw new Error('the worker pool was destroyed');
     const workers = this.workers;
     for (const w of workers) w.keepAlive?.(true);
     try {
       await this.ready;
       if (this.failed) throw this.failed;
-      await this.runReady(batch);
+      await this.runReady(batch, timeLimitMs);
     } finally {
       for (const w of workers) w.keepAlive?.(false);
     }
   }
 
-  private async runReady(batch: readonly BatchDispatch[]): Promise<void> {
+  private async runReady(batch: readonly BatchDispatch[], timeLimitMs: number | undefined): Promise<void> {
     this.encode(batch);
     this.sendRegistrations();
     const c = this.control;
     const epoch = Atomics.load(c, EPOCH) + 1;
     const flight: NonNullable<WorkerPool['inFlight']> = { epoch, errors: [], wake: () => undefined };
     this.inFlight = flight;
+    const overrun =
+      timeLimitMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            flight.death = new Error(`the batch ran past its time limit of ${timeLimitMs} ms; its workers were stopped and replaced`);
+            flight.overran = true;
+            flight.wake();
+          }, timeLimitMs);
     try {
       Atomics.store(c, DONE, 0);
       Atomics.store(c, ERROR, 0);
@@ -132,7 +151,7 @@ export class WorkerPool {
       if (flight.death) {
         const death = flight.death;
         this.restart();
-        throw new BatchFailure(0, `a CPU worker died: ${death.message}`, { cause: death });
+        throw new BatchFailure(0, flight.overran ? death.message : `a CPU worker died: ${death.message}`, { cause: death });
       }
       const failedAt = Atomics.load(c, ERROR);
       if (failedAt !== 0) {
@@ -146,6 +165,7 @@ export class WorkerPool {
         throw new BatchFailure(failedAt - 1, report?.message ?? 'a CPU worker failed');
       }
     } finally {
+      clearTimeout(overrun);
       this.inFlight = undefined;
     }
   }
