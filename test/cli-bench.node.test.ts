@@ -14,6 +14,7 @@ it('bench --no-browser writes a trident-bench/1 file with verified, timed measur
   const args = [
     'bench',
     '--no-browser',
+    '--no-peers',
     '--backends',
     'cpu',
     '--workers',

@@ -36,8 +36,9 @@ const USAGE = `usage: trident bench [options]
   --label NAME       machine label for the report (default: local)
   --out FILE         results file (default: report/results-<label>.json, which 'trident report' reads)
   --browser LIST     backends to run in headless Chromium too (default: webgl2,webgpu,cpu)
-  --no-browser       Node only: no Chromium run and no peers
-  --no-peers         no TensorFlow.js / gpu.js runs
+  --no-browser       Node only: no Chromium run (so no peers in Chromium)
+  --no-peers         no peers: none in Chromium (TensorFlow.js, gpu.js), none in Node
+                     (TensorFlow.js cpu/wasm, typed-array sort, plain loops, graphology, references)
   --quiet            no progress line`;
 
 export interface BenchOptions {
@@ -53,6 +54,8 @@ export interface BenchOptions {
   readonly browserBackends: readonly string[];
   /** Run the peers (TensorFlow.js, gpu.js) in Chromium. */
   readonly peers: boolean;
+  /** Run the Node-side peers of the cases (TF.js cpu/wasm, typed-array sort, plain loops, graphology, references). */
+  readonly nodePeers: boolean;
   /** The peer operations selected (by --algorithms). */
   readonly peerAlgorithms: readonly string[];
 }
@@ -179,7 +182,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       }
     }
     // Node-side peers of the cases that have them (graphology, sequential references), in the same run.
-    for (const c of options.cases) {
+    for (const c of options.nodePeers ? options.cases : []) {
       for (const n of c.peers ? options.sizes(c) : []) {
         for (const peer of c.peers?.(n) ?? []) {
           progress.note(`  ${peer.implementation} ${c.algorithm}:${c.variant} n=${n}`);
@@ -302,6 +305,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
     quiet: values.quiet === true,
     browserBackends: browser ? (values.browser === undefined ? ['webgl2', 'webgpu', 'cpu'] : list(values.browser)) : [],
     peers: browser && values['no-peers'] !== true,
+    nodePeers: values['no-peers'] !== true,
     peerAlgorithms: PEER_ALGORITHMS.filter((a) => algorithmNames.length === 0 || algorithmNames.some((n) => n.split(':')[0] === a)),
   });
   mkdirSync(dirname(out), { recursive: true });
