@@ -246,12 +246,20 @@ function edgeStepKernel(device: Device) {
  * first; a found one sets level[v] = depth + 1 and appends v to the next frontier.
  * Levels written in this pass are depth + 1, never equal to `depth`, so the plain
  * (non-atomic) reads of other vertices' levels see the same frontier either way.
+ *
+ * `aggregate` (devices of many thin invocations): the vertices a workgroup finds
+ * take their places in the next frontier through one atomic add per workgroup (a
+ * workgroup-local count, then one global add) instead of one per vertex, which on
+ * a GPU would serialise millions of adds on one counter in the levels that reach
+ * most of the graph. Not on devices of few fat workgroups, where the barriers
+ * would be phase-split for nothing.
  */
-function bottomUpKernel(device: Device) {
+function bottomUpKernel(device: Device, aggregate: boolean) {
   const wg = gatherSize(device.caps);
-  return cachedKernel(`bfs_bottom_up:${wg}`, () =>
+  const name = aggregate ? 'bfs_bottom_up_wg' : 'bfs_bottom_up';
+  return cachedKernel(`${name}:${wg}`, () =>
     defineKernel({
-      name: 'bfs_bottom_up',
+      name,
       workgroupSize: wg,
       params: {
         indptr: buffer('u32', 'read'),
@@ -263,54 +271,6 @@ function bottomUpKernel(device: Device) {
         depth: uniform('u32'),
       },
       body: ({ indptr, indices, level, next, nextCount, n, depth }, k) => {
-        const v = k.let(k.globalIndex, 'v');
-        k.if(v.lt(n), () => {
-          k.if(level.load(v).eq(NONE), () => {
-            const e = k.var('u32', indptr.load(v), 'e');
-            const end = k.let(indptr.load(v.add(1)), 'end');
-            k.while(
-              () => e.lt(end),
-              () => {
-                k.if(level.load(indices.load(e)).eq(depth), () => {
-                  level.store(v, depth.add(1));
-                  next.store(nextCount.atomicAdd(0, u32(1)), v);
-                  k.break();
-                });
-                e.set(e.add(1));
-              },
-            );
-          });
-        });
-      },
-    }),
-  );
-}
-
-/**
- * The bottom-up level for devices of many thin invocations: the same search, but
- * the vertices a workgroup finds take their places in the next frontier through
- * one atomic add per workgroup (a workgroup-local count, then one global add)
- * instead of one per vertex, which on a GPU would serialise millions of adds on
- * one counter in the levels that reach most of the graph.
- */
-function bottomUpAggregatedKernel(device: Device) {
-  const wg = gatherSize(device.caps);
-  return cachedKernel(`bfs_bottom_up_wg:${wg}`, () =>
-    defineKernel({
-      name: 'bfs_bottom_up_wg',
-      workgroupSize: wg,
-      params: {
-        indptr: buffer('u32', 'read'),
-        indices: buffer('u32', 'read'),
-        level: buffer('u32', 'read_write'),
-        next: buffer('u32', 'write'),
-        nextCount: buffer('u32', 'atomic'),
-        n: uniform('u32'),
-        depth: uniform('u32'),
-      },
-      body: ({ indptr, indices, level, next, nextCount, n, depth }, k) => {
-        // slots[0]: vertices found by this workgroup; slots[1]: their first place in `next`.
-        const slots = k.workgroupArray('u32', 2, { atomic: true });
         const v = k.let(k.globalIndex, 'v');
         const found = k.var('u32', 0, 'found');
         k.if(v.lt(n), () => {
@@ -322,7 +282,8 @@ function bottomUpAggregatedKernel(device: Device) {
               () => {
                 k.if(level.load(indices.load(e)).eq(depth), () => {
                   level.store(v, depth.add(1));
-                  found.set(1);
+                  if (aggregate) found.set(1);
+                  else next.store(nextCount.atomicAdd(0, u32(1)), v);
                   k.break();
                 });
                 e.set(e.add(1));
@@ -330,6 +291,9 @@ function bottomUpAggregatedKernel(device: Device) {
             );
           });
         });
+        if (!aggregate) return;
+        // slots[0]: vertices found by this workgroup; slots[1]: their first place in `next`.
+        const slots = k.workgroupArray('u32', 2, { atomic: true });
         const place = k.var('u32', 0, 'place');
         k.if(found.eq(1), () => place.set(slots.atomicAdd(0, 1)));
         k.barrier();
@@ -419,7 +383,7 @@ async function frontierBfs(
         // Workgroup-aggregated appends where workgroups are many and cheap; one add per vertex on
         // devices of few fat workgroups (a CPU worker would phase-split the barriers).
         const aggregate = balanced && device.caps.features.has('workgroup');
-        device.dispatch(aggregate ? bottomUpAggregatedKernel(device) : bottomUpKernel(device), { invocations: n }, bu);
+        device.dispatch(bottomUpKernel(device, aggregate), { invocations: n }, bu);
       } else if (balanced) {
         const deg = device.createBuffer('u32', count);
         device.dispatch(degreeKernel(device), { invocations: count }, { frontier: cur, indptr: graph.indptr, deg, count });
