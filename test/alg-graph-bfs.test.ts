@@ -68,9 +68,19 @@ describeEachBackend('bfs', (ctx) => {
     const n = 600;
     const us: number[] = [];
     const vs: number[] = [];
-    for (let i = 0; i < 20; i++) us.push(i), vs.push(i + 1); // path 0..20
-    for (let i = 21; i < 580; i++) us.push(20, i), vs.push(i, i + 1 < 580 ? i + 1 : 21); // hub 20 + ring
-    for (let i = 580; i < n - 1; i++) us.push(i - 1, i), vs.push(i, i + 1); // tail
+    const edge = (u: number, v: number) => {
+      us.push(u);
+      vs.push(v);
+    };
+    for (let i = 0; i < 20; i++) edge(i, i + 1); // path 0..20
+    for (let i = 21; i < 580; i++) {
+      edge(20, i); // hub 20
+      edge(i, i + 1 < 580 ? i + 1 : 21); // ring
+    }
+    for (let i = 580; i < n - 1; i++) {
+      edge(i - 1, i); // tail
+      edge(i, i + 1);
+    }
     const input = fromEdges(n, us, vs, undefined, true);
     const g = createGraph(device, input);
     for (const s of [0, 20, 300, n - 1]) {

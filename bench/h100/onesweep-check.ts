@@ -130,7 +130,7 @@ for (const log of sizes) {
   // One pass's parts alone at the largest size: the histogram, one onesweep pass (keys, pairs).
   if (log >= 28) {
     for (const v of variants) {
-      if (!v.keys || v.keys.passes !== 'onesweep' || overBudget()) continue;
+      if (v.keys?.passes !== 'onesweep' || overBudget()) continue;
       const part: Record<string, number> = {};
       let starts = recordOnesweepHistogram(device, v.keys, keys, n);
       part.histogram = +(
