@@ -6,7 +6,7 @@
  * Node, whether the process exits on its own once the work is done.
  *
  *   npx tsx --conditions=trident-source bench/leaks/leaks.ts [--buffers 10000] [--devices 1000]
- *       [--backends cpu,webgpu] [--browser webgl2,webgpu,cpu] [--out bench/results/leaks.json]
+ *       [--backends cpu,webgpu] [--browser webgl2,webgpu,cpu] [--out bench/results/reliability/leaks.json]
  *
  * `--browser ''` skips Chromium; `--backends ''` skips Node. test/leaks.node.test.ts
  * runs a short version of the Node part.
