@@ -5,6 +5,7 @@
 import {
   analyzeKernel,
   type Buffer,
+  childExprs,
   type Device,
   type Expr,
   type Kernel,
@@ -144,7 +145,7 @@ function wellScoped(ir: KernelIR): boolean {
     const local = new Set(scope);
     const exprOk = (e: Expr): boolean => {
       if (e.op === 'var' && !local.has(e.id)) return false;
-      return childExprsOf(e).every(exprOk);
+      return childExprs(e).every(exprOk);
     };
     for (const s of stmts) {
       if ((s.op === 'break' || s.op === 'continue') && !inLoop) return false;
@@ -183,33 +184,6 @@ function stmtExprs(s: Stmt): Expr[] {
   }
 }
 
-function childExprsOf(e: Expr): Expr[] {
-  switch (e.op) {
-    case 'unary':
-    case 'convert':
-    case 'bitcast':
-    case 'extract':
-      return [e.a];
-    case 'binary':
-      return [e.a, e.b];
-    case 'call':
-    case 'construct':
-      return [...e.args];
-    case 'select':
-      return [e.cond, e.ifTrue, e.ifFalse];
-    case 'load':
-    case 'wgLoad':
-      return [e.index];
-    case 'atomic':
-    case 'wgAtomic':
-      return e.compare ? [e.index, e.value, e.compare] : [e.index, e.value];
-    case 'subgroup':
-      return e.lane ? [e.a, e.lane] : [e.a];
-    default:
-      return [];
-  }
-}
-
 /** Candidate smaller bodies: statements removed or unwrapped, one at a time. */
 function* smallerBodies(body: Block): Generator<Stmt[]> {
   for (let i = 0; i < body.length; i++) {
@@ -230,7 +204,7 @@ function* smallerBodies(body: Block): Generator<Stmt[]> {
 /** Candidate simpler expressions: a child of the same type, or a zero/one constant. */
 function* simplerExprs(e: Expr): Generator<Expr> {
   if (e.op === 'const' || e.op === 'var' || e.op === 'builtin' || e.op === 'uniform') return;
-  for (const c of childExprsOf(e)) if (c.type === e.type) yield c;
+  for (const c of childExprs(e)) if (c.type === e.type) yield c;
   const width = e.type.startsWith('vec') ? Number(e.type[3]) : 1;
   const scalar = e.type.startsWith('vec') ? e.type.slice(5, -1) : e.type;
   if (scalar === 'bool') {
@@ -240,14 +214,14 @@ function* simplerExprs(e: Expr): Generator<Expr> {
     for (const v of [0, 1]) yield { op: 'const', type: e.type, value: width === 1 ? v : new Array<number>(width).fill(v) };
   }
   // Recurse: simplify one child.
-  const kids = childExprsOf(e);
+  const kids = childExprs(e);
   for (let k = 0; k < kids.length; k++) {
     for (const simpler of simplerExprs(kids[k] as Expr)) yield replaceChild(e, k, simpler);
   }
 }
 
 function replaceChild(e: Expr, k: number, child: Expr): Expr {
-  const kids = childExprsOf(e);
+  const kids = [...childExprs(e)];
   kids[k] = child;
   switch (e.op) {
     case 'unary':
