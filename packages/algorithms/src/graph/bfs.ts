@@ -26,7 +26,19 @@
  * Either way the host reads one number per level (the next frontier's size, or a
  * "reached something" flag) to stop.
  */
-import { type Buffer, buffer, type Device, defineKernel, InvalidArgumentError, min, u32, uniform } from '@trident/core';
+import {
+  type Buffer,
+  type BufferHandle,
+  buffer,
+  type Device,
+  defineKernel,
+  InvalidArgumentError,
+  type KernelBuilder,
+  min,
+  u32,
+  uniform,
+  type Val,
+} from '@trident/core';
 import { cachedKernel, checkChoice, gatherSize, gridStride, hasAll, strideWorkgroups, unsupported } from '../common.ts';
 import { scan } from '../scan.ts';
 import { checkGraph, checkSquare, type Graph } from './graph.ts';
@@ -70,6 +82,24 @@ function manyThinInvocations(device: Device): boolean {
   return device.caps.concurrency >= 1024;
 }
 
+interface ClaimTargets {
+  readonly level: BufferHandle<'u32', 'atomic'>;
+  readonly next: BufferHandle<'u32', 'write'>;
+  readonly nextCount: BufferHandle<'u32', 'atomic'>;
+}
+
+/**
+ * Top-down claim of neighbour v at depth + 1: the invocation whose atomicMin saw it
+ * unvisited appends it to the next frontier. A plain check first: most neighbours
+ * are already visited, and claiming costs an RMW.
+ */
+function claimNeighbour(k: KernelBuilder, { level, next, nextCount }: ClaimTargets, v: Val<'u32'>, depth: Val<'u32'>): void {
+  k.if(level.load(v).eq(NONE), () => {
+    const old = level.atomicMin(v, depth.add(1));
+    k.if(old.eq(NONE), () => next.store(nextCount.atomicAdd(0, u32(1)), v));
+  });
+}
+
 function expandKernel(device: Device) {
   const wg = gatherSize(device.caps);
   return cachedKernel(`bfs_expand:${wg}`, () =>
@@ -96,11 +126,7 @@ function expandKernel(device: Device) {
             () => e.lt(end),
             () => {
               const v = k.let(indices.load(e), 'v');
-              // A plain check first: most neighbours are already visited, and claiming costs an RMW.
-              k.if(level.load(v).eq(NONE), () => {
-                const old = level.atomicMin(v, depth.add(1));
-                k.if(old.eq(NONE), () => next.store(nextCount.atomicAdd(0, u32(1)), v));
-              });
+              claimNeighbour(k, { level, next, nextCount }, v, depth);
               e.set(e.add(1));
             },
           );
@@ -193,10 +219,7 @@ function balancedKernel(device: Device) {
                   () => t.lt(last),
                   () => {
                     const v = k.let(indices.load(e), 'v');
-                    k.if(level.load(v).eq(NONE), () => {
-                      const old = level.atomicMin(v, depth.add(1));
-                      k.if(old.eq(NONE), () => next.store(nextCount.atomicAdd(0, u32(1)), v));
-                    });
+                    claimNeighbour(k, { level, next, nextCount }, v, depth);
                     e.set(e.add(1));
                     t.set(t.add(1));
                   },
