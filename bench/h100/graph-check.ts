@@ -27,15 +27,11 @@
 import { writeFileSync } from 'node:fs';
 import { type BfsFormulation, bfs, bfsFormulation, bfsReference, createGraph, rmatGraph } from '@trident/algorithms';
 import { createDevice } from 'trident';
+import { medianOf } from './harness.ts';
 
 const SCALE = Number(process.env.GRAPH_SCALE ?? 22);
 const EDGE_FACTOR = Number(process.env.GRAPH_EDGE_FACTOR ?? 16);
 const SOURCES = 8;
-
-function medianOf(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] as number;
-}
 
 const device = await createDevice({ backend: 'webgpu' });
 console.log(`device: ${device.info.adapter}; concurrency ${device.caps.concurrency}`);

@@ -11,6 +11,7 @@ import { histogram, histogramReference, reduceInto } from '@trident/algorithms';
 import { createDevice, type Device } from 'trident';
 import { recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from '../../packages/algorithms/src/histogram.ts';
 import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
+import { medianOf } from './harness.ts';
 
 /** Mean time of one `body` over a batch of `batch` back-to-back runs in one timed span. */
 async function batchMs(device: Device, label: string, body: () => void, batch = 10): Promise<number> {
@@ -18,11 +19,6 @@ async function batchMs(device: Device, label: string, body: () => void, batch = 
     for (let b = 0; b < batch; b++) body();
   });
   return t.ms / batch;
-}
-
-function medianOf(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] as number;
 }
 
 // HIST_N: a smaller n for a local smoke run (SwiftShader), which also keeps only small grids.

@@ -8,7 +8,7 @@
  * correctness of every variant (sorted, same multiset; pairs a stable permutation)
  * after all timing. Run beside the CUB anchor: bash bench/h100/run.sh dev
  */
-import { createDevice, type Device } from 'trident';
+import { createDevice } from 'trident';
 import {
   MULTISPLIT_ITEMS,
   MULTISPLIT_PAIR_ITEMS,
@@ -19,55 +19,7 @@ import {
 import { recordOnesweepHistogram, recordOnesweepPass, recordOnesweepPasses } from '../../packages/algorithms/src/radix-onesweep.ts';
 import { recordRadixSort } from '../../packages/algorithms/src/radix-sort.ts';
 import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
-
-async function median(device: Device, label: string, body: () => void, reps = 5): Promise<number> {
-  let warm = 0;
-  for (let batch = 0; batch < 10 && warm < 100; batch++) {
-    warm += (
-      await device.time(`${label} warm-up`, () => {
-        for (let w = 0; w < 4; w++) body();
-      })
-    ).ms;
-  }
-  const ms: number[] = [];
-  for (let r = 0; r < reps; r++) {
-    // Back-to-back: 4 sorts per timed region, as in a loop of calls.
-    ms.push(
-      (
-        await device.time(label, () => {
-          for (let b = 0; b < 4; b++) body();
-        })
-      ).ms / 4,
-    );
-  }
-  ms.sort((a, b) => a - b);
-  return ms[Math.floor(reps / 2)] as number;
-}
-
-function verify(data: Uint32Array, keys: Uint32Array, values?: Uint32Array): boolean {
-  let sum = 0;
-  let xor = 0;
-  let sumIn = 0;
-  let xorIn = 0;
-  for (let i = 0; i < data.length; i++) {
-    const k = keys[i] as number;
-    if (i > 0 && (keys[i - 1] as number) > k) return false;
-    sum = (sum + k) >>> 0;
-    xor ^= k;
-    sumIn = (sumIn + (data[i] as number)) >>> 0;
-    xorIn ^= data[i] as number;
-  }
-  if (sum !== sumIn || xor !== xorIn) return false;
-  if (!values) return true;
-  const seen = new Uint8Array(data.length);
-  for (let i = 0; i < data.length; i++) {
-    const v = values[i] as number;
-    if (v >= data.length || seen[v] || data[v] !== keys[i]) return false;
-    seen[v] = 1;
-    if (i > 0 && keys[i - 1] === keys[i] && (values[i - 1] as number) > v) return false;
-  }
-  return true;
-}
+import { verifySort, warmedMedian } from './harness.ts';
 
 const device = await createDevice({ backend: 'webgpu' });
 const { limits } = device.caps;
@@ -122,7 +74,7 @@ for (const log of sizes) {
         const shape = pairs ? v.pairs : v.keys;
         if (!shape || overBudget()) continue;
         const key = `${v.name}${pairs ? ' pairs' : ' keys'}`;
-        times.set(key, [...(times.get(key) ?? []), await median(device, key, sort(shape, pairs, v.window))]);
+        times.set(key, [...(times.get(key) ?? []), await warmedMedian(device, key, sort(shape, pairs, v.window), { batch: 4 })]);
       }
     }
     console.log(`2^${log} round ${round} done (${elapsed()})`);
@@ -134,25 +86,38 @@ for (const log of sizes) {
       const part: Record<string, number> = {};
       let starts = recordOnesweepHistogram(device, v.keys, keys, n);
       part.histogram = +(
-        await median(device, `${v.name} histogram`, () => {
-          starts = recordOnesweepHistogram(device, v.keys as MultisplitShape, keys, n);
-        })
+        await warmedMedian(
+          device,
+          `${v.name} histogram`,
+          () => {
+            starts = recordOnesweepHistogram(device, v.keys as MultisplitShape, keys, n);
+          },
+          { batch: 4 },
+        )
       ).toFixed(3);
       part['pass keys'] = +(
-        await median(device, `${v.name} pass`, () =>
-          recordOnesweepPass(device, v.keys as MultisplitShape, starts, { keysIn: keys, keysOut }, n, 0, {
-            window: v.window,
-          }),
+        await warmedMedian(
+          device,
+          `${v.name} pass`,
+          () =>
+            recordOnesweepPass(device, v.keys as MultisplitShape, starts, { keysIn: keys, keysOut }, n, 0, {
+              window: v.window,
+            }),
+          { batch: 4 },
         )
       ).toFixed(3);
       if (v.pairs) {
         const ps = v.pairs;
         const pstarts = recordOnesweepHistogram(device, ps, keys, n);
         part['pass pairs'] = +(
-          await median(device, `${v.name} pass pairs`, () =>
-            recordOnesweepPass(device, ps, pstarts, { keysIn: keys, keysOut, valsIn: values, valsOut: valuesOut }, n, 0, {
-              window: v.window,
-            }),
+          await warmedMedian(
+            device,
+            `${v.name} pass pairs`,
+            () =>
+              recordOnesweepPass(device, ps, pstarts, { keysIn: keys, keysOut, valsIn: values, valsOut: valuesOut }, n, 0, {
+                window: v.window,
+              }),
+            { batch: 4 },
           )
         ).toFixed(3);
       }
@@ -170,7 +135,7 @@ for (const log of sizes) {
       let ok: boolean | 'unchecked' = 'unchecked';
       if (log < 28 || !pairs || v === variants[1]) {
         sort(shape, pairs, v.window)();
-        ok = verify(data, await keysOut.read(), pairs ? await valuesOut.read() : undefined);
+        ok = verifySort(data, await keysOut.read(), pairs ? await valuesOut.read() : undefined);
       }
       const best = Math.min(...ms);
       const row = {

@@ -10,7 +10,7 @@
  *   esbuild --bundle --conditions=trident-source … --alias:trident=./bench/h100/trident-webgpu-only.mjs bench/h100/radix-check.ts
  * and run beside the CUB anchor:  node .gpu/radix-check.mjs [log2 sizes…]
  */
-import { createDevice, type Device } from 'trident';
+import { createDevice } from 'trident';
 import { dispatchGroups } from '../../packages/algorithms/src/common.ts';
 import {
   countKernel,
@@ -25,47 +25,7 @@ import {
 import { recordRadixSort } from '../../packages/algorithms/src/radix-sort.ts';
 import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
 import { recordScan } from '../../packages/algorithms/src/scan.ts';
-
-/** Median of `reps` GPU-timestamp runs, after back-to-back warm-up runs (compiles, allocates, raises clocks). */
-async function median(device: Device, label: string, body: () => void, reps: number): Promise<number> {
-  let warm = 0;
-  for (let batch = 0; batch < 10 && warm < 100; batch++) {
-    const t = await device.time(`${label} warm-up`, () => {
-      for (let w = 0; w < 4; w++) body();
-    });
-    warm += t.ms;
-  }
-  const ms: number[] = [];
-  for (let r = 0; r < reps; r++) ms.push((await device.time(label, body)).ms);
-  ms.sort((a, b) => a - b);
-  return ms[Math.floor(reps / 2)] as number;
-}
-
-/** Sorted, the same multiset as `data` (sum and xor), and for pairs a stable permutation (values are indices). */
-function verify(data: Uint32Array, keys: Uint32Array, values?: Uint32Array): boolean {
-  let sum = 0;
-  let xor = 0;
-  let sumIn = 0;
-  let xorIn = 0;
-  for (let i = 0; i < data.length; i++) {
-    const k = keys[i] as number;
-    if (i > 0 && (keys[i - 1] as number) > k) return false;
-    sum = (sum + k) >>> 0;
-    xor ^= k;
-    sumIn = (sumIn + (data[i] as number)) >>> 0;
-    xorIn ^= data[i] as number;
-  }
-  if (sum !== sumIn || xor !== xorIn) return false;
-  if (!values) return true;
-  const seen = new Uint8Array(data.length);
-  for (let i = 0; i < data.length; i++) {
-    const v = values[i] as number;
-    if (v >= data.length || seen[v] || data[v] !== keys[i]) return false;
-    seen[v] = 1;
-    if (i > 0 && keys[i - 1] === keys[i] && (values[i - 1] as number) > v) return false;
-  }
-  return true;
-}
+import { verifySort, warmedMedian } from './harness.ts';
 
 const device = await createDevice({ backend: 'webgpu' });
 const { limits } = device.caps;
@@ -119,7 +79,7 @@ for (const log of sizes) {
       for (const pairs of pairsToo ? [false, true] : [false]) {
         if (overBudget()) break;
         const key = `${name}${pairs ? ' pairs' : ''}`;
-        const ms = await median(device, key, sort(shape, pairs), 5);
+        const ms = await warmedMedian(device, key, sort(shape, pairs));
         times.set(key, [...(times.get(key) ?? []), ms]);
       }
     }
@@ -142,7 +102,7 @@ for (const log of sizes) {
       ['rank+scatter pairs', scatter('u32')],
     ];
     const step: Record<string, number> = {};
-    for (const [label, body] of steps) step[label] = +(await median(device, label, body, 7)).toFixed(3);
+    for (const [label, body] of steps) step[label] = +(await warmedMedian(device, label, body, { reps: 7 })).toFixed(3);
     const row = { n: `2^${log}`, variant: `one pass: ${name}`, ...step };
     rows.push(row);
     console.log(`${JSON.stringify(row)} (${elapsed()})`);
@@ -158,7 +118,7 @@ for (const log of sizes) {
       let ok: boolean | 'unchecked' = 'unchecked';
       if (log < 26 || (checkLarge && !pairs && !overBudget())) {
         sort(shape, pairs)();
-        ok = verify(data, await keysOut.read(), pairs ? await valuesOut.read() : undefined);
+        ok = verifySort(data, await keysOut.read(), pairs ? await valuesOut.read() : undefined);
       }
       const best = Math.min(...ms);
       const row = {
@@ -184,11 +144,11 @@ for (const log of sizes) {
     keys.write(input);
     for (const { name, shape } of variants) {
       if (overBudget() || shape.items !== MULTISPLIT_ITEMS || shape.valueLoads !== 'late') continue;
-      const ms = await median(device, `${name} ${pattern}`, sort(shape, false), 5);
+      const ms = await warmedMedian(device, `${name} ${pattern}`, sort(shape, false));
       let ok: boolean | 'unchecked' = 'unchecked';
       if (log < 26) {
         sort(shape, false)();
-        ok = verify(input, await keysOut.read());
+        ok = verifySort(input, await keysOut.read());
       }
       const row = {
         n: `2^${log}`,

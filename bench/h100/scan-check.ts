@@ -18,19 +18,12 @@ import { gammaF32, randomU32, type ScanVariant, scanFormulation, scanSumDepth, s
 /// <reference types="@webgpu/types" />
 import type { UniformSlot } from '@trident/backend-webgpu';
 import { type Buffer, createDevice, type Device, type Kernel } from 'trident';
+import { warmedMedian } from './harness.ts';
 import { timeRawWgsl } from './raw-wgsl.ts';
 
 const quick = process.argv.includes('--quick');
 const log2n = Number(process.argv.find((a) => a.startsWith('--log2n='))?.slice(8) ?? 28);
 const N = 2 ** log2n;
-
-async function median(device: Device, label: string, body: () => void, reps = 7): Promise<number> {
-  await device.time(label, body); // warm-up: compiles, allocates temporaries
-  const ms: number[] = [];
-  for (let r = 0; r < reps; r++) ms.push((await device.time(label, body)).ms);
-  ms.sort((a, b) => a - b);
-  return ms[Math.floor(reps / 2)] as number;
-}
 
 const device = await createDevice({ backend: 'webgpu' });
 const caps = device.caps;
@@ -314,10 +307,11 @@ for (const [name, variant, modes] of quick ? variants.slice(0, 3) : variants) {
     output.fill(0);
     let ms: number;
     try {
-      ms = await median(
+      ms = await warmedMedian(
         device,
         name,
         () => void scanVariant(device, input as Buffer<'u32'>, { exclusive, output: output as Buffer<'u32'> }, variant),
+        { reps: 7, warmupMs: 0 },
       );
     } catch (e) {
       console.log(JSON.stringify({ name, dtype, exclusive, error: String(e) }));

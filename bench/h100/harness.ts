@@ -1,0 +1,78 @@
+/**
+ * Timing and checking helpers shared by the H100 checks (radix-check, onesweep-check,
+ * scan-check, hist-check, graph-check). One protocol everywhere: an idle H100 drops
+ * its clock and figures taken right after a host-side pause varied up to 4x for one
+ * kernel, so a measurement follows ~100 ms of back-to-back warm-up, and host-side
+ * checks come after all timing.
+ */
+import type { Device } from 'trident';
+
+/** Median of a list (the upper middle for even lengths). */
+export function medianOf(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] as number;
+}
+
+export interface WarmedMedianOptions {
+  /** Timed regions (default 5). */
+  readonly reps?: number;
+  /** Runs of `body` back to back in one timed region, the figure being their mean (default 1). */
+  readonly batch?: number;
+  /** GPU milliseconds of back-to-back warm-up first (default 100; 0: a single warm-up run). */
+  readonly warmupMs?: number;
+}
+
+/**
+ * Median GPU time of one `body` (timestamps through `device.time`), after warm-up
+ * batches of four runs until `warmupMs` of GPU time (at most ten batches): that
+ * compiles, allocates temporaries and raises the clocks.
+ */
+export async function warmedMedian(device: Device, label: string, body: () => void, options: WarmedMedianOptions = {}): Promise<number> {
+  const { reps = 5, batch = 1, warmupMs = 100 } = options;
+  let warm = 0;
+  for (let round = 0; round < 10 && (round === 0 || warm < warmupMs); round++) {
+    warm += (
+      await device.time(`${label} warm-up`, () => {
+        for (let w = 0; w < (warmupMs > 0 ? 4 : 1); w++) body();
+      })
+    ).ms;
+  }
+  const ms: number[] = [];
+  for (let r = 0; r < reps; r++) {
+    const t = await device.time(label, () => {
+      for (let b = 0; b < batch; b++) body();
+    });
+    ms.push(t.ms / batch);
+  }
+  return medianOf(ms);
+}
+
+/**
+ * True when `keys` is `data` sorted ascending (ordered, the same multiset by sum
+ * and xor), and for pairs, where the values were the input indices, `values` is a
+ * stable permutation that carries each key's index.
+ */
+export function verifySort(data: Uint32Array, keys: Uint32Array, values?: Uint32Array): boolean {
+  let sum = 0;
+  let xor = 0;
+  let sumIn = 0;
+  let xorIn = 0;
+  for (let i = 0; i < data.length; i++) {
+    const k = keys[i] as number;
+    if (i > 0 && (keys[i - 1] as number) > k) return false;
+    sum = (sum + k) >>> 0;
+    xor ^= k;
+    sumIn = (sumIn + (data[i] as number)) >>> 0;
+    xorIn ^= data[i] as number;
+  }
+  if (sum !== sumIn || xor !== xorIn) return false;
+  if (!values) return true;
+  const seen = new Uint8Array(data.length);
+  for (let i = 0; i < data.length; i++) {
+    const v = values[i] as number;
+    if (v >= data.length || seen[v] || data[v] !== keys[i]) return false;
+    seen[v] = 1;
+    if (i > 0 && keys[i - 1] === keys[i] && (values[i - 1] as number) > v) return false;
+  }
+  return true;
+}
