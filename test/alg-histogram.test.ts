@@ -6,6 +6,13 @@ import { histogram, histogramReference } from '@trident/algorithms';
 import { type Device, InvalidArgumentError, LimitExceededError } from 'trident';
 import { expect, it } from 'vitest';
 import { recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from '../packages/algorithms/src/histogram.ts';
+import {
+  CHUNKED_HISTOGRAM,
+  chunkedHistogramFits,
+  recordAtomicChunkHistogram,
+  recordChunkedHistogram,
+} from '../packages/algorithms/src/histogram-chunked.ts';
+import { chunkPlan } from '../packages/algorithms/src/reduce.ts';
 import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations, u32Patterns } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 
@@ -56,6 +63,59 @@ describeEachBackend('histogram', (ctx) => {
           values.destroy();
         }
       }
+    }
+  });
+
+  it('chunked formulations (serial workgroups): chunk boundaries, odd lengths, more chunks than values, values >= bins', async () => {
+    const device = ctx.device;
+    // Scatter kernels with read-modify-write: gather-only devices (WebGL2) never choose these.
+    if (!device.caps.features.has('workgroup')) return;
+    for (const n of [1, 2, 3, 7, 4097, 10007]) {
+      for (const bins of [1, 5, 256]) {
+        const raw = randomU32(n, 7 * n + bins);
+        const pats: Record<string, Uint32Array> = {
+          mixed: raw.map((x) => x % (bins + 3)),
+          allEqual: new Uint32Array(n).fill(bins - 1),
+          // base + v would land in the next chunk's slice if v >= bins were not skipped first.
+          pastBins: Uint32Array.from(raw, (x, i) => (i % 2 ? x % bins : (bins + (x % 1000)) >>> 0)),
+        };
+        for (const [pattern, data] of Object.entries(pats)) {
+          const values = device.createBuffer('u32', data);
+          const expected = histogramReference(data, bins);
+          for (const chunks of [1, 2, 3, 7, 16]) {
+            for (const [shape, record] of [
+              ['per-chunk', recordChunkedHistogram],
+              ['atomic', recordAtomicChunkHistogram],
+            ] as const) {
+              const out = device.createBuffer('u32', bins);
+              out.fill(123); // both shapes overwrite the output
+              record(device, values, out, bins, chunks);
+              expectBitsEqual(await out.read(), expected, `${shape} chunks=${chunks} n=${n} bins=${bins} ${pattern}`);
+              out.destroy();
+            }
+          }
+          expectBitsEqual(await values.read(), data, `input untouched n=${n} ${pattern}`);
+          values.destroy();
+        }
+      }
+    }
+  });
+
+  it('the chunked shape is chosen up to its threshold of bins per value; past it, counts stay exact', async () => {
+    const device = ctx.device;
+    const n = 5003;
+    const { chunks } = chunkPlan(device, n);
+    // The largest bin count the per-chunk shape takes for n values, and one more.
+    const edge = Math.floor(Math.min(n * CHUNKED_HISTOGRAM.maxBinsPerElement, CHUNKED_HISTOGRAM.maxSubElements) / chunks);
+    expect(chunkedHistogramFits(n, edge, chunks)).toBe(true);
+    expect(chunkedHistogramFits(n, edge + 1, chunks)).toBe(false);
+    expect(chunkedHistogramFits(2 ** 24, CHUNKED_HISTOGRAM.maxSubElements / chunks + 1, chunks)).toBe(false);
+    for (const bins of [edge, edge + 1, 4 * edge]) {
+      const data = randomU32(n, bins).map((x) => x % (bins + 10));
+      const out = device.createBuffer('u32', bins);
+      out.fill(7);
+      histogram(device, device.createBuffer('u32', data), { bins, output: out });
+      expectBitsEqual(await out.read(), histogramReference(data, bins), `bins=${bins} (edge ${edge})`);
     }
   });
 

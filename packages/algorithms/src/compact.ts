@@ -23,7 +23,8 @@ import {
   type Val,
   type Var,
 } from '@trident/core';
-import { cachedKernel, checkBuffer, familyOf, gatherSize, scratch } from './common.ts';
+import { cachedKernel, checkBuffer, familyOf, gatherSize, hasAll, scratch } from './common.ts';
+import { compactChunked } from './compact-chunked.ts';
 import { recordScan } from './scan.ts';
 import { recordBlockSums, recordGatherBlockScan } from './scan-gather.ts';
 
@@ -188,6 +189,7 @@ export async function compact<D extends BufferDType>(device: Device, input: Buff
   const family = familyOf(device, 'compact');
   const n = input.length;
   if (n === 0) return { count: 0, output: device.createBuffer(input.dtype, 0) };
+  if (hasAll(device, 'serial-workgroups', 'scatter')) return compactChunked(device, input, flags);
   const wg = gatherSize(device.caps);
   if (family === 'gather') return compactGather(device, input, flags, n, wg);
   // Fresh temporaries: they are used after an await, when pooled ones could have

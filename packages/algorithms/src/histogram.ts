@@ -62,7 +62,9 @@ import {
   strideWorkgroups,
   unsupported,
 } from './common.ts';
+import { chunkedHistogramFits, recordAtomicChunkHistogram, recordChunkedHistogram } from './histogram-chunked.ts';
 import { PACKED_MAX_BINS, recordPackedHistogram } from './histogram-gather.ts';
+import { chunkPlan } from './reduce.ts';
 
 /** Largest sub-histogram temporary, in elements (16 MiB). */
 const MAX_SUB_ELEMENTS = 2 ** 22;
@@ -354,6 +356,17 @@ export function histogram(device: Device, values: Buffer<'u32'>, options: Histog
   if (n === 0) {
     output.fill(0);
     return output;
+  }
+  if (hasAll(device, 'serial-workgroups', 'scatter')) {
+    // A CPU: private sub-histograms per worker chunk; one histogram of atomics when bins outnumber the values.
+    if (chunkedHistogramFits(n, bins, chunkPlan(device, n).chunks)) {
+      recordChunkedHistogram(device, values, output, bins);
+      return output;
+    }
+    if (hasAll(device, 'atomic')) {
+      recordAtomicChunkHistogram(device, values, output, bins);
+      return output;
+    }
   }
   if (family === 'workgroup') {
     const width: 1 | 4 = n % 4 === 0 ? 4 : 1;
