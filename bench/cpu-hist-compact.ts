@@ -5,7 +5,7 @@
  * loops in two worker threads of their own over the same SharedArrayBuffers (the
  * machine's own 2-thread ceiling), all in one run.
  *
- *   npm run bench:cpu-hist-compact [-- --log2n 24 --rounds 9 --out bench/results/cpu/hist-compact.json]
+ *   npm run bench:cpu-hist-compact [-- --log2n 24 --rounds 9 --ops sum,histogram,compact --out FILE.json]
  *
  * The plain loops, per thread over its contiguous half: sum, a loop into a private
  * Uint32Array(256) (the main thread adds the two), and compaction in two rounds
@@ -27,7 +27,12 @@ import { cpuAdapter } from '@trident/backend-cpu';
 import { Device } from '@trident/core';
 
 const { values } = parseArgs({
-  options: { log2n: { type: 'string', default: '24' }, rounds: { type: 'string', default: '9' }, out: { type: 'string' } },
+  options: {
+    log2n: { type: 'string', default: '24' },
+    rounds: { type: 'string', default: '9' },
+    ops: { type: 'string', default: 'sum,histogram,compact' },
+    out: { type: 'string' },
+  },
 });
 const n = 2 ** Number(values.log2n);
 const rounds = Number(values.rounds);
@@ -154,7 +159,8 @@ const trident = {
 };
 
 type Op = keyof typeof plain;
-const OPS: Op[] = ['sum', 'histogram', 'compact'];
+const OPS = (values.ops as string).split(',') as Op[];
+for (const op of OPS) if (!(op in plain)) throw new Error(`unknown op ${op}: sum, histogram or compact`);
 const times = Object.fromEntries(OPS.map((op) => [op, { plain2Threads: [] as number[], trident2Workers: [] as number[] }])) as Record<
   Op,
   { plain2Threads: number[]; trident2Workers: number[] }

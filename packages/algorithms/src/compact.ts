@@ -2,6 +2,10 @@
  * compact / filter (seed 000's list method): keep the elements whose flag is
  * non-zero, in their original order. Predicate -> exclusive scan -> scatter.
  *
+ * Serial-workgroup devices (a CPU; compact-chunked.ts) count the kept flags of one
+ * contiguous chunk per worker, read the counts, and let each chunk write its kept
+ * elements in order from its offset: two dispatches, no temporaries of n.
+ *
  * Workgroup devices scatter each kept element to its scanned position. Gather
  * devices invert the map instead, with no pass over all n but the first: flags
  * are counted per block of FLAG_BLOCK and the counts scanned (inclusive); output
@@ -175,7 +179,8 @@ export interface CompactResult<D extends BufferDType> {
  * quieted, as with zcopy).
  *
  * Complexity: O(n) work on workgroup devices (predicate, scan, scatter: about 5
- * element moves each); on gather devices n flag reads for the block counts, a
+ * element moves each; serial-workgroup devices: 2 flag reads, 1 input read and
+ * 1 write per kept element); on gather devices n flag reads for the block counts, a
  * scan of n / FLAG_BLOCK counts, and O(count (log(n / count) + FLAG_BLOCK)) reads
  * for the searches. One small
  * readback for the count. Throws InvalidArgumentError for bad buffers, a flags

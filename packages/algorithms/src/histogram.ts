@@ -29,6 +29,13 @@
  * counters packed four to a word, then gather passes sum the bytes; no points and
  * no blending, so it needs no atomics.
  *
+ * Chunked formulation (devices with 'serial-workgroups' and 'scatter': a CPU's
+ * few, fat, serial workgroups; histogram-chunked.ts): one contiguous chunk per
+ * worker counts into its own sub-histogram in one sequential loop (plain loads and
+ * stores), then one invocation per bin adds the chunks' counts. Where bins
+ * outnumber the values (`CHUNKED_HISTOGRAM`), the chunks count into the output
+ * with global atomics instead.
+ *
  * Blended-atomics formulation (gather-only devices with 'atomic', more bins):
  * atomic adds are exact only up to `limits.maxExactAtomicCount`, so the input is
  * processed in chunks of at most that many elements (no bin can pass it in one
@@ -325,7 +332,9 @@ function addKernel(wg: number) {
  * on blended-atomics devices the chunking keeps every partial count below
  * `limits.maxExactAtomicCount`. Empty input gives all-zero counts.
  *
- * Complexity: one read of the input and O(n + bins · W) work. Where `bins` counters
+ * Complexity: one read of the input and O(n + bins · W) work. On serial-workgroup
+ * devices W is the number of chunks (`caps.concurrency`), or 1 past the chunked
+ * threshold (global atomics). Elsewhere, where `bins` counters
  * fit the workgroup memory (the shared formulation), W is workgroups × copies
  * (see `sharedPlan`), the sub-histograms never leave workgroup memory and at most
  * bins × workgroups global atomic adds merge them; otherwise W is the number of
