@@ -83,6 +83,24 @@ describeEachBackend('compact', (ctx) => {
     }
   });
 
+  it('chunked formulation: concurrent calls share its pooled counts and offsets safely', async () => {
+    const device = ctx.device;
+    if (!device.caps.features.has('workgroup')) return;
+    const n = 20011;
+    const data = randomU32(n, 17);
+    const input = device.createBuffer('u32', data);
+    // Different chunk counts make the pooled temporaries grow between the calls.
+    const cases = [2, 9, 3, 31].map((chunks, j) => ({ chunks, flags: Uint32Array.from(data, (x) => (((x >>> j) & 3) === 0 ? 1 : 0)) }));
+    const results = await Promise.all(
+      cases.map(({ chunks, flags }) => compactChunked(device, input, device.createBuffer('u32', flags), chunks)),
+    );
+    for (const [j, { count, output }] of results.entries()) {
+      const want = compactReference(data, cases[j]?.flags as Uint32Array);
+      expect(count, `call ${j}`).toBe(want.length);
+      expectBitsEqual(await output.read(), want, `call ${j} (chunks=${cases[j]?.chunks})`);
+    }
+  });
+
   it('a prime above 10^6', async () => {
     for (const { label, device } of formulations(ctx.device, ctx.kind)) {
       const data = randomU32(BIG_PRIME, 99);

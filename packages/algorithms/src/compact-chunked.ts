@@ -2,14 +2,14 @@
  * Compaction for devices with 'serial-workgroups' (a CPU's few, fat, serial
  * workgroups): the input split into one contiguous chunk per worker (reduce's
  * chunk plan). Pass 1 counts each chunk's non-zero flags; the host reads the
- * counts (it needs their total to size the output anyway); pass 2 gives each chunk
- * its offset (the earlier chunks' counts, added in order: a scan of a few numbers)
- * and walks the chunk in order, writing each kept element at the next slot. Two
- * dispatches, one readback of `chunks` numbers; the flags are read twice, the
- * input once, and only the kept elements are written: no temporaries of n.
+ * counts (it needs their total to size the output anyway) and scans them into the
+ * chunks' offsets (a few numbers); pass 2 walks each chunk in order, writing each
+ * kept element at the next slot from the chunk's offset. Two dispatches, one
+ * readback of `chunks` numbers; the flags are read twice, the input once, and only
+ * the kept elements are written: no temporaries of n.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, min, select, uniform } from '@trident/core';
-import { cachedKernel } from './common.ts';
+import { cachedKernel, scratch } from './common.ts';
 import { chunkPlan } from './reduce.ts';
 
 /** counts[c] = how many flags of chunk c are non-zero (one invocation per chunk). */
@@ -30,7 +30,7 @@ function countKernel() {
   );
 }
 
-/** Chunk c writes its kept elements, in order, from the sum of counts[0..c) on (one invocation per chunk). */
+/** Chunk c writes its kept elements, in order, from offsets[c] on (one invocation per chunk). */
 function writeKernel(dtype: BufferDType) {
   return cachedKernel(`compact-chunk:write:${dtype}`, () =>
     defineKernel({
@@ -39,15 +39,14 @@ function writeKernel(dtype: BufferDType) {
       params: {
         input: buffer(dtype, 'read'),
         flags: buffer('u32', 'read'),
-        counts: buffer('u32', 'read'),
+        offsets: buffer('u32', 'read'),
         out: buffer(dtype, 'write'),
         n: uniform('u32'),
         chunk: uniform('u32'),
       },
-      body: ({ input, flags, counts, out, n, chunk }, k) => {
+      body: ({ input, flags, offsets, out, n, chunk }, k) => {
         const c = k.let(k.globalIndex, 'c');
-        const at = k.var('u32', 0, 'at');
-        k.for({ from: 0, to: c }, (j) => at.set(at.add(counts.load(j))));
+        const at = k.var('u32', offsets.load(c), 'at');
         const start = k.let(c.mul(chunk), 'start');
         k.for({ from: start, to: min(n, start.add(chunk)) }, (i) => {
           k.if(flags.load(i).ne(0), () => {
@@ -74,21 +73,28 @@ export async function compactChunked<D extends BufferDType>(
 ): Promise<{ count: number; output: Buffer<D> }> {
   const n = input.length;
   const plan = chunks === undefined ? chunkPlan(device, n) : { chunks, chunk: Math.ceil(n / chunks) };
-  // Fresh: it is read by pass 2 after an await, when a pooled buffer could have been taken meanwhile.
-  const counts = device.createBuffer('u32', plan.chunks);
-  try {
-    device.dispatch(countKernel(), { invocations: plan.chunks }, { flags, counts, n, chunk: plan.chunk });
-    let count = 0;
-    for (const kept of await counts.read()) count += kept;
-    const output = device.createBuffer(input.dtype, count);
-    if (count > 0) {
-      device.dispatch(writeKernel(input.dtype), { invocations: plan.chunks }, { input, flags, counts, out: output, n, chunk: plan.chunk });
-    }
-    return { count, output };
-  } finally {
-    void device
-      .flush()
-      .catch(() => undefined)
-      .finally(() => counts.destroy());
+  // Pooled: the read below is recorded right after the count pass, so it sees this call's counts
+  // even if another call records its own count pass into the same buffer meanwhile.
+  const counts = scratch(device, 'compact.chunkCounts', 'u32', plan.chunks);
+  device.dispatch(countKernel(), { invocations: plan.chunks }, { flags, counts, n, chunk: plan.chunk });
+  const kept = await counts.read({ offset: 0, length: plan.chunks });
+  // The tiny scan of the chunk counts, on the host (the total sizes the output).
+  const offsets = new Uint32Array(plan.chunks);
+  let count = 0;
+  for (let c = 0; c < plan.chunks; c++) {
+    offsets[c] = count;
+    count += kept[c] as number;
   }
+  const output = device.createBuffer(input.dtype, count);
+  if (count > 0) {
+    // Written and used in the same synchronous stretch: no other call's commands come between.
+    const at = scratch(device, 'compact.chunkOffsets', 'u32', plan.chunks);
+    at.write(offsets);
+    device.dispatch(
+      writeKernel(input.dtype),
+      { invocations: plan.chunks },
+      { input, flags, offsets: at, out: output, n, chunk: plan.chunk },
+    );
+  }
+  return { count, output };
 }
