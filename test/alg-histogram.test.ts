@@ -3,11 +3,12 @@
  * pattern; values >= bins are counted nowhere; typed errors on bad input.
  */
 import { histogram, histogramReference } from '@trident/algorithms';
-import { type Device, InvalidArgumentError, LimitExceededError } from 'trident';
+import { type Buffer, type Device, InvalidArgumentError, LimitExceededError } from 'trident';
 import { expect, it } from 'vitest';
 import { recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from '../packages/algorithms/src/histogram.ts';
 import {
   CHUNKED_HISTOGRAM,
+  chunkCounters,
   chunkedHistogramFits,
   recordAtomicChunkHistogram,
   recordChunkedHistogram,
@@ -83,13 +84,15 @@ describeEachBackend('histogram', (ctx) => {
           const values = device.createBuffer('u32', data);
           const expected = histogramReference(data, bins);
           for (const chunks of [1, 2, 3, 7, 16]) {
-            for (const [shape, record] of [
-              ['per-chunk', recordChunkedHistogram],
-              ['atomic', recordAtomicChunkHistogram],
-            ] as const) {
+            const shapes: Array<[string, (out: Buffer<'u32'>) => void]> = [
+              ['per-chunk (workgroup counters)', (out) => recordChunkedHistogram(device, values, out, bins, chunks, 'workgroup')],
+              ['per-chunk (scratch counters)', (out) => recordChunkedHistogram(device, values, out, bins, chunks, 'scratch')],
+              ['atomic', (out) => recordAtomicChunkHistogram(device, values, out, bins, chunks)],
+            ];
+            for (const [shape, record] of shapes) {
               const out = device.createBuffer('u32', bins);
-              out.fill(123); // both shapes overwrite the output
-              record(device, values, out, bins, chunks);
+              out.fill(123); // every shape overwrites the output
+              record(out);
               expectBitsEqual(await out.read(), expected, `${shape} chunks=${chunks} n=${n} bins=${bins} ${pattern}`);
               out.destroy();
             }
@@ -110,6 +113,20 @@ describeEachBackend('histogram', (ctx) => {
     expect(chunkedHistogramFits(n, edge, chunks)).toBe(true);
     expect(chunkedHistogramFits(n, edge + 1, chunks)).toBe(false);
     expect(chunkedHistogramFits(2 ** 24, CHUNKED_HISTOGRAM.maxSubElements / chunks + 1, chunks)).toBe(false);
+    // Counters in workgroup memory while they fit it; the scratch beyond (both pinned above).
+    const fit = Math.floor(device.caps.limits.maxComputeWorkgroupStorageSize / 4);
+    if (device.caps.features.has('workgroup')) expect(chunkCounters(device, fit)).toBe('workgroup');
+    expect(chunkCounters(device, fit + 1)).toBe('scratch');
+    // Both sides of that limit through the public entry, with values enough for the per-chunk shape.
+    for (const bins of [fit, fit + 1]) {
+      if (bins < 1) continue;
+      const data = randomU32(4 * bins, bins).map((x) => x % (bins + 2));
+      expectBitsEqual(
+        await histogram(device, device.createBuffer('u32', data), { bins }).read(),
+        histogramReference(data, bins),
+        `bins=${bins}`,
+      );
+    }
     for (const bins of [edge, edge + 1, 4 * edge]) {
       const data = randomU32(n, bins).map((x) => x % (bins + 10));
       const out = device.createBuffer('u32', bins);
