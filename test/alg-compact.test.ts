@@ -5,6 +5,7 @@
 import { compact, compactReference } from '@trident/algorithms';
 import { type Buffer, InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
+import { compactChunked } from '../packages/algorithms/src/compact-chunked.ts';
 import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 
@@ -49,6 +50,54 @@ describeEachBackend('compact', (ctx) => {
           input.destroy();
         }
       }
+    }
+  });
+
+  it('chunked formulation (serial workgroups): chunk boundaries, odd lengths, more chunks than elements', async () => {
+    const device = ctx.device;
+    // Scatter kernels: gather-only devices (WebGL2) never choose this formulation.
+    if (!device.caps.features.has('workgroup')) return;
+    for (const n of [1, 2, 3, 5, 4097, 10007]) {
+      const raw = randomU32(n, 5 * n + 3);
+      const inputs = {
+        u32: raw,
+        f32: Float32Array.from({ length: n }, (_, i) => [-0, Number.NEGATIVE_INFINITY, Number.NaN, i * 0.25 - 3][i % 4] as number),
+      };
+      for (const [dtype, data] of Object.entries(inputs) as Array<['u32' | 'f32', Uint32Array | Float32Array]>) {
+        const input = device.createBuffer(dtype, data as never) as Buffer;
+        for (const [pattern, flagData] of Object.entries(flagPatterns(n))) {
+          const flags = device.createBuffer('u32', flagData);
+          const want = compactReference(data, flagData);
+          for (const chunks of [1, 2, 3, 7, 16]) {
+            const { count, output } = await compactChunked(device, input, flags, chunks);
+            const what = `chunks=${chunks} ${dtype} n=${n} ${pattern}`;
+            expect(count, what).toBe(want.length);
+            expectBitsEqual(await output.read(), want, what);
+            output.destroy();
+          }
+          flags.destroy();
+        }
+        expectBitsEqual(await input.read(), data, `${dtype} n=${n} input untouched`);
+        input.destroy();
+      }
+    }
+  });
+
+  it('chunked formulation: concurrent calls share its pooled counts and offsets safely', async () => {
+    const device = ctx.device;
+    if (!device.caps.features.has('workgroup')) return;
+    const n = 20011;
+    const data = randomU32(n, 17);
+    const input = device.createBuffer('u32', data);
+    // Different chunk counts make the pooled temporaries grow between the calls.
+    const cases = [2, 9, 3, 31].map((chunks, j) => ({ chunks, flags: Uint32Array.from(data, (x) => (((x >>> j) & 3) === 0 ? 1 : 0)) }));
+    const results = await Promise.all(
+      cases.map(({ chunks, flags }) => compactChunked(device, input, device.createBuffer('u32', flags), chunks)),
+    );
+    for (const [j, { count, output }] of results.entries()) {
+      const want = compactReference(data, cases[j]?.flags as Uint32Array);
+      expect(count, `call ${j}`).toBe(want.length);
+      expectBitsEqual(await output.read(), want, `call ${j} (chunks=${cases[j]?.chunks})`);
     }
   });
 

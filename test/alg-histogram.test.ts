@@ -3,9 +3,17 @@
  * pattern; values >= bins are counted nowhere; typed errors on bad input.
  */
 import { histogram, histogramReference } from '@trident/algorithms';
-import { type Device, InvalidArgumentError, LimitExceededError } from 'trident';
+import { type Buffer, type Device, InvalidArgumentError, LimitExceededError } from 'trident';
 import { expect, it } from 'vitest';
 import { recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from '../packages/algorithms/src/histogram.ts';
+import {
+  CHUNKED_HISTOGRAM,
+  chunkCounters,
+  chunkedHistogramFits,
+  recordAtomicChunkHistogram,
+  recordChunkedHistogram,
+} from '../packages/algorithms/src/histogram-chunked.ts';
+import { chunkPlan } from '../packages/algorithms/src/reduce.ts';
 import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations, u32Patterns } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 
@@ -56,6 +64,75 @@ describeEachBackend('histogram', (ctx) => {
           values.destroy();
         }
       }
+    }
+  });
+
+  it('chunked formulations (serial workgroups): chunk boundaries, odd lengths, more chunks than values, values >= bins', async () => {
+    const device = ctx.device;
+    // Scatter kernels with read-modify-write: gather-only devices (WebGL2) never choose these.
+    if (!device.caps.features.has('workgroup')) return;
+    for (const n of [1, 2, 3, 7, 4097, 10007]) {
+      for (const bins of [1, 5, 256]) {
+        const raw = randomU32(n, 7 * n + bins);
+        const pats: Record<string, Uint32Array> = {
+          mixed: raw.map((x) => x % (bins + 3)),
+          allEqual: new Uint32Array(n).fill(bins - 1),
+          // base + v would land in the next chunk's slice if v >= bins were not skipped first.
+          pastBins: Uint32Array.from(raw, (x, i) => (i % 2 ? x % bins : (bins + (x % 1000)) >>> 0)),
+        };
+        for (const [pattern, data] of Object.entries(pats)) {
+          const values = device.createBuffer('u32', data);
+          const expected = histogramReference(data, bins);
+          for (const chunks of [1, 2, 3, 7, 16]) {
+            const shapes: Array<[string, (out: Buffer<'u32'>) => void]> = [
+              ['per-chunk (workgroup counters)', (out) => recordChunkedHistogram(device, values, out, bins, chunks, 'workgroup')],
+              ['per-chunk (scratch counters)', (out) => recordChunkedHistogram(device, values, out, bins, chunks, 'scratch')],
+              ['atomic', (out) => recordAtomicChunkHistogram(device, values, out, bins, chunks)],
+            ];
+            for (const [shape, record] of shapes) {
+              const out = device.createBuffer('u32', bins);
+              out.fill(123); // every shape overwrites the output
+              record(out);
+              expectBitsEqual(await out.read(), expected, `${shape} chunks=${chunks} n=${n} bins=${bins} ${pattern}`);
+              out.destroy();
+            }
+          }
+          expectBitsEqual(await values.read(), data, `input untouched n=${n} ${pattern}`);
+          values.destroy();
+        }
+      }
+    }
+  });
+
+  it('the chunked shape is chosen up to its threshold of bins per value; past it, counts stay exact', async () => {
+    const device = ctx.device;
+    const n = 5003;
+    const { chunks } = chunkPlan(device, n);
+    // The largest bin count the per-chunk shape takes for n values, and one more.
+    const edge = Math.floor(Math.min(n * CHUNKED_HISTOGRAM.maxBinsPerElement, CHUNKED_HISTOGRAM.maxSubElements) / chunks);
+    expect(chunkedHistogramFits(n, edge, chunks)).toBe(true);
+    expect(chunkedHistogramFits(n, edge + 1, chunks)).toBe(false);
+    expect(chunkedHistogramFits(2 ** 24, CHUNKED_HISTOGRAM.maxSubElements / chunks + 1, chunks)).toBe(false);
+    // Counters in workgroup memory while they fit it; the scratch beyond (both pinned above).
+    const fit = Math.floor(device.caps.limits.maxComputeWorkgroupStorageSize / 4);
+    if (device.caps.features.has('workgroup')) expect(chunkCounters(device, fit)).toBe('workgroup');
+    expect(chunkCounters(device, fit + 1)).toBe('scratch');
+    // Both sides of that limit through the public entry, with values enough for the per-chunk shape.
+    for (const bins of [fit, fit + 1]) {
+      if (bins < 1) continue;
+      const data = randomU32(4 * bins, bins).map((x) => x % (bins + 2));
+      expectBitsEqual(
+        await histogram(device, device.createBuffer('u32', data), { bins }).read(),
+        histogramReference(data, bins),
+        `bins=${bins}`,
+      );
+    }
+    for (const bins of [edge, edge + 1, 4 * edge]) {
+      const data = randomU32(n, bins).map((x) => x % (bins + 10));
+      const out = device.createBuffer('u32', bins);
+      out.fill(7);
+      histogram(device, device.createBuffer('u32', data), { bins, output: out });
+      expectBitsEqual(await out.read(), histogramReference(data, bins), `bins=${bins} (edge ${edge})`);
     }
   });
 

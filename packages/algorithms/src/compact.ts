@@ -2,6 +2,10 @@
  * compact / filter (seed 000's list method): keep the elements whose flag is
  * non-zero, in their original order. Predicate -> exclusive scan -> scatter.
  *
+ * Serial-workgroup devices (a CPU; compact-chunked.ts) count the kept flags of one
+ * contiguous chunk per worker, read the counts, and let each chunk write its kept
+ * elements in order from its offset: two dispatches, no temporaries of n.
+ *
  * Workgroup devices scatter each kept element to its scanned position. Gather
  * devices invert the map instead, with no pass over all n but the first: flags
  * are counted per block of FLAG_BLOCK and the counts scanned (inclusive); output
@@ -23,7 +27,8 @@ import {
   type Val,
   type Var,
 } from '@trident/core';
-import { cachedKernel, checkBuffer, familyOf, gatherSize, scratch } from './common.ts';
+import { cachedKernel, checkBuffer, familyOf, gatherSize, hasAll, scratch } from './common.ts';
+import { compactChunked } from './compact-chunked.ts';
 import { recordScan } from './scan.ts';
 import { recordBlockSums, recordGatherBlockScan } from './scan-gather.ts';
 
@@ -174,7 +179,8 @@ export interface CompactResult<D extends BufferDType> {
  * quieted, as with zcopy).
  *
  * Complexity: O(n) work on workgroup devices (predicate, scan, scatter: about 5
- * element moves each); on gather devices n flag reads for the block counts, a
+ * element moves each; serial-workgroup devices: 2 flag reads, 1 input read and
+ * 1 write per kept element); on gather devices n flag reads for the block counts, a
  * scan of n / FLAG_BLOCK counts, and O(count (log(n / count) + FLAG_BLOCK)) reads
  * for the searches. One small
  * readback for the count. Throws InvalidArgumentError for bad buffers, a flags
@@ -188,6 +194,7 @@ export async function compact<D extends BufferDType>(device: Device, input: Buff
   const family = familyOf(device, 'compact');
   const n = input.length;
   if (n === 0) return { count: 0, output: device.createBuffer(input.dtype, 0) };
+  if (hasAll(device, 'serial-workgroups', 'scatter')) return compactChunked(device, input, flags);
   const wg = gatherSize(device.caps);
   if (family === 'gather') return compactGather(device, input, flags, n, wg);
   // Fresh temporaries: they are used after an await, when pooled ones could have

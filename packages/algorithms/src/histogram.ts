@@ -29,6 +29,13 @@
  * counters packed four to a word, then gather passes sum the bytes; no points and
  * no blending, so it needs no atomics.
  *
+ * Chunked formulation (devices with 'serial-workgroups' and 'scatter': a CPU's
+ * few, fat, serial workgroups; histogram-chunked.ts): one contiguous chunk per
+ * worker counts into its own sub-histogram in one sequential loop (plain loads and
+ * stores), then one invocation per bin adds the chunks' counts. Where bins
+ * outnumber the values (`CHUNKED_HISTOGRAM`), the chunks count into the output
+ * with global atomics instead.
+ *
  * Blended-atomics formulation (gather-only devices with 'atomic', more bins):
  * atomic adds are exact only up to `limits.maxExactAtomicCount`, so the input is
  * processed in chunks of at most that many elements (no bin can pass it in one
@@ -62,7 +69,9 @@ import {
   strideWorkgroups,
   unsupported,
 } from './common.ts';
+import { chunkedHistogramFits, recordAtomicChunkHistogram, recordChunkedHistogram } from './histogram-chunked.ts';
 import { PACKED_MAX_BINS, recordPackedHistogram } from './histogram-gather.ts';
+import { chunkPlan } from './reduce.ts';
 
 /** Largest sub-histogram temporary, in elements (16 MiB). */
 const MAX_SUB_ELEMENTS = 2 ** 22;
@@ -323,7 +332,9 @@ function addKernel(wg: number) {
  * on blended-atomics devices the chunking keeps every partial count below
  * `limits.maxExactAtomicCount`. Empty input gives all-zero counts.
  *
- * Complexity: one read of the input and O(n + bins · W) work. Where `bins` counters
+ * Complexity: one read of the input and O(n + bins · W) work. On serial-workgroup
+ * devices W is the number of chunks (`caps.concurrency`), or 1 past the chunked
+ * threshold (global atomics). Elsewhere, where `bins` counters
  * fit the workgroup memory (the shared formulation), W is workgroups × copies
  * (see `sharedPlan`), the sub-histograms never leave workgroup memory and at most
  * bins × workgroups global atomic adds merge them; otherwise W is the number of
@@ -354,6 +365,17 @@ export function histogram(device: Device, values: Buffer<'u32'>, options: Histog
   if (n === 0) {
     output.fill(0);
     return output;
+  }
+  if (hasAll(device, 'serial-workgroups', 'scatter')) {
+    // A CPU: private sub-histograms per worker chunk; one histogram of atomics when bins outnumber the values.
+    if (chunkedHistogramFits(n, bins, chunkPlan(device, n).chunks)) {
+      recordChunkedHistogram(device, values, output, bins);
+      return output;
+    }
+    if (hasAll(device, 'atomic')) {
+      recordAtomicChunkHistogram(device, values, output, bins);
+      return output;
+    }
   }
   if (family === 'workgroup') {
     const width: 1 | 4 = n % 4 === 0 ? 4 : 1;

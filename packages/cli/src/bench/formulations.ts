@@ -2,7 +2,8 @@
  * The formulation each algorithm chooses on a device, for the report's capability
  * matrix. Scan and BFS ask the library's own selectors (`scanFormulation`,
  * `bfsFormulation`); the others follow the rule every algorithm module states in
- * its header and applies through `familyOf`: a device with the 'workgroup',
+ * its header and applies through `familyOf` (histogram and compact first take their
+ * chunked formulations on 'serial-workgroups' devices): a device with the 'workgroup',
  * 'scatter' and 'gather' kernel classes gets the workgroup formulation, a
  * gather-only device the pass-based gather one. The rule reads caps only, never
  * the backend's name, as the algorithms do.
@@ -16,6 +17,7 @@ const has = (device: Device, ...features: Feature[]): boolean => features.every(
 export function chosenFormulations(device: Device): Record<string, string> {
   const workgroup = has(device, 'workgroup', 'scatter', 'gather');
   const gather = has(device, 'gather');
+  const serial = has(device, 'serial-workgroups', 'scatter');
   const subgroups = has(device, 'subgroup') ? ', subgroup reductions' : '';
   const pick = (wg: string, ga: string, gaNeeds: Feature[] = []): string => {
     if (workgroup) return wg;
@@ -33,12 +35,17 @@ export function chosenFormulations(device: Device): Record<string, string> {
     zcopy: pick('grid-stride workgroups', 'one gather pass'),
     reduce: pick(`grid-stride workgroup reduction${subgroups}`, 'log-step gather passes'),
     scan: tryName(() => scanFormulation(device)),
-    histogram: pick(
-      'workgroup sub-histograms (shared memory), global atomics if bins do not fit',
-      has(device, 'atomics-via-blending') ? 'blended atomics, chunked below the exact count' : 'atomic scatter',
-      ['atomic'],
-    ),
-    compact: pick('scan + scatter to the scanned positions', 'scan + binary-search gather (inverted map)'),
+    // Serial-workgroup devices (a CPU) take the chunked formulations first (histogram.ts, compact.ts).
+    histogram: serial
+      ? 'per-worker chunk sub-histograms + per-bin merge; global atomics past 2 bins per value'
+      : pick(
+          'workgroup sub-histograms (shared memory), global atomics if bins do not fit',
+          has(device, 'atomics-via-blending') ? 'blended atomics, chunked below the exact count' : 'atomic scatter',
+          ['atomic'],
+        ),
+    compact: serial
+      ? 'per-worker chunks: count kept, host offsets, ordered write'
+      : pick('scan + scatter to the scanned positions', 'scan + binary-search gather (inverted map)'),
     sort: pick('radix sort (workgroup digits, scatter)', 'bitonic sort (gather passes)'),
     nbody: pick('tiles through workgroup memory, register blocking', 'gather: one invocation per output component'),
     bfs: gather ? tryName(() => bfsFormulation(device)) : 'refused: needs gather',
