@@ -129,7 +129,8 @@ export function analyze(all: readonly LabelledMeasurement[]): Analysis {
   const jsCeilings = new Map<string, CeilingRow[]>();
   for (const c of sortMeasurements(all.filter(isCeiling))) {
     const mine = cpuRowFor(c, ours);
-    const share = mine && median(c) !== undefined && median(mine) !== undefined ? (median(c) as number) / (median(mine) as number) : undefined;
+    const share =
+      mine && median(c) !== undefined && median(mine) !== undefined ? (median(c) as number) / (median(mine) as number) : undefined;
     const list = jsCeilings.get(c.algorithm) ?? [];
     list.push({ ceiling: c, ...(mine ? { ours: mine } : {}), ...(share !== undefined ? { share } : {}) });
     jsCeilings.set(c.algorithm, list);

@@ -325,7 +325,17 @@ function algorithmDetails(algorithm: string, analysis: Analysis): Block {
     });
     blocks.push({
       kind: 'table',
-      head: ['machine', 'runtime', 'variant', 'threads', 'n', 'ceiling median ms (min–max)', 'Trident cpu median ms', '% of ceiling', 'verified'],
+      head: [
+        'machine',
+        'runtime',
+        'variant',
+        'threads',
+        'n',
+        'ceiling median ms (min–max)',
+        'Trident cpu median ms',
+        '% of ceiling',
+        'verified',
+      ],
       rows: jsCeilings.map(({ ceiling, ours, share }) => [
         ceiling.label,
         ceiling.runtime,
