@@ -46,7 +46,7 @@ it('bench --no-browser writes a trident-bench/1 file with verified, timed measur
   ]);
   expect(results.measurements.map((m) => m.role)).toEqual([undefined, undefined, undefined, undefined, 'ceiling']);
   expect(results.measurements[4]?.adapter).toMatch(/\(2 threads\)$/);
-  expect(results.settings.warmupMs).toBe(200);
+  expect(results.settings.warmupMs).toBe(150);
   for (const m of results.measurements) {
     // The adaptive warm-up: at least --warmup 1, at most WARMUP_MAX_RUNS.
     expect(m.warmup).toBeGreaterThanOrEqual(1);

@@ -27,7 +27,7 @@ import { UsageError } from '../errors.ts';
 import { commitOutputs } from '../output.ts';
 
 /** The adaptive warm-up's default budget (bench/timing.ts): JIT-compiled code settles in 10–20 calls. */
-const DEFAULT_WARMUP_MS = 200;
+const DEFAULT_WARMUP_MS = 150;
 
 const USAGE = `usage: trident bench [options]
 
