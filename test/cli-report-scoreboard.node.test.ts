@@ -104,6 +104,47 @@ describe('scoreboard comparisons', () => {
   });
 });
 
+describe('plain-JS ceiling rows', () => {
+  const cpu = { backend: 'cpu', runtime: 'node' as const, timer: 'wall' as const, adapter: 'Xeon' };
+  const n = 2 ** 24;
+  const ours = row({ ...cpu, algorithm: 'reduce', variant: 'sum', n, ms: stats(8) });
+  const ceiling = row({
+    ...cpu,
+    algorithm: 'reduce',
+    variant: 'sum',
+    n,
+    implementation: 'plain JS threads',
+    role: 'ceiling',
+    backend: 'js',
+    adapter: 'Xeon (2 threads)',
+    ms: stats(6),
+  });
+  const tfjs = row({ ...cpu, algorithm: 'reduce', variant: 'sum', n, implementation: 'TF.js wasm (Node)', backend: 'js', ms: stats(16) });
+
+  it('are a share on the cpu cell, never the peer to beat', () => {
+    const all = [ours, ceiling, tfjs];
+    const analysis = analyze(all);
+    const cell = buildScoreboard(all, analysis).rows.find((r) => r.algorithm === 'reduce')?.cells[0];
+    expect(cell?.best?.peer.implementation).toBe('TF.js wasm (Node)');
+    expect(cell?.best?.speedup).toBe(2);
+    expect(cell?.comparisons).toHaveLength(1);
+    expect(cell?.ceiling?.share).toBe(0.75);
+    expect(cell?.ceiling?.text).toMatch(/^75% of the plain-JS ceiling @ n=2\^24: Trident 8\.00 ms, plain JS on 2 threads 6\.00 ms/);
+    // Not a peer in the details either, nor a competitor in application efficiency (the best-known time stays TF.js's 16 ms > 8).
+    expect(analysis.peers.get('reduce')?.map((p) => p.peer.implementation)).toEqual(['TF.js wasm (Node)']);
+    expect(analysis.jsCeilings.get('reduce')).toEqual([{ ceiling, ours, share: 0.75 }]);
+    expect(analysis.portability.find((p) => p.algorithm === 'reduce (sum)')?.application.platforms[0]?.efficiency).toBe(1);
+  });
+
+  it('bound only Trident cpu of the same runtime and n', () => {
+    const chromium = { ...ours, runtime: 'chromium' as const };
+    const all = [chromium, ceiling];
+    const cell = buildScoreboard(all, analyze(all)).rows[0]?.cells[0];
+    expect(cell?.measurement).toBe(chromium);
+    expect(cell?.ceiling).toBeUndefined();
+  });
+});
+
 describe('the committed H100 results on the scoreboard', () => {
   const h100 = loadResultsFile(H100_SUITE);
   const analysis = analyze(h100.measurements);

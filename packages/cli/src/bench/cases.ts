@@ -33,6 +33,7 @@ import {
   zfill,
 } from '@trident/algorithms';
 import type { Device } from 'trident';
+import { gpuJsNbodyMatches, gpuJsNbodySettings, nbodyAccel } from './gpujs-nbody.ts';
 import { GRAPH_CASES } from './graph-cases.ts';
 
 export interface PreparedRun {
@@ -46,10 +47,20 @@ export interface PreparedRun {
 /** One Node-side implementation timed beside Trident's (wall clock, one thread). */
 export interface PeerRun {
   readonly implementation: string;
+  /** The peer's own operation where it differs from the case's (TF.js top-k as a sort); else the case's variant. */
+  readonly variant?: string;
+  /** Bytes (or flops) of one run where the peer counts them as the case does, for its throughput. */
+  readonly bytes?: number;
+  readonly flops?: number;
   /** Untimed: build the peer's own data structure (e.g. a graphology Graph), or load the peer library. */
   prepare(): void | Promise<void>;
   run(): void;
   verify(): boolean;
+}
+
+/** Thrown by a peer's `prepare` when its library cannot run here (e.g. a native module missing): recorded as unavailable, not as a failure. */
+export class PeerUnavailableError extends Error {
+  override readonly name = 'PeerUnavailableError';
 }
 
 export interface BenchCase {
@@ -83,7 +94,6 @@ export const CASES: readonly BenchCase[] = [
     dtype: 'u32',
     sizes: MEMORY_SIZES,
     bytes: (n) => 8 * n,
-    peers: (n) => [tfjsPeer(n, 'cpu', 'cumsum'), tfjsPeer(n, 'wasm', 'cumsum')],
     setup(device, n) {
       const host = randomU32(n);
       const src = device.createBuffer('u32', host);
@@ -146,7 +156,7 @@ export const CASES: readonly BenchCase[] = [
     dtype: 'u32',
     sizes: MEMORY_SIZES,
     bytes: (n) => 8 * n,
-    peers: (n) => [tfjsPeer(n, 'cpu', 'cumsum'), tfjsPeer(n, 'wasm', 'cumsum')],
+    peers: (n) => [plainLoopScanPeer(n), tfjsPeer(n, 'cpu', 'cumsum'), tfjsPeer(n, 'wasm', 'cumsum')],
     setup(device, n) {
       const host = randomU32(n);
       const src = device.createBuffer('u32', host);
@@ -231,7 +241,10 @@ export const CASES: readonly BenchCase[] = [
       // Minimal traffic of a sort: read every key once, write it once.
       bytes: (n) => 8 * n,
       // The bar a CPU device must clear (issue 10): the runtime's own sort, same keys, same process.
-      ...(variant === 'auto' ? { peers: (n: number) => [typedArraySortPeer(n)] } : {}),
+      // TF.js has no sort: top-k with k = n is its sort, as in the page (browser/peers.ts).
+      ...(variant === 'auto'
+        ? { peers: (n: number) => [typedArraySortPeer(n), tfjsPeer(n, 'cpu', 'topk'), tfjsPeer(n, 'wasm', 'topk')] }
+        : {}),
       setup(device, n) {
         const host = randomU32(n);
         const keys = device.createBuffer('u32', host);
@@ -257,6 +270,7 @@ export const CASES: readonly BenchCase[] = [
     dtype: 'f32',
     sizes: [256, 512, 1024, 2048],
     flops: (n) => NBODY_FLOPS_PER_INTERACTION * n * n,
+    peers: (n) => [gpuJsCpuPeer(n)],
     setup(device, n) {
       const host = nbodyBodies(n);
       const bodies = device.createBuffer('f32', host);
@@ -326,36 +340,91 @@ function plainLoopSumPeer(n: number): PeerRun {
   };
 }
 
+/** A plain JavaScript loop computing the same inclusive prefix sum (wrapping), one thread, into an array allocated once. */
+function plainLoopScanPeer(n: number): PeerRun {
+  const host = randomU32(n);
+  const out = new Uint32Array(n);
+  return {
+    implementation: 'plain JS loop',
+    prepare: () => undefined,
+    run: () => {
+      let s = 0;
+      for (let i = 0; i < host.length; i++) {
+        s = (s + (host[i] as number)) >>> 0;
+        out[i] = s;
+      }
+    },
+    verify: () => sameArray(out, scanReference(host, false)),
+  };
+}
+
+/**
+ * gpu.js in Node, 'cpu' mode (its only mode without the native `gl` module), running the
+ * page's N-body kernel (bench/gpujs-nbody.ts) on the same bodies. Unavailable, not
+ * failed, where gpu.js does not load.
+ */
+function gpuJsCpuPeer(n: number): PeerRun {
+  type GpuJs = typeof import('gpu.js');
+  const pos = nbodyBodies(n);
+  let kernel: ((pos: Float32Array, eps2: number) => unknown) | undefined;
+  let result: ArrayLike<ArrayLike<number>> = [];
+  return {
+    implementation: 'gpu.js cpu (Node)',
+    flops: NBODY_FLOPS_PER_INTERACTION * n * n,
+    prepare: async () => {
+      let GPU: GpuJs['GPU'];
+      try {
+        const mod = (await import('gpu.js')) as GpuJs & { default?: GpuJs };
+        GPU = mod.GPU ?? (mod.default as GpuJs).GPU;
+      } catch (err) {
+        throw new PeerUnavailableError(`gpu.js does not load in Node: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      const gpu = new GPU({ mode: 'cpu' });
+      kernel = gpu.createKernel(nbodyAccel as never, gpuJsNbodySettings(n)) as unknown as typeof kernel;
+    },
+    run: () => {
+      if (!kernel) throw new Error('gpu.js peer not prepared');
+      result = kernel(pos, NBODY_SOFTENING2) as ArrayLike<ArrayLike<number>>;
+    },
+    verify: () => gpuJsNbodyMatches(pos, result, NBODY_SOFTENING2),
+  };
+}
+
 /**
  * TF.js in Node on its 'cpu' or 'wasm' backend (issue 10: each runtime compares like
  * with like), int32 tensors of the same values (TF.js has no uint32; sums wrap alike,
  * compared modulo 2^32). Loaded on first use: most runs never need it.
  */
-function tfjsPeer(n: number, backend: 'cpu' | 'wasm', op: 'sum' | 'cumsum'): PeerRun {
+function tfjsPeer(n: number, backend: 'cpu' | 'wasm', op: 'sum' | 'cumsum' | 'topk'): PeerRun {
   const host = randomU32(n);
+  const int32 = new Int32Array(host.buffer, host.byteOffset, host.length);
   type Tf = typeof import('@tensorflow/tfjs');
   let tf: Tf | undefined;
   let input: ReturnType<Tf['tensor1d']> | undefined;
   let result: Int32Array | Float32Array | Uint8Array = new Int32Array(0);
   return {
     implementation: `TF.js ${backend} (Node)`,
+    ...(op === 'topk' ? { variant: 'top-k (k = n)' } : {}),
     prepare: async () => {
       tf = await import('@tensorflow/tfjs');
       if (backend === 'wasm') await import('@tensorflow/tfjs-backend-wasm');
       if (!(await tf.setBackend(backend))) throw new Error(`TF.js backend '${backend}' did not start`);
       await tf.ready();
       input?.dispose();
-      input = tf.tensor1d(new Int32Array(host.buffer, host.byteOffset, host.length), 'int32');
+      input = tf.tensor1d(int32, 'int32');
     },
     run: () => {
       if (!tf || !input) throw new Error('TF.js peer not prepared');
       const t = input;
-      const out = (tf as Tf).tidy(() => (op === 'sum' ? (tf as Tf).sum(t) : (tf as Tf).cumsum(t)));
+      const lib = tf;
+      const out = lib.tidy(() => (op === 'sum' ? lib.sum(t) : op === 'cumsum' ? lib.cumsum(t) : lib.topk(t, n, true).values));
       result = out.dataSync() as Int32Array;
       out.dispose();
     },
     verify: () => {
       if (op === 'sum') return (result[0] as number) >>> 0 === reduceReference(host, 'sum');
+      // Top-k gives the int32 values largest first: the same keys sorted as signed, descending.
+      if (op === 'topk') return sameArray(result, int32.slice().sort().reverse());
       return sameArray(Uint32Array.from(result), scanReference(host, false));
     },
   };

@@ -1,18 +1,23 @@
 /**
- * Timing a Node-side peer of a case (graphology, a sequential reference) beside
- * Trident in the same run: the peer's own structure is built untimed, then
- * warm-up runs, one checked run and repeated runs on the wall clock (one thread).
+ * Timing a Node-side peer of a case (graphology, a sequential reference, TF.js,
+ * gpu.js) beside Trident in the same run: the peer's own structure is built
+ * untimed, then the same adaptive warm-up as Trident's (timing.ts), one checked
+ * run and repeated runs on the wall clock.
  */
 import { cpus } from 'node:os';
-import type { BenchCase, PeerRun } from './cases.ts';
+import { type BenchCase, type PeerRun, PeerUnavailableError } from './cases.ts';
 import type { RunSettings } from './runner.ts';
 import { type Measurement, throughputOf } from './schema.ts';
 import { summarize } from './stats.ts';
+import { timeRepeats, warmUp, warmupRule } from './timing.ts';
 
-export async function measurePeer(c: BenchCase, n: number, peer: PeerRun, settings: RunSettings): Promise<Measurement> {
+/** A peer's measurement, or why the peer cannot run here at all (its library does not load): the results' `unavailable` list. */
+export type PeerOutcome = { readonly measurement: Measurement } | { readonly unavailable: string };
+
+export async function measurePeer(c: BenchCase, n: number, peer: PeerRun, settings: RunSettings): Promise<PeerOutcome> {
   const base = {
     algorithm: c.algorithm,
-    variant: c.variant,
+    variant: peer.variant ?? c.variant,
     implementation: peer.implementation,
     backend: 'js',
     runtime: 'node',
@@ -20,30 +25,27 @@ export async function measurePeer(c: BenchCase, n: number, peer: PeerRun, settin
     n,
     dtype: c.dtype,
     timer: 'wall',
-    warmup: 1,
     ...(c.edges ? { edges: c.edges(n) } : {}),
+    ...(peer.bytes !== undefined ? { bytes: peer.bytes } : {}),
+    ...(peer.flops !== undefined ? { flops: peer.flops } : {}),
   } as const;
+  let warmup = 0;
   try {
     await peer.prepare();
-    peer.run();
-    const verified = peer.verify();
-    const samples: number[] = [];
-    let spent = 0;
-    for (let i = 0; i < settings.repeats; i++) {
-      const t0 = performance.now();
+    warmup = await warmUp(() => peer.run(), warmupRule(settings));
+    if (warmup === 0) {
+      // --warmup 0 --warmup-ms 0: still one run to check.
       peer.run();
-      const ms = performance.now() - t0;
-      samples.push(ms);
-      spent += ms;
-      if (samples.length >= 3 && spent > settings.budgetMs) break;
-      // Let the event loop breathe (progress output) between repeats.
-      await new Promise((r) => setTimeout(r, 0));
+      warmup = 1;
     }
+    const verified = peer.verify();
+    const samples = await timeRepeats(() => peer.run(), settings);
     const ms = summarize(samples);
-    const throughput = throughputOf(undefined, undefined, ms.median, base.edges);
-    return { ...base, repeats: samples.length, ms, ...(throughput ? { throughput } : {}), verified };
+    const throughput = throughputOf(peer.bytes, peer.flops, ms.median, base.edges);
+    return { measurement: { ...base, warmup, repeats: samples.length, ms, ...(throughput ? { throughput } : {}), verified } };
   } catch (err) {
-    const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    return { ...base, repeats: 0, error: message.replace(/\s*\n\s*/g, ' ') };
+    const message = (err instanceof Error ? `${err.name}: ${err.message}` : String(err)).replace(/\s*\n\s*/g, ' ');
+    if (err instanceof PeerUnavailableError) return { unavailable: err.message.replace(/\s*\n\s*/g, ' ') };
+    return { measurement: { ...base, warmup, repeats: 0, error: message } };
   }
 }

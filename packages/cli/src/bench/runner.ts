@@ -1,6 +1,6 @@
 /**
  * Timing one case at one size on one device: warm-up runs (compile, allocate,
- * JIT), one checked run, then repeated timed runs through `device.time`, which
+ * JIT; adaptive, as timing.ts says), one checked run, then repeated timed runs through `device.time`, which
  * gives GPU timestamps where the device has them and wall clock otherwise.
  *
  * Where the timer is gpu-timestamp, the same runs are also timed on the wall
@@ -13,9 +13,13 @@ import type { Device } from 'trident';
 import type { BenchCase } from './cases.ts';
 import { type Measurement, type TimerSourceName, throughputOf } from './schema.ts';
 import { summarize } from './stats.ts';
+import { warmUp, warmupRule } from './timing.ts';
 
 export interface RunSettings {
+  /** Untimed runs at least (--warmup). */
   readonly warmup: number;
+  /** Then more untimed runs while the warm-up took less than this (--warmup-ms; timing.ts). */
+  readonly warmupMs: number;
   readonly repeats: number;
   /**
    * Stop repeating (after at least 3 timed runs) once the timed runs of one
@@ -40,22 +44,19 @@ export async function measureCase(
     adapter: device.info.adapter,
     n,
     dtype: c.dtype,
-    warmup: settings.warmup,
     ...(c.bytes ? { bytes: c.bytes(n) } : {}),
     ...(c.flops ? { flops: c.flops(n) } : {}),
     ...(c.edges ? { edges: c.edges(n) } : {}),
   } as const;
   let prepared: ReturnType<BenchCase['setup']> | undefined;
+  let warmup = 0;
   try {
     prepared = c.setup(device, n);
     const p = prepared;
-    for (let i = 0; i < settings.warmup; i++) {
-      const t0 = performance.now();
+    warmup = await warmUp(async () => {
       await p.run();
       await device.flush();
-      // One warm-up is enough for a slow case (compiles are done; a software GPU gains nothing from more).
-      if (performance.now() - t0 > settings.budgetMs / 4) break;
-    }
+    }, warmupRule(settings));
     const verified = await p.verify();
     const samples: number[] = [];
     let timer: TimerSourceName | undefined;
@@ -67,7 +68,13 @@ export async function measureCase(
       walls.push(performance.now() - w0);
       if (timer !== undefined && t.source !== timer) {
         // Never mix clocks within one measurement: report it instead of averaging across sources.
-        return { ...base, timer, repeats: samples.length, error: `timer source changed from ${timer} to ${t.source} between repeats` };
+        return {
+          ...base,
+          warmup,
+          timer,
+          repeats: samples.length,
+          error: `timer source changed from ${timer} to ${t.source} between repeats`,
+        };
       }
       timer = t.source;
       samples.push(t.ms);
@@ -79,6 +86,7 @@ export async function measureCase(
     const throughput = throughputOf(base.bytes, base.flops, ms.median, base.edges);
     return {
       ...base,
+      warmup,
       timer: timer ?? device.caps.timerSource,
       repeats: samples.length,
       ms,
@@ -88,7 +96,7 @@ export async function measureCase(
     };
   } catch (err) {
     const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    return { ...base, timer: device.caps.timerSource, repeats: 0, error: message.replace(/\s*\n\s*/g, ' ') };
+    return { ...base, warmup, timer: device.caps.timerSource, repeats: 0, error: message.replace(/\s*\n\s*/g, ' ') };
   } finally {
     prepared?.dispose();
   }

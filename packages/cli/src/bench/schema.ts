@@ -34,6 +34,11 @@ export interface Measurement {
   /** What exactly ran: e.g. 'sum', 'inclusive', 'radix', 'keys', '256 bins'. Empty when there is one variant. */
   readonly variant: string;
   readonly implementation: Implementation;
+  /**
+   * 'ceiling': not a peer but the machine's own bound for the cpu backend — plain JS loops on as many
+   * threads as the backend has workers (bench/ceiling.ts); the report shows Trident's share of it.
+   */
+  readonly role?: 'ceiling';
   /** The backend or peer mode: cpu, webgpu, webgl2; for peers e.g. 'webgl', 'wasm'; for anchors 'cuda'. */
   readonly backend: string;
   /** Where it ran: node, chromium (headless, in a page), or native (a compiled anchor). */
@@ -45,6 +50,7 @@ export interface Measurement {
   readonly dtype: 'u32' | 'i32' | 'f32';
   /** The clock every sample came from. A measurement never mixes sources. */
   readonly timer: TimerSourceName;
+  /** Untimed runs before the checked run, as the adaptive warm-up ran them (bench/timing.ts). */
   readonly warmup: number;
   readonly repeats: number;
   /** Milliseconds; absent when `error` says why it could not run. */
@@ -90,7 +96,10 @@ export interface BenchResults {
   /** The command line and settings, so a run can be repeated. */
   readonly settings: {
     readonly command: string;
+    /** --warmup: untimed runs at least. */
     readonly warmup: number;
+    /** --warmup-ms: the adaptive warm-up's budget (absent in files written before it). */
+    readonly warmupMs?: number;
     readonly repeats: number;
     readonly sizes: Readonly<Record<string, readonly number[]>>;
   };

@@ -5,6 +5,7 @@
  */
 import { BACKEND_KINDS, type BackendKind, createDevice, probeBackends } from 'trident';
 import { CASES } from '../bench/cases.ts';
+import { CEILING_THREAD_SOURCE, type CeilingThread, CeilingThreads, isCeilingCase, measureCeiling } from '../bench/ceiling.ts';
 import { chosenFormulations } from '../bench/formulations.ts';
 import { measureCase } from '../bench/runner.ts';
 import type { BenchDevice, Measurement } from '../bench/schema.ts';
@@ -47,6 +48,8 @@ window.tridentBench = async (config: PageConfig): Promise<PageResult> => {
     } finally {
       await device.destroy();
     }
+    // The plain-JS ceiling beside the cpu backend, on as many Web Workers as it had (bench/ceiling.ts).
+    if (kind === 'cpu') measurements.push(...(await measureCeilings(config, device.caps.concurrency)));
   }
   if (config.peers) {
     const peers = await runPeers(config, progress);
@@ -57,6 +60,43 @@ window.tridentBench = async (config: PageConfig): Promise<PageResult> => {
   }
   return { measurements, unavailable, adapters, versions, devices };
 };
+
+function webWorkerThreads(count: number, url: string): CeilingThreads {
+  const threads = Array.from({ length: count }, (): CeilingThread => {
+    const w = new Worker(url);
+    return {
+      post: (m) => w.postMessage(m),
+      onReply: (listener) => w.addEventListener('message', (e: MessageEvent<number>) => listener(e.data)),
+      onError: (listener) => w.addEventListener('error', (e: ErrorEvent) => listener(new Error(e.message))),
+      terminate: () => {
+        w.terminate();
+        return undefined;
+      },
+    };
+  });
+  return new CeilingThreads(threads);
+}
+
+async function measureCeilings(config: PageConfig, threads: number): Promise<Measurement[]> {
+  const keys = config.cases.filter((c) => isCeilingCase(c.key));
+  if (keys.length === 0) return [];
+  const url = URL.createObjectURL(new Blob([CEILING_THREAD_SOURCE], { type: 'text/javascript' }));
+  const pool = webWorkerThreads(threads, url);
+  const out: Measurement[] = [];
+  try {
+    for (const pc of keys) {
+      if (!isCeilingCase(pc.key)) continue;
+      for (const n of pc.sizes) {
+        await progress(`chromium plain-JS ceiling ${pc.key} n=${n}`);
+        out.push(await measureCeiling(pc.key, n, pool, config.settings, 'chromium', 'Web Workers'));
+      }
+    }
+  } finally {
+    await pool.terminate();
+    URL.revokeObjectURL(url);
+  }
+  return out;
+}
 
 window.tridentRun = async (backend, job, workers) => {
   let device: Awaited<ReturnType<typeof createDevice>> | undefined;

@@ -14,8 +14,10 @@ import '@tensorflow/tfjs-backend-webgpu';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { randomU32 } from '@trident/algorithms';
 import { NBODY_SOFTENING2, nbodyBodies } from '../bench/cases.ts';
+import { gpuJsNbodyMatches, gpuJsNbodySettings, nbodyAccel } from '../bench/gpujs-nbody.ts';
 import { type Measurement, throughputOf } from '../bench/schema.ts';
 import { summarize } from '../bench/stats.ts';
+import { timeRepeats, warmUp, warmupRule } from '../bench/timing.ts';
 import type { PageConfig, PageResult } from './protocol.ts';
 
 /** The subset of gpu.js's browser bundle (window.GPU) used here. */
@@ -44,24 +46,10 @@ interface Op {
   flops?(n: number): number;
 }
 
-/** Warm-up, then timed runs until `repeats` or the budget (at least 3), like the Trident runner. */
-async function timeRuns(run: () => Promise<void>, settings: Settings): Promise<number[]> {
-  for (let i = 0; i < settings.warmup; i++) {
-    const t0 = performance.now();
-    await run();
-    if (performance.now() - t0 > settings.budgetMs / 4) break;
-  }
-  const samples: number[] = [];
-  let spent = 0;
-  for (let i = 0; i < settings.repeats; i++) {
-    const t0 = performance.now();
-    await run();
-    const ms = performance.now() - t0;
-    samples.push(ms);
-    spent += ms;
-    if (samples.length >= 3 && spent > settings.budgetMs) break;
-  }
-  return samples;
+/** The same adaptive warm-up as the Trident runner, then timed runs until `repeats` or the budget (at least 3). */
+async function timeRuns(run: () => Promise<void>, settings: Settings): Promise<{ samples: number[]; warmup: number }> {
+  const warmup = await warmUp(run, warmupRule(settings));
+  return { samples: await timeRepeats(run, settings), warmup };
 }
 
 function measurement(
@@ -70,8 +58,7 @@ function measurement(
   backend: string,
   adapter: string,
   n: number,
-  settings: Settings,
-  outcome: { samples: number[]; verified: boolean } | { error: string },
+  outcome: { samples: number[]; warmup: number; verified: boolean } | { error: string },
 ): Measurement {
   const bytes = op.bytes?.(n);
   const flops = op.flops?.(n);
@@ -85,14 +72,20 @@ function measurement(
     n,
     dtype: op.dtype,
     timer: 'wall' as const,
-    warmup: settings.warmup,
     ...(bytes !== undefined ? { bytes } : {}),
     ...(flops !== undefined ? { flops } : {}),
   };
-  if ('error' in outcome) return { ...base, repeats: 0, error: outcome.error };
+  if ('error' in outcome) return { ...base, warmup: 0, repeats: 0, error: outcome.error };
   const ms = summarize(outcome.samples);
   const throughput = throughputOf(bytes, flops, ms.median);
-  return { ...base, repeats: outcome.samples.length, ms, ...(throughput ? { throughput } : {}), verified: outcome.verified };
+  return {
+    ...base,
+    warmup: outcome.warmup,
+    repeats: outcome.samples.length,
+    ms,
+    ...(throughput ? { throughput } : {}),
+    verified: outcome.verified,
+  };
 }
 
 const errorText = (err: unknown): string =>
@@ -193,12 +186,12 @@ async function runTfjs(config: PageConfig, progress: Progress, out: PageResult):
         const x = tf.tensor1d(host, 'float32');
         try {
           const verified = op.check(host, await op.run(x));
-          const samples = await timeRuns(async () => {
+          const timed = await timeRuns(async () => {
             await op.run(x);
           }, config.settings);
-          out.measurements.push(measurement(op, 'tfjs', backend, backend, n, config.settings, { samples, verified }));
+          out.measurements.push(measurement(op, 'tfjs', backend, backend, n, { ...timed, verified }));
         } catch (err) {
-          out.measurements.push(measurement(op, 'tfjs', backend, backend, n, config.settings, { error: errorText(err) }));
+          out.measurements.push(measurement(op, 'tfjs', backend, backend, n, { error: errorText(err) }));
         } finally {
           x.dispose();
         }
@@ -213,45 +206,6 @@ const GPUJS_MODES = ['webgl2', 'webgl', 'cpu'] as const;
 
 /** 20 flop per body-body interaction, as for Trident's nbody (DESIGN.md). */
 const NBODY_OP: Op = { algorithm: 'nbody', variant: 'accelerations', dtype: 'f32', flops: (n) => 20 * n * n };
-
-/** Accelerations of every body from all bodies (softened), as gpu.js source: gpu.js compiles this function's text. */
-function nbodyAccel(this: { thread: { x: number }; constants: { n: number } }, pos: Float32Array, eps2: number): number[] {
-  const i = this.thread.x;
-  const xi = pos[i * 4] as number;
-  const yi = pos[i * 4 + 1] as number;
-  const zi = pos[i * 4 + 2] as number;
-  let ax = 0;
-  let ay = 0;
-  let az = 0;
-  for (let j = 0; j < this.constants.n; j++) {
-    const dx = (pos[j * 4] as number) - xi;
-    const dy = (pos[j * 4 + 1] as number) - yi;
-    const dz = (pos[j * 4 + 2] as number) - zi;
-    const d2 = dx * dx + dy * dy + dz * dz + eps2;
-    const inv = 1 / Math.sqrt(d2);
-    const s = (pos[j * 4 + 3] as number) * inv * inv * inv;
-    ax += dx * s;
-    ay += dy * s;
-    az += dz * s;
-  }
-  return [ax, ay, az];
-}
-
-function accelReference(pos: Float32Array, i: number, eps2: number): [number, number, number] {
-  const n = pos.length / 4;
-  const a: [number, number, number] = [0, 0, 0];
-  for (let j = 0; j < n; j++) {
-    const dx = (pos[j * 4] as number) - (pos[i * 4] as number);
-    const dy = (pos[j * 4 + 1] as number) - (pos[i * 4 + 1] as number);
-    const dz = (pos[j * 4 + 2] as number) - (pos[i * 4 + 2] as number);
-    const inv = 1 / Math.sqrt(dx * dx + dy * dy + dz * dz + eps2);
-    const s = (pos[j * 4 + 3] as number) * inv * inv * inv;
-    a[0] += dx * s;
-    a[1] += dy * s;
-    a[2] += dz * s;
-  }
-  return a;
-}
 
 async function runGpuJs(config: PageConfig, progress: Progress, out: PageResult): Promise<void> {
   const sizes = config.peerSizes.nbody ?? [];
@@ -273,30 +227,15 @@ async function runGpuJs(config: PageConfig, progress: Progress, out: PageResult)
       let gpu: GpuJsInstance | undefined;
       try {
         gpu = new GPU({ mode });
-        const kernel = gpu.createKernel(nbodyAccel as unknown as (...args: never[]) => unknown, {
-          output: [n],
-          constants: { n },
-          returnType: 'Array(3)',
-          precision: 'single',
-          tactic: 'precision',
-        });
+        const kernel = gpu.createKernel(nbodyAccel as unknown as (...args: never[]) => unknown, gpuJsNbodySettings(n));
         const pos = nbodyBodies(n);
-        const result = kernel(pos, eps2) as ArrayLike<ArrayLike<number>>;
-        let verified = true;
-        for (const i of [0, n >> 1, n - 1]) {
-          const want = accelReference(pos, i, eps2);
-          const got = result[i] as ArrayLike<number>;
-          for (let c = 0; c < 3; c++) {
-            const w = want[c] as number;
-            if (!(Math.abs((got[c] as number) - w) <= 1e-3 * (Math.abs(w) + 1))) verified = false;
-          }
-        }
-        const samples = await timeRuns(async () => {
+        const verified = gpuJsNbodyMatches(pos, kernel(pos, eps2) as ArrayLike<ArrayLike<number>>, eps2);
+        const timed = await timeRuns(async () => {
           kernel(pos, eps2);
         }, config.settings);
-        out.measurements.push(measurement(NBODY_OP, 'gpu.js', mode, mode, n, config.settings, { samples, verified }));
+        out.measurements.push(measurement(NBODY_OP, 'gpu.js', mode, mode, n, { ...timed, verified }));
       } catch (err) {
-        out.measurements.push(measurement(NBODY_OP, 'gpu.js', mode, mode, n, config.settings, { error: errorText(err) }));
+        out.measurements.push(measurement(NBODY_OP, 'gpu.js', mode, mode, n, { error: errorText(err) }));
       } finally {
         await gpu?.destroy();
       }

@@ -12,7 +12,8 @@ export interface PageCase {
 export interface PageConfig {
   readonly backends: readonly string[];
   readonly cases: readonly PageCase[];
-  readonly settings: { readonly warmup: number; readonly repeats: number; readonly budgetMs: number };
+  /** bench/runner.ts RunSettings: warm-up (count and ms), repeats, budget. */
+  readonly settings: { readonly warmup: number; readonly warmupMs: number; readonly repeats: number; readonly budgetMs: number };
   readonly workers?: number;
   /** Run the peers (TensorFlow.js, gpu.js) too. */
   readonly peers: boolean;

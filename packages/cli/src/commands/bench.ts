@@ -5,15 +5,19 @@
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BACKEND_KINDS, type BackendKind, createDevice, type Device, registeredBackends } from 'trident';
 import { backendKind, list, parse, positiveInt } from '../args.ts';
 import { type BenchCase, CASES } from '../bench/cases.ts';
+import { isCeilingCase, measureCeiling } from '../bench/ceiling.ts';
+import { nodeCeilingThreads } from '../bench/ceiling-node.ts';
 import { chosenFormulations } from '../bench/formulations.ts';
 import { measurePeer } from '../bench/peer-runner.ts';
 import { Progress } from '../bench/progress.ts';
 import { measureCase, type RunSettings } from '../bench/runner.ts';
 import { type BenchDevice, type BenchResults, type Measurement, SCHEMA_ID } from '../bench/schema.ts';
+import { WARMUP_MAX_RUNS } from '../bench/timing.ts';
 import { CHROMIUM_PATH } from '../browser/chromium.ts';
 import { describeMachine } from '../describe.ts';
 import { describeDevice } from '../device-description.ts';
@@ -21,6 +25,9 @@ import { deviceOptions } from '../device-options.ts';
 import { environmentNotes } from '../environment.ts';
 import { UsageError } from '../errors.ts';
 import { commitOutputs } from '../output.ts';
+
+/** The adaptive warm-up's default budget (bench/timing.ts): JIT-compiled code settles in 10–20 calls. */
+const DEFAULT_WARMUP_MS = 150;
 
 const USAGE = `usage: trident bench [options]
 
@@ -30,7 +37,11 @@ const USAGE = `usage: trident bench [options]
                      algorithm, algo=N to one (default: each algorithm's own sizes)
   --repeats N        timed runs per measurement (default 7; at least 3 are kept even
                      past --budget-ms)
-  --warmup N         untimed runs first (default 2)
+  --warmup N         untimed runs first, at least (default 2)
+  --warmup-ms MS     then more untimed runs while the warm-up took less than this, so that
+                     JIT-compiled code (cpu backend workers, TF.js cpu, plain loops) settles
+                     (default ${DEFAULT_WARMUP_MS}; at most ${WARMUP_MAX_RUNS} runs; a run over a quarter of
+                     --budget-ms ends the warm-up; 0: exactly --warmup runs)
   --budget-ms MS     stop repeating a measurement after this much timed work (default 4000)
   --workers N        cpu backend worker threads (default: all cores)
   --label NAME       machine label for the report (default: local)
@@ -136,6 +147,34 @@ function packageVersion(name: string): string | undefined {
   return undefined;
 }
 
+/** The plain-JS ceiling (bench/ceiling.ts) of each selected case that has one, on `threads` worker threads. */
+async function measureNodeCeilings(
+  cases: readonly BenchCase[],
+  options: BenchOptions,
+  threads: number,
+  progress: Progress,
+): Promise<Measurement[]> {
+  const pool = nodeCeilingThreads(threads);
+  const out: Measurement[] = [];
+  try {
+    for (const c of cases) {
+      const key = `${c.algorithm}:${c.variant}`;
+      if (!isCeilingCase(key)) continue;
+      for (const n of options.sizes(c)) {
+        progress.start(`plain-JS ceiling ${key} n=${n}`);
+        const m = await measureCeiling(key, n, pool, options.settings, 'node', cpus()[0]?.model ?? 'cpu');
+        out.push(m);
+        if (m.error) progress.note(`  plain-JS ceiling ${key} n=${n}: ${m.error}`);
+        else if (m.verified === false) progress.note(`  plain-JS ceiling ${key} n=${n}: result differs from the reference`);
+        progress.step();
+      }
+    }
+  } finally {
+    await pool.terminate();
+  }
+  return out;
+}
+
 export async function runBench(options: BenchOptions): Promise<BenchResults> {
   const createdAt = new Date().toISOString();
   const kinds = options.backends ?? registeredBackends();
@@ -163,8 +202,16 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
   const perDevice = options.cases.reduce((s, c) => s + options.sizes(c).length, 0);
   const peers = options.peers ? peerSizes(options) : {};
   const peerSteps = Object.entries(peers).reduce((s, [a, sizes]) => s + sizes.length * (a === 'nbody' ? 3 : 4), 0);
+  // The plain-JS ceiling runs beside the cpu backend, on as many threads as it has workers (issue 10).
+  const cpuWorkers = devices.find((d) => d.backend === 'cpu')?.caps.concurrency;
+  const ceilingCases = options.cases.filter((c) => isCeilingCase(`${c.algorithm}:${c.variant}`));
+  const ceilingSteps = ceilingCases.reduce((s, c) => s + options.sizes(c).length, 0);
+  const browserCpu = options.browserBackends.includes('cpu');
   const steps =
-    devices.length * perDevice + (options.browserBackends.length > 0 ? options.browserBackends.length * perDevice : 0) + peerSteps;
+    devices.length * perDevice +
+    (cpuWorkers !== undefined ? ceilingSteps : 0) +
+    (options.browserBackends.length > 0 ? options.browserBackends.length * perDevice + (browserCpu ? ceilingSteps : 0) : 0) +
+    peerSteps;
   const progress = new Progress(steps, { quiet: options.quiet === true });
   const measurements: Measurement[] = [];
   try {
@@ -181,21 +228,32 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         }
       }
     }
-    // Node-side peers of the cases that have them (graphology, sequential references), in the same run.
-    for (const c of options.nodePeers ? options.cases : []) {
-      for (const n of c.peers ? options.sizes(c) : []) {
-        for (const peer of c.peers?.(n) ?? []) {
-          progress.note(`  ${peer.implementation} ${c.algorithm}:${c.variant} n=${n}`);
-          const m = await measurePeer(c, n, peer, options.settings);
-          measurements.push(m);
-          if (m.error) progress.note(`  ${peer.implementation} ${c.algorithm}:${c.variant} n=${n}: ${m.error}`);
-          else if (m.verified === false) progress.note(`  ${peer.implementation} ${c.algorithm}:${c.variant} n=${n}: result differs`);
-        }
-      }
-    }
   } finally {
+    // Before the peers and the ceiling: idle backend workers must not share the cores with them.
     for (const d of devices) await d.destroy();
   }
+  // Node-side peers of the cases that have them (TF.js, gpu.js, graphology, plain loops, references), in the same run.
+  for (const c of options.nodePeers ? options.cases : []) {
+    for (const n of c.peers ? options.sizes(c) : []) {
+      for (const peer of c.peers?.(n) ?? []) {
+        progress.note(`  ${peer.implementation} ${c.algorithm}:${c.variant} n=${n}`);
+        const outcome = await measurePeer(c, n, peer, options.settings);
+        if ('unavailable' in outcome) {
+          if (!unavailable.some((u) => u.backend === peer.implementation && u.runtime === 'node')) {
+            unavailable.push({ backend: peer.implementation, runtime: 'node', reason: outcome.unavailable });
+            progress.note(`  ${peer.implementation} unavailable: ${outcome.unavailable}`);
+          }
+          continue;
+        }
+        const m = outcome.measurement;
+        measurements.push(m);
+        if (m.error) progress.note(`  ${peer.implementation} ${c.algorithm}:${c.variant} n=${n}: ${m.error}`);
+        else if (m.verified === false) progress.note(`  ${peer.implementation} ${c.algorithm}:${c.variant} n=${n}: result differs`);
+      }
+    }
+  }
+  if (cpuWorkers !== undefined && ceilingCases.length > 0)
+    measurements.push(...(await measureNodeCeilings(ceilingCases, options, cpuWorkers, progress)));
   const versions: Record<string, string> = { node: process.version };
   if (options.browserBackends.length > 0 || options.peers) {
     let started = false;
@@ -250,7 +308,13 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
     machine: describeMachine(),
     adapters,
     versions,
-    settings: { command: options.command, warmup: options.settings.warmup, repeats: options.settings.repeats, sizes },
+    settings: {
+      command: options.command,
+      warmup: options.settings.warmup,
+      warmupMs: options.settings.warmupMs,
+      repeats: options.settings.repeats,
+      sizes,
+    },
     measurements,
     devices: described,
     unavailable,
@@ -265,6 +329,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
     sizes: { type: 'string', multiple: true },
     repeats: { type: 'string' },
     warmup: { type: 'string' },
+    'warmup-ms': { type: 'string' },
     'budget-ms': { type: 'string' },
     workers: { type: 'string' },
     label: { type: 'string' },
@@ -290,12 +355,19 @@ export async function benchCommand(argv: string[]): Promise<number> {
   if (!/^[A-Za-z0-9_.-]+$/.test(label)) throw new UsageError(`--label: use letters, digits, '-', '_' or '.', got '${label}'`);
   const out = values.out ?? `report/results-${label}.json`;
   const warmup = values.warmup === undefined ? 2 : values.warmup === '0' ? 0 : positiveInt(values.warmup, '--warmup');
+  const warmupMs =
+    values['warmup-ms'] === undefined
+      ? DEFAULT_WARMUP_MS
+      : values['warmup-ms'] === '0'
+        ? 0
+        : positiveInt(values['warmup-ms'], '--warmup-ms');
   const results = await runBench({
     ...(backendNames.length > 0 ? { backends: backendNames.map((b) => backendKind(b, '--backends')) } : {}),
     cases: selectCases(algorithmNames),
     sizes: sizePicker(list(values.sizes)),
     settings: {
       warmup,
+      warmupMs,
       repeats: positiveInt(values.repeats, '--repeats', 7),
       budgetMs: positiveInt(values['budget-ms'], '--budget-ms', 4000),
     },

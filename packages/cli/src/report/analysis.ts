@@ -52,6 +52,17 @@ export function backendClass(m: Pick<Measurement, 'implementation' | 'backend'>)
 
 export const isOurs = (m: Measurement): boolean => m.implementation === 'trident';
 
+/** The machine's plain-JS ceiling for the cpu backend (bench/ceiling.ts): a bound to approach, not a peer to beat. */
+export const isCeiling = (m: Measurement): boolean => m.role === 'ceiling';
+
+/** A plain-JS ceiling row beside Trident cpu's row of the same case, n, machine and runtime. */
+export interface CeilingRow {
+  readonly ceiling: LabelledMeasurement;
+  readonly ours?: LabelledMeasurement;
+  /** Ceiling time / Trident's time (1 = as fast as the ceiling; same work, so a time ratio). */
+  readonly share?: number;
+}
+
 /** Read+write zcopy is the ceiling; a write-only fill is reported but is not the ceiling. */
 const isCeilingZcopy = (m: Measurement): boolean => m.algorithm === 'zcopy' && !/fill|write/i.test(m.variant);
 
@@ -93,6 +104,8 @@ export interface Analysis {
   readonly rows: ReadonlyMap<string, Row[]>;
   readonly peers: ReadonlyMap<string, PeerRow[]>;
   readonly ceilings: Row[];
+  /** By algorithm: the plain-JS ceiling rows, each with Trident cpu's share of it. */
+  readonly jsCeilings: ReadonlyMap<string, CeilingRow[]>;
   readonly portability: PortabilityRow[];
 }
 
@@ -109,8 +122,19 @@ export function pennycook(efficiencies: readonly number[]): number | undefined {
 
 export function analyze(all: readonly LabelledMeasurement[]): Analysis {
   const ours = all.filter(isOurs);
-  const others = all.filter((m) => !isOurs(m));
+  // Peers and anchors: every other implementation except the plain-JS ceilings, which are reported beside Trident cpu.
+  const others = all.filter((m) => !isOurs(m) && !isCeiling(m));
   const keyOf = (m: LabelledMeasurement): string => platformName(m);
+
+  const jsCeilings = new Map<string, CeilingRow[]>();
+  for (const c of sortMeasurements(all.filter(isCeiling))) {
+    const mine = cpuRowFor(c, ours);
+    const share =
+      mine && median(c) !== undefined && median(mine) !== undefined ? (median(c) as number) / (median(mine) as number) : undefined;
+    const list = jsCeilings.get(c.algorithm) ?? [];
+    list.push({ ceiling: c, ...(mine ? { ours: mine } : {}), ...(share !== undefined ? { share } : {}) });
+    jsCeilings.set(c.algorithm, list);
+  }
 
   // zcopy ceilings per platform, by n.
   const ceilingByPlatform = new Map<string, Map<number, number>>();
@@ -234,7 +258,20 @@ export function analyze(all: readonly LabelledMeasurement[]): Analysis {
   portability.sort((a, b) => orderKey(a.algorithm) - orderKey(b.algorithm) || a.algorithm.localeCompare(b.algorithm));
 
   const algorithms = [...new Set([...rows.keys(), ...peers.keys()])].sort((a, b) => orderKey(a) - orderKey(b) || a.localeCompare(b));
-  return { algorithms, rows, peers, ceilings, portability };
+  return { algorithms, rows, peers, ceilings, jsCeilings, portability };
+}
+
+/** Trident cpu's row that a plain-JS ceiling row bounds: same machine, runtime, case and n. */
+export function cpuRowFor<T extends LabelledMeasurement>(ceiling: LabelledMeasurement, ours: readonly T[]): T | undefined {
+  return ours.find(
+    (o) =>
+      o.backend === 'cpu' &&
+      o.label === ceiling.label &&
+      o.runtime === ceiling.runtime &&
+      o.algorithm === ceiling.algorithm &&
+      o.variant === ceiling.variant &&
+      o.n === ceiling.n,
+  );
 }
 
 const withPP = (pp: number | undefined): { pp?: number } => (pp === undefined ? {} : { pp });

@@ -97,7 +97,9 @@ export function buildDocument(analysis: Analysis, sources: readonly LoadedResult
     text:
       'Per algorithm and platform (machine · runtime · backend), at the largest n run: % of that platform\u2019s own zcopy ceiling ' +
       '(the bar; GB/s for zcopy itself, GFLOP/s or GTEPS where compute or edges bound) and the speedup against the toughest peer on ' +
-      'the same platform, like for like (▲ green: Trident faster; ▼ red: slower; * timers differ). Hover a cell for n, both times and timers.',
+      'the same platform, like for like (▲ green: Trident faster; ▼ red: slower; * timers differ). cpu cells of reduce, scan, histogram and ' +
+      'compact also give Trident\u2019s share of the machine\u2019s own plain-JS ceiling (plain loops on as many threads as the backend has ' +
+      'workers, same data, same run; a bound to approach, not a peer). Hover a cell for n, both times and timers.',
   });
   // index.html: the verdict as the table's last column; REPORT.md: as a list under it (a terminal wraps a list, not a table).
   out.push({ ...scoreboardTable(board, true), only: 'html' });
@@ -190,13 +192,15 @@ function scoreCell(cell: ScoreCell | undefined): Cell {
   const vsText = best ? `${best.speedup >= 1 ? '▲' : '▼'} ${fmtSpeedup(best.speedup)} ${implementationName(best.peer.implementation)}` : '';
   const mixed = best?.basis === 'mixed timers' ? '*' : '';
   const unverified = m.verified === false ? ' ✗ result differs' : '';
+  const ceilingText = cell.ceiling ? `${fmtPct(cell.ceiling.share)} of plain-JS ceiling` : '';
   const pct = share === undefined ? undefined : Math.max(0, Math.min(100, 100 * share));
   const html =
     `<div class="fig"${pct === undefined ? '' : ` style="--share:${pct.toFixed(1)}%"`}>${escapeHtml(cell.figure.text)}` +
     `${unverified ? `<br><span class="fail">${escapeHtml(unverified)}</span>` : ''}</div>` +
-    (best ? `<div class="vs ${tone}">${escapeHtml(vsText + mixed)}</div>` : '');
+    (best ? `<div class="vs ${tone}">${escapeHtml(vsText + mixed)}</div>` : '') +
+    (ceilingText ? `<div class="ceiling">${escapeHtml(ceilingText)}</div>` : '');
   return {
-    text: `${cell.figure.text}${best ? ` ${vsText}${mixed}` : ''}${unverified}`,
+    text: `${cell.figure.text}${best ? ` ${vsText}${mixed}` : ''}${ceilingText ? `; ${ceilingText}` : ''}${unverified}`,
     html,
     title: cell.tooltip,
     className: `score${pct === undefined ? '' : ' share'}`,
@@ -307,6 +311,41 @@ function algorithmDetails(algorithm: string, analysis: Analysis): Block {
         p.algorithm,
         p.architectural.platforms.map(effText).join('; '),
         p.application.platforms.map(effText).join('; '),
+      ]),
+    });
+  }
+  const jsCeilings = analysis.jsCeilings.get(algorithm) ?? [];
+  if (jsCeilings.length > 0) {
+    blocks.push({
+      kind: 'p',
+      text:
+        'The machine\u2019s plain-JS ceiling for the cpu backend: the same operation as plain loops, one per thread over a contiguous ' +
+        'chunk of the same SharedArrayBuffer data, on as many threads as the backend has workers, timed in the same run (a bound, ' +
+        'not a peer). Share = ceiling time / Trident cpu time.',
+    });
+    blocks.push({
+      kind: 'table',
+      head: [
+        'machine',
+        'runtime',
+        'variant',
+        'threads',
+        'n',
+        'ceiling median ms (min–max)',
+        'Trident cpu median ms',
+        '% of ceiling',
+        'verified',
+      ],
+      rows: jsCeilings.map(({ ceiling, ours, share }) => [
+        ceiling.label,
+        ceiling.runtime,
+        ceiling.variant || '—',
+        { text: ceiling.adapter.replace(/^.*\((\d+) threads?\)$/, '$1'), title: ceiling.adapter },
+        fmtN(ceiling.n),
+        ceiling.error ? `error: ${ceiling.error}` : timeText(ceiling),
+        ours?.ms ? fmtMs(ours.ms.median) : '—',
+        fmtPct(share),
+        verifiedText(ceiling),
       ]),
     });
   }

@@ -206,6 +206,7 @@ function normalizeMeasurement(raw: unknown, label: string): LabelledMeasurement 
     algorithm,
     variant: str(raw.variant) ?? '',
     implementation,
+    ...(raw.role === 'ceiling' ? { role: 'ceiling' as const } : {}),
     backend: str(raw.backend) ?? (native ? 'cuda' : 'unknown'),
     runtime: runtime === 'chromium' || runtime === 'native' || runtime === 'node' ? runtime : native ? 'native' : 'node',
     adapter: str(raw.adapter) ?? '',

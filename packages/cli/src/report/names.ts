@@ -40,6 +40,8 @@ export function implementationName(implementation: string): string {
       return 'hand WGSL';
     case 'reference':
       return 'JS ref';
+    case 'plain JS threads':
+      return 'plain-JS ceiling';
     default:
       return implementation;
   }

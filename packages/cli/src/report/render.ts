@@ -56,6 +56,7 @@ td.score{padding:.15rem .3rem}td.score .fig{font-size:.9rem;font-weight:600;bord
 td.score .fig small{font-size:.65rem;font-weight:400}td.verdict{text-align:left!important;font-size:.7rem;color:#333;min-width:17rem!important;max-width:21rem}
 td.score.share .fig{background:linear-gradient(90deg,#b9d5f0 var(--share),#f4f7fb var(--share))}
 td.score .vs{font-size:.75rem;font-weight:600;border-radius:3px;margin-top:1px}
+td.score .ceiling{font-size:.7rem;color:#555;margin-top:1px}
 .vs.win{background:#d5f0d5;color:#14571a}.vs.loss{background:#f8d3d0;color:#8a1c12}.fail{color:#8a1c12;font-weight:600}.na{color:#999}
 table.compact td{white-space:nowrap}table.matrix td.group{font-weight:600;color:#555}td.cap.yes{background:#eef8ee}td.cap.no{background:#fbeeed;color:#8a1c12}
 ul{margin:.2rem 0 .8rem;padding-left:1.3rem;font-size:.85rem}

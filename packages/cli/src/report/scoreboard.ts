@@ -19,7 +19,7 @@
  *   evaluations compares with one CUDA evaluation fairly); otherwise the time ratio.
  * - The cell's peer is the toughest one: the lowest speedup.
  */
-import { type Analysis, algoName, backendClass, fmtMs, fmtN, fmtNum, fmtPct, isOurs, platformName } from './analysis.ts';
+import { type Analysis, algoName, backendClass, fmtMs, fmtN, fmtNum, fmtPct, isCeiling, isOurs, platformName } from './analysis.ts';
 import type { LabelledMeasurement } from './load.ts';
 import { comparePlatforms, implementationName, shortAdapter } from './names.ts';
 
@@ -80,6 +80,8 @@ export interface ScoreCell {
   /** The toughest peer (lowest speedup), then every other peer compared. */
   readonly best?: Comparison;
   readonly comparisons: readonly Comparison[];
+  /** cpu platforms: the headline row's time as a share of the machine's plain-JS ceiling at the same n (not a peer). */
+  readonly ceiling?: { readonly share: number; readonly measurement: LabelledMeasurement; readonly text: string };
   readonly tooltip: string;
 }
 
@@ -206,7 +208,8 @@ export function buildScoreboard(all: readonly LabelledMeasurement[], analysis: A
       });
   }
   const platforms = [...platformsByKey.values()].sort(comparePlatforms);
-  const others = all.filter((m) => !isOurs(m));
+  const others = all.filter((m) => !isOurs(m) && !isCeiling(m));
+  const jsCeilings = all.filter(isCeiling);
   const algorithms = analysis.algorithms.filter((a) => ours.some((m) => m.algorithm === a));
 
   const rows: ScoreRow[] = algorithms.map((algorithm) => {
@@ -239,17 +242,38 @@ export function buildScoreboard(all: readonly LabelledMeasurement[], analysis: A
       }
       const comparisons = [...byPeer.values()].sort((a, b) => a.speedup - b.speedup);
       const best = comparisons[0];
+      const ceiling = ceilingOf(m, jsCeilings);
       const tooltip = [
         `${short(platform)} (${platform.shortAdapter || platform.adapter}) — ${figure.what}; ${fmtMs(m.ms?.median as number)} ms, timer ${m.timer}${
           m.verified === false ? '; RESULT DIFFERS from the reference' : ''
         }`,
         ...comparisons.map((c) => c.text),
+        ...(ceiling ? [ceiling.text] : []),
       ].join('\n');
-      return { platform, measurement: m, figure, ...(best ? { best } : {}), comparisons, tooltip };
+      return { platform, measurement: m, figure, ...(best ? { best } : {}), comparisons, ...(ceiling ? { ceiling } : {}), tooltip };
     });
     return { algorithm, cells, verdict: verdict(algorithm, cells) };
   });
   return { platforms, rows };
+}
+
+/** The plain-JS ceiling that bounds Trident cpu's headline row `m` (same machine, runtime, case, n), as a share. */
+function ceilingOf(m: LabelledMeasurement, ceilings: readonly LabelledMeasurement[]): ScoreCell['ceiling'] {
+  if (m.backend !== 'cpu' || !ok(m)) return undefined;
+  const c = ceilings.find(
+    (x) => ok(x) && x.label === m.label && x.runtime === m.runtime && x.algorithm === m.algorithm && x.variant === m.variant && x.n === m.n,
+  );
+  if (!c) return undefined;
+  const oursMs = m.ms?.median as number;
+  const ceilingMs = c.ms?.median as number;
+  const share = ceilingMs / oursMs;
+  return {
+    share,
+    measurement: c,
+    text:
+      `${fmtPct(share)} of the plain-JS ceiling @ n=${fmtN(m.n)}: Trident ${fmtMs(oursMs)} ms, ` +
+      `plain JS on ${c.adapter.replace(/^.*\((\d+ threads?)\)$/, '$1')} ${fmtMs(ceilingMs)} ms (a bound, not a peer)`,
+  };
 }
 
 function verdict(algorithm: string, cells: readonly (ScoreCell | undefined)[]): string {
