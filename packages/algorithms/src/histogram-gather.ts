@@ -7,8 +7,8 @@
  * where n divides by 4: one fetch brings four values) and counts the 16·W bins of
  * group g into a private array of 4·W words of four 8-bit counters (one
  * read-modify-write per element, indexed by the value), then writes them as W vec4
- * outputs (W = 8 where a kernel may bind 9 buffers: WebGL2 writes them with MRT, so
- * 128 bins a pass and 2 groups for 256 bins). A merge pass sums, for every run of
+ * outputs (W = 8 where a kernel may bind 16 buffers: WebGL2 writes them with MRT,
+ * so 128 bins a pass and 2 groups for 256 bins). A merge pass sums, for every run of
  * SUPER chunks, each word of each output over the run, four bytes at a time in two
  * 16-bit lanes, and a last pass sums the runs bin by bin.
  *
@@ -34,12 +34,13 @@ export const PACKED_MAX_BINS = 256;
 const BINS_PER_TEXEL = 16;
 
 /**
- * Output texels per counting invocation: up to 8 (16 bins each, WebGL2 writes them
- * with MRT), where a kernel may bind them beside its input; no more than the bins need.
+ * Output texels per counting invocation: up to 8 (16 bins each; WebGL2 writes them
+ * with MRT), no more than the bins need, and few enough that the merge pass, which
+ * binds W inputs and W outputs, fits the device's buffers per kernel.
  */
 export function packedOutputs(device: Device, bins: number): number {
-  const most = device.caps.limits.maxBuffersPerKernel >= 9 ? 8 : Math.max(1, Math.min(4, device.caps.limits.maxBuffersPerKernel - 1));
-  return Math.min(most, Math.ceil(bins / BINS_PER_TEXEL));
+  const fit = Math.floor(device.caps.limits.maxBuffersPerKernel / 2);
+  return Math.max(1, Math.min(8, fit, Math.ceil(bins / BINS_PER_TEXEL)));
 }
 
 const wordNames = (w: number) => Array.from({ length: w }, (_, o) => `w${o}`);
