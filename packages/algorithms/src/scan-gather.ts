@@ -117,9 +117,9 @@ function texelElements(v: Val<'vec4<u32>' | 'vec4<i32>' | 'vec4<f32>'>, input: G
   return input === 'values' ? parts : parts.map((x) => select((x as Val<'u32'>).ne(0), 1, 0, 'u32'));
 }
 
-/** sums[b] = the 16 elements of texels 4b … 4b + 3 of `src` (a vec4 view; texels past its end read as 0). */
-function vectorBlockSumKernel(dtype: Num, input: GatherScanInput, wg: number) {
-  return cachedKernel(`scan-gather-sum4:${dtype}:${input}:${wg}`, () =>
+/** sums[b] = the elements of texels b·t … b·t + t - 1 of `src` (a vec4 view; texels past its end read as 0). */
+function vectorBlockSumKernel(dtype: Num, texelsPerBlock: number, input: GatherScanInput, wg: number) {
+  return cachedKernel(`scan-gather-sum4:${dtype}:${texelsPerBlock}:${input}:${wg}`, () =>
     defineKernel({
       name: `scan_block_sums4_${dtype}${input === 'flags' ? '_flags' : ''}`,
       workgroupSize: wg,
@@ -128,8 +128,8 @@ function vectorBlockSumKernel(dtype: Num, input: GatherScanInput, wg: number) {
         const b = k.let(k.globalIndex, 'b');
         k.if(b.lt(m), () => {
           const acc = k.var(dtype as Num, 0, 'acc');
-          for (let q = 0; q < VECTOR_BLOCK / 4; q++) {
-            const v = k.let((src as unknown as Vec4Loader).load(b.mul(VECTOR_BLOCK / 4).add(q)), `v${q}`);
+          for (let q = 0; q < texelsPerBlock; q++) {
+            const v = k.let((src as unknown as Vec4Loader).load(b.mul(texelsPerBlock).add(q)), `v${q}`);
             for (const x of texelElements(v, input)) acc.set(acc.add(x as never));
           }
           sums.store(b, acc as never);
@@ -188,7 +188,13 @@ type ValueOf4 = 'vec4<u32>' | 'vec4<i32>' | 'vec4<f32>';
 export function recordBlockSums(device: Device, src: Buffer, sums: Buffer, n: number, block: number, input: GatherScanInput): void {
   const dtype = (input === 'flags' ? 'u32' : src.dtype) as Num;
   const m = Math.ceil(n / block);
-  device.dispatch(blockSumKernel(dtype, block, input, gatherSize(device.caps)), { invocations: m }, { src, sums, m });
+  const wg = gatherSize(device.caps);
+  // Whole texels: one vec4 load per four elements (the same elements the scalar kernel reads).
+  if (block % 4 === 0 && src.length % 4 === 0) {
+    device.dispatch(vectorBlockSumKernel(dtype, block / 4, input, wg), { invocations: m }, { src, sums, m });
+  } else {
+    device.dispatch(blockSumKernel(dtype, block, input, wg), { invocations: m }, { src, sums, m });
+  }
 }
 
 /**
@@ -217,7 +223,7 @@ export function recordGatherBlockScan(
   if (m > 1) {
     const sums = scratch(device, `${role}.sums${level}`, dtype, m);
     carries = scratch(device, `${role}.carries${level}`, dtype, m);
-    if (vector) device.dispatch(vectorBlockSumKernel(dtype, input, wg), { invocations: m }, { src, sums, m });
+    if (vector) device.dispatch(vectorBlockSumKernel(dtype, VECTOR_BLOCK / 4, input, wg), { invocations: m }, { src, sums, m });
     else device.dispatch(blockSumKernel(dtype, block, input, wg), { invocations: m }, { src, sums, m });
     recordGatherBlockScan(device, sums, carries, m, true, 'values', role, level + 1);
   } else {
