@@ -26,8 +26,6 @@ import {
   type Device,
   defineKernel,
   type KernelBuilder,
-  max,
-  min,
   select,
   uniform,
   type Val,
@@ -35,11 +33,10 @@ import {
   vec,
 } from '@trident/core';
 import { finishSort } from './bitonic-sort.ts';
-import { cachedKernel, f32ToKey, gatherSize, i32ToKey, scratch } from './common.ts';
+import { cachedKernel, gatherSize, scratch } from './common.ts';
 import type { SortKeyType } from './sort-args.ts';
+import { BLOCK, blockSortKernel } from './sort-blocks.ts';
 
-/** Keys sorted in registers by the first pass (four texels). */
-const BLOCK = 16;
 /** Outputs per diagonal sample. */
 export const DIAGONAL_STRIDE = 32;
 /** Runs at least this long search between diagonal samples (shorter runs search the whole diagonal: log2(run) <= 8 steps). */
@@ -97,99 +94,6 @@ export function diagonalKernel(wg: number) {
           const p = pairOf(k, s.mul(DIAGONAL_STRIDE), n, run);
           diagonalSearch(k, keys, p);
           diag.store(s, p.lo);
-        });
-      },
-    }),
-  );
-}
-
-interface Slot {
-  key: Val<'u32'>;
-  idx?: Val<'u32'>;
-}
-
-/**
- * keys / idx texel f = elements 4f … 4f + 3 of their 16-element block sorted (keys
- * made order keys, padding past n with 0xFFFFFFFF and its own index).
- */
-function blockSortKernel(dtype: SortKeyType, pairs: boolean, texels: boolean, wg: number) {
-  return cachedKernel(`merge-path-block:${dtype}:${pairs}:${texels}:${wg}`, () =>
-    defineKernel({
-      name: `merge_path_block_sort_${dtype}${pairs ? '_pairs' : ''}${texels ? '_vec4' : ''}`,
-      workgroupSize: wg,
-      params: {
-        input: texels ? buffer(dtype, 'read', { vector: 4 }) : buffer(dtype, 'read'),
-        keys: buffer('u32', 'write', { vector: 4 }),
-        ...(pairs ? { idx: buffer('u32', 'write', { vector: 4 }) } : {}),
-        n: uniform('u32'),
-        work: uniform('u32'),
-      },
-      body: (p, k) => {
-        const { n, work } = p as unknown as { n: Val<'u32'>; work: Val<'u32'> };
-        const f = k.let(k.globalIndex, 'f');
-        k.if(f.lt(work), () => {
-          const base = k.let(f.shr(2).mul(BLOCK), 'base');
-          const toKey = (x: Val<'u32'> | Val<'i32'> | Val<'f32'>): Val<'u32'> =>
-            dtype === 'f32' ? f32ToKey(x as Val<'f32'>) : dtype === 'i32' ? i32ToKey(x as Val<'i32'>) : (x as Val<'u32'>);
-          const raw: Array<Val<'u32'> | Val<'i32'> | Val<'f32'>> = [];
-          if (texels) {
-            const input = (p as unknown as { input: { load(i: Val<'u32'>): Val<'vec4<u32>'> } }).input;
-            for (let q = 0; q < BLOCK / 4; q++) {
-              const v = k.let(
-                input.load(
-                  f
-                    .shr(2)
-                    .mul(BLOCK / 4)
-                    .add(q),
-                ),
-                `q${q}`,
-              );
-              raw.push(v.x, v.y, v.z, v.w);
-            }
-          } else {
-            const input = (p as unknown as { input: { load(i: Val<'u32'>): Val<'u32'> } }).input;
-            for (let j = 0; j < BLOCK; j++) raw.push(input.load(base.add(j)));
-          }
-          const slots: Slot[] = raw.map((x, j) => {
-            const i = k.let(base.add(j), `i${j}`);
-            const key = k.let(select(i.lt(n), toKey(x), 0xffffffff), `k${j}`);
-            return pairs ? { key, idx: i } : { key };
-          });
-          // Bitonic network over the 16 slots, unrolled: (kk, j) steps, i < i ^ j compared.
-          for (let kk = 2; kk <= BLOCK; kk *= 2) {
-            for (let j = kk / 2; j >= 1; j /= 2) {
-              for (let i = 0; i < BLOCK; i++) {
-                const l = i ^ j;
-                if (l <= i) continue;
-                const lower = slots[i] as Slot;
-                const upper = slots[l] as Slot;
-                const ascending = (i & kk) === 0;
-                const [small, large] = ascending ? [i, l] : [l, i];
-                if (!pairs) {
-                  slots[small] = { key: k.let(min(lower.key, upper.key), 'kmin') };
-                  slots[large] = { key: k.let(max(lower.key, upper.key), 'kmax') };
-                  continue;
-                }
-                const li = lower.idx as Val<'u32'>;
-                const ui = upper.idx as Val<'u32'>;
-                // (key, index) pairs: indices are distinct, so the order is total and the sort stable.
-                const upperFirst = k.let(upper.key.lt(lower.key).or(upper.key.eq(lower.key).and(ui.lt(li))), 'swap');
-                const first = { key: k.let(select(upperFirst, upper.key, lower.key), 'ka'), idx: k.let(select(upperFirst, ui, li), 'ia') };
-                const second = { key: k.let(select(upperFirst, lower.key, upper.key), 'kb'), idx: k.let(select(upperFirst, li, ui), 'ib') };
-                slots[small] = first;
-                slots[large] = second;
-              }
-            }
-          }
-          // This fragment's texel of the sorted block.
-          const part = k.let(f.and(3), 'part');
-          const pick = (c: number, field: 'key' | 'idx'): Val<'u32'> => {
-            const at = (q: number) => (slots[4 * q + c] as Slot)[field] as Val<'u32'>;
-            return select(part.lt(2), select(part.eq(0), at(0), at(1)), select(part.eq(2), at(2), at(3)));
-          };
-          const texel = (field: 'key' | 'idx') => vec('u32', pick(0, field), pick(1, field), pick(2, field), pick(3, field));
-          (p as unknown as { keys: Storer }).keys.store(f, texel('key'));
-          if (pairs) (p as unknown as { idx: Storer }).idx.store(f, texel('idx'));
         });
       },
     }),
