@@ -54,11 +54,11 @@ export async function demoPrimitives(device: Device) {
 export async function demoSorts(device: Device) {
   const keys = device.createBuffer('f32', [2.5, -1, 0, 2.5, -7]);
   const values = device.createBuffer('u32', [0, 1, 2, 3, 4]);
-  // sort: radix sort where the device has 'workgroup' and 'scatter', bitonic sort elsewhere.
+  // sort: radix sort where the device has 'workgroup' and 'scatter', merge sort (merge path) elsewhere.
   const sorted = sort(device, keys, { values }); // { keys: Buffer<'f32'>, values?: Buffer<'u32'> }
   // The named sorts share the signature and the result; all are stable (equal keys keep their order).
   const byBitonic = bitonicSort(device, keys); // gather passes only: every backend
-  const byMerge = mergeSort(device, keys); // needs 'scatter'
+  const byMerge = mergeSort(device, keys); // every backend (merge path on gather-only devices)
   const byQuick = await quickSort(device, keys); // async: the host drives the partitioning
   const radixDevice = device.caps.features.has('workgroup') && device.caps.features.has('scatter');
   const byRadix = radixDevice ? radixSort(device, keys, { values }) : undefined; // UnsupportedFeatureError elsewhere

@@ -25,7 +25,7 @@
  * are used, down to one histogram updated by global atomics (variant A).
  *
  * Packed-counting formulation (gather-only devices, bins <= PACKED_MAX_BINS;
- * histogram-gather.ts): fragments count chunks of 255 elements into 8-bit
+ * histogram-gather.ts): fragments count chunks of 252 elements into 8-bit
  * counters packed four to a word, then gather passes sum the bytes; no points and
  * no blending, so it needs no atomics.
  *

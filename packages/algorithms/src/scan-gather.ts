@@ -11,10 +11,15 @@
  * is 2 · ceil(log_block n) - 1 instead of Hillis–Steele's log2 n, and the work is
  * about n (reduce) + n (block + 1) / 2 (final) element reads instead of 2 n log2 n.
  *
+ * Where both buffers hold whole texels (length a multiple of 4), the kernels read
+ * and write vec4s: blocks of 16 elements (four texels), one invocation per output
+ * texel in the final pass, which reads at most four texels instead of four
+ * invocations each re-reading its block's earlier elements one at a time.
+ *
  * `mode: 'flags'` reads the input as flags (non-zero → 1) at level 0, so that
  * compaction and partitioning scan their predicates without a predicate pass.
  */
-import { type Buffer, buffer, type Device, defineKernel, select, uniform, type Val } from '@trident/core';
+import { type Buffer, buffer, type Device, defineKernel, select, uniform, type Val, vec } from '@trident/core';
 import { cachedKernel, gatherSize, scratch } from './common.ts';
 
 type Num = 'u32' | 'i32' | 'f32';
@@ -101,11 +106,95 @@ function blockScanKernel(dtype: Num, block: number, input: GatherScanInput, excl
   );
 }
 
+/** Elements per block where both buffers are read and written as vec4s (four texels). */
+const VECTOR_BLOCK = 16;
+
+type Vec4Loader = { load(i: Val<'u32'>): Val<'vec4<u32>' | 'vec4<i32>' | 'vec4<f32>'> };
+
+/** The four values kernels see in texel v: the elements, or their flags. */
+function texelElements(v: Val<'vec4<u32>' | 'vec4<i32>' | 'vec4<f32>'>, input: GatherScanInput): Array<Val<Num>> {
+  const parts = [v.x, v.y, v.z, v.w] as Array<Val<Num>>;
+  return input === 'values' ? parts : parts.map((x) => select((x as Val<'u32'>).ne(0), 1, 0, 'u32'));
+}
+
+/** sums[b] = the elements of texels b·t … b·t + t - 1 of `src` (a vec4 view; texels past its end read as 0). */
+function vectorBlockSumKernel(dtype: Num, texelsPerBlock: number, input: GatherScanInput, wg: number) {
+  return cachedKernel(`scan-gather-sum4:${dtype}:${texelsPerBlock}:${input}:${wg}`, () =>
+    defineKernel({
+      name: `scan_block_sums4_${dtype}${input === 'flags' ? '_flags' : ''}`,
+      workgroupSize: wg,
+      params: { src: buffer(dtype, 'read', { vector: 4 }), sums: buffer(dtype, 'write'), m: uniform('u32') },
+      body: ({ src, sums, m }, k) => {
+        const b = k.let(k.globalIndex, 'b');
+        k.if(b.lt(m), () => {
+          const acc = k.var(dtype as Num, 0, 'acc');
+          for (let q = 0; q < texelsPerBlock; q++) {
+            const v = k.let((src as unknown as Vec4Loader).load(b.mul(texelsPerBlock).add(q)), `v${q}`);
+            for (const x of texelElements(v, input)) acc.set(acc.add(x as never));
+          }
+          sums.store(b, acc as never);
+        });
+      },
+    }),
+  );
+}
+
+/**
+ * dst texel f = the scan of elements 4f … 4f + 3 within their block of 16, plus
+ * the block's carry: one invocation per texel (vec4 views of `src` and `dst`), which
+ * reads the earlier texels of its block (at most three) and its own.
+ */
+function vectorBlockScanKernel(dtype: Num, input: GatherScanInput, exclusive: boolean, wg: number) {
+  return cachedKernel(`scan-gather-final4:${dtype}:${input}:${exclusive}:${wg}`, () =>
+    defineKernel({
+      name: `scan_blocks4_${dtype}${input === 'flags' ? '_flags' : ''}${exclusive ? '_excl' : ''}`,
+      workgroupSize: wg,
+      params: {
+        src: buffer(dtype, 'read', { vector: 4 }),
+        carries: buffer(dtype, 'read'),
+        dst: buffer(dtype, 'write', { vector: 4 }),
+        texels: uniform('u32'),
+        useCarries: uniform('u32'),
+      },
+      body: ({ src, carries, dst, texels, useCarries }, k) => {
+        const f = k.let(k.globalIndex, 'f');
+        k.if(f.lt(texels), () => {
+          const b = k.let(f.shr(2), 'b');
+          const acc = k.var(dtype as Num, 0, 'acc');
+          k.if(useCarries.ne(0), () => acc.set(carries.load(b) as Val<Num>));
+          k.for({ from: b.mul(VECTOR_BLOCK / 4), to: f }, (q) => {
+            for (const x of texelElements((src as unknown as Vec4Loader).load(q), input)) acc.set(acc.add(x as never));
+          });
+          const own = texelElements(k.let((src as unknown as Vec4Loader).load(f), 'own'), input);
+          const out: Array<Val<Num>> = [];
+          for (const x of own) {
+            if (exclusive) out.push(k.let(acc as Val<Num>, 'o'));
+            acc.set(acc.add(x as never));
+            if (!exclusive) out.push(k.let(acc as Val<Num>, 'o'));
+          }
+          (dst as unknown as { store(i: Val<'u32'>, v: Val<ValueOf4>): void }).store(
+            f,
+            vec(dtype, out[0] as never, out[1] as never, out[2] as never, out[3] as never) as Val<ValueOf4>,
+          );
+        });
+      },
+    }),
+  );
+}
+
+type ValueOf4 = 'vec4<u32>' | 'vec4<i32>' | 'vec4<f32>';
+
 /** Records sums[b] = the sum of block b (`block` elements, flags as 0/1 in 'flags' mode) for the first n elements. */
 export function recordBlockSums(device: Device, src: Buffer, sums: Buffer, n: number, block: number, input: GatherScanInput): void {
   const dtype = (input === 'flags' ? 'u32' : src.dtype) as Num;
   const m = Math.ceil(n / block);
-  device.dispatch(blockSumKernel(dtype, block, input, gatherSize(device.caps)), { invocations: m }, { src, sums, m });
+  const wg = gatherSize(device.caps);
+  // Whole texels: one vec4 load per four elements (the same elements the scalar kernel reads).
+  if (block % 4 === 0 && src.length % 4 === 0) {
+    device.dispatch(vectorBlockSumKernel(dtype, block / 4, input, wg), { invocations: m }, { src, sums, m });
+  } else {
+    device.dispatch(blockSumKernel(dtype, block, input, wg), { invocations: m }, { src, sums, m });
+  }
 }
 
 /**
@@ -125,17 +214,31 @@ export function recordGatherBlockScan(
 ): void {
   if (n === 0) return;
   const dtype = (input === 'flags' ? 'u32' : src.dtype) as Num;
-  const block = gatherScanBlock(device);
+  // vec4 views need whole texels in both buffers; the last texel's outputs past n may then be written.
+  const vector = src.length % 4 === 0 && dst.length % 4 === 0;
+  const block = vector ? VECTOR_BLOCK : gatherScanBlock(device);
   const wg = gatherSize(device.caps);
   const m = Math.ceil(n / block);
   let carries: Buffer;
   if (m > 1) {
     const sums = scratch(device, `${role}.sums${level}`, dtype, m);
     carries = scratch(device, `${role}.carries${level}`, dtype, m);
-    device.dispatch(blockSumKernel(dtype, block, input, wg), { invocations: m }, { src, sums, m });
+    if (vector) device.dispatch(vectorBlockSumKernel(dtype, VECTOR_BLOCK / 4, input, wg), { invocations: m }, { src, sums, m });
+    else device.dispatch(blockSumKernel(dtype, block, input, wg), { invocations: m }, { src, sums, m });
     recordGatherBlockScan(device, sums, carries, m, true, 'values', role, level + 1);
   } else {
     carries = scratch(device, `${role}.nocarry`, dtype, 1);
+  }
+  if (vector) {
+    const texels = Math.ceil(n / 4);
+    device.dispatch(vectorBlockScanKernel(dtype, input, exclusive, wg), { invocations: texels }, {
+      src,
+      carries,
+      dst,
+      texels,
+      useCarries: m > 1 ? 1 : 0,
+    } as never);
+    return;
   }
   device.dispatch(
     blockScanKernel(dtype, block, input, exclusive, wg),
@@ -156,8 +259,10 @@ export function recordGatherBlockScan(
  * loop, plus the carry's add.
  */
 export function gatherScanSumDepth(device: Device, n: number): number {
-  const block = gatherScanBlock(device);
+  // A bound for either block length (vec4 buffers or not): the levels of the shorter, each costing as much as the longer's.
+  const short = Math.min(gatherScanBlock(device), VECTOR_BLOCK);
+  const long = Math.max(gatherScanBlock(device), VECTOR_BLOCK);
   let depth = 1;
-  for (let m = n; m > 1; m = Math.ceil(m / block)) depth += 2 * block + 1;
+  for (let m = n; m > 1; m = Math.ceil(m / short)) depth += 2 * long + 1;
   return depth;
 }

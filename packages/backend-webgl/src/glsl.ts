@@ -23,7 +23,8 @@ import { GlslRuntime } from './glsl-runtime.ts';
  *   outputs, four elements, and runs the kernel body for every invocation whose
  *   output elements lie in it (four for scalar outputs, one for vec4), then writes
  *   each output (MRT); elements no invocation stored keep their old value, read
- *   from the pre-dispatch texture (the pass renders into a ping-pong copy).
+ *   from the pre-dispatch texture (the pass renders into a ping-pong copy) only
+ *   where some element of the texel was not stored.
  * - point pass (scatter / atomics): `gl.POINTS`, one vertex per invocation; the
  *   vertex shader runs the body up to the `t_slot`-th write to the target and
  *   places a point on that write's texel. A store writes whole texels (vec4) or a
@@ -269,8 +270,11 @@ class GlslGenerator {
     const sc = (o: string) => storageScalar(dtype(o));
     lines.push('void main() {');
     lines.push('  uvec2 p = uvec2(gl_FragCoord.xy);', '  uint t = (p.y << t_outS) + p.x;');
+    // r_k collects the stored components, m_k marks them (bit c: component c); the old texel is
+    // fetched only where some component was not stored, so passes that store every element
+    // (the common case) read no texel of their outputs.
     outs.forEach((o, k) => {
-      lines.push(`  ${storageType(dtype(o))} r_${k} = texelFetch(${bufferUniforms(o).tex}, ivec2(p), 0);`);
+      lines.push(`  ${storageType(dtype(o))} r_${k} = ${storageType(dtype(o))}(0);`, `  uint m_${k} = 0u;`);
     });
     const invocations = w === 3 ? 2 : 4 / w;
     const first = w === 1 ? 't * 4u' : w === 2 ? 't * 2u' : w === 4 ? 't' : '(t * 4u) / 3u';
@@ -285,18 +289,22 @@ class GlslGenerator {
       const v = bits(o, `o_${id}`);
       const put =
         w === 1
-          ? `${sc(o)} e_ = ${v}; r_${k} = ${setLane(storageType(dtype(o)), `r_${k}`, 'j', 'e_')};`
+          ? `${sc(o)} e_ = ${v}; r_${k} = ${setLane(storageType(dtype(o)), `r_${k}`, 'j', 'e_')}; m_${k} |= 1u << uint(j);`
           : w === 2
-            ? `if (j == 0) r_${k}.xy = ${v}; else r_${k}.zw = ${v};`
+            ? `if (j == 0) r_${k}.xy = ${v}; else r_${k}.zw = ${v}; m_${k} |= 3u << uint(2 * j);`
             : w === 4
-              ? `r_${k} = ${v};`
+              ? `r_${k} = ${v}; m_${k} = 15u;`
               : // vec3: scalar 4t + c is component (4t + c) % 3 of invocation (4t + c) / 3.
-                `${storageType(dtype(o)).replace('4', '3')} e_ = ${v}; for (int c = 0; c < 4; c++) { uint s = t * 4u + uint(c); uint m = s % 3u; ${sc(o)} x_ = m == 0u ? e_.x : m == 1u ? e_.y : e_.z; if (s / 3u == gid) r_${k} = ${setLane(storageType(dtype(o)), `r_${k}`, 'c', 'x_')}; }`;
+                `${storageType(dtype(o)).replace('4', '3')} e_ = ${v}; for (int c = 0; c < 4; c++) { uint s = t * 4u + uint(c); uint m = s % 3u; ${sc(o)} x_ = m == 0u ? e_.x : m == 1u ? e_.y : e_.z; if (s / 3u == gid) { r_${k} = ${setLane(storageType(dtype(o)), `r_${k}`, 'c', 'x_')}; m_${k} |= 1u << uint(c); } }`;
       lines.push(`    if (w_${id}) { ${put} }`);
     });
     lines.push('  }');
-    outs.forEach((_, k) => {
-      lines.push(`  out_${k} = r_${k};`);
+    outs.forEach((o, k) => {
+      const keep = ['x', 'y', 'z', 'w'].map((c, i) => `(m_${k} & ${1 << i}u) != 0u ? r_${k}.${c} : q_.${c}`).join(', ');
+      lines.push(
+        `  if (m_${k} != 15u) { ${storageType(dtype(o))} q_ = texelFetch(${bufferUniforms(o).tex}, ivec2(p), 0); r_${k} = ${storageType(dtype(o))}(${keep}); }`,
+        `  out_${k} = r_${k};`,
+      );
     });
     lines.push('}');
     return lines.join('\n');

@@ -452,10 +452,11 @@ export class WebGLDevice implements BackendDevice {
       const wall = performance.now() - start;
       if (!this.timer || !query) return { ms: wall, source: 'wall' };
       // Query results only become available after the page returns to its event loop.
+      const polled = performance.now();
       for (let i = 0; !gl.getQueryParameter(query, gl.QUERY_RESULT_AVAILABLE); i++) {
         this.check();
         if (i > 2000) return { ms: wall, source: 'wall' };
-        await tick();
+        await tick(polled);
       }
       // A disjoint event (clock change, GPU reset) voids the measurement: fall back to the wall clock, labelled.
       const disjoint = gl.getParameter(this.timer.GPU_DISJOINT_EXT) as boolean;
@@ -742,6 +743,7 @@ export class WebGLDevice implements BackendDevice {
       throw new DeviceLostError('webgl2', 'fenceSync failed');
     }
     gl.flush();
+    const since = performance.now();
     try {
       for (;;) {
         const status = gl.clientWaitSync(sync, 0, 0);
@@ -751,7 +753,7 @@ export class WebGLDevice implements BackendDevice {
           throw new DeviceLostError('webgl2', 'clientWaitSync failed');
         }
         this.check();
-        await tick();
+        await tick(since);
       }
     } finally {
       gl.deleteSync(sync);
@@ -759,8 +761,31 @@ export class WebGLDevice implements BackendDevice {
   }
 }
 
-function tick(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
+/** How long a wait polls back to back before it sleeps a millisecond between polls. */
+const EAGER_POLL_MS = 16;
+
+/**
+ * Yields to the event loop, where the browser updates fence and query status: a
+ * message on a channel, then (once the wait, started at `since`, passed
+ * EAGER_POLL_MS) a 1 ms timer set from that message's task. Not setTimeout(0) in a
+ * chain: nested timeouts are clamped to 4 ms from the fifth on (HTML's timer rules).
+ * Measured on SwiftShader (one 4096-element pass, device.time, median of 9): wall
+ * 3.1-3.8 ms against 0.3 ms of GPU time with timers after 2 ms of messages, 2.0 ms
+ * with 20 ms of messages; with setTimeout(0) alone a 4096-element histogram took
+ * 12 ms of wall for 2 ms of GPU time. The sleeps keep long waits from holding a
+ * core that a software GPU needs.
+ */
+function tick(since: number): Promise<void> {
+  if (typeof MessageChannel === 'undefined') return new Promise((resolve) => setTimeout(resolve, 0));
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      if (performance.now() - since < EAGER_POLL_MS) resolve();
+      else setTimeout(resolve, 1);
+    };
+    channel.port2.postMessage(undefined);
+  });
 }
 
 function makeCanvas(): OffscreenCanvas | HTMLCanvasElement | undefined {
