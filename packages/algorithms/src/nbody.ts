@@ -22,12 +22,25 @@
  * texel, one fetch per 4 interactions, where gpu.js's one fragment per body takes
  * one per interaction; a second pass puts the sums in body order and kicks. Every
  * kernel writes only its own element.
+ *
+ * Serial-workgroup devices (a CPU: few fat workers, each running its workgroups one
+ * invocation after another, where workgroup memory and barriers only cost): one
+ * invocation per workgroup, each owning B consecutive bodies (`NBodyBlocking`) held
+ * in scalar variables, walks every body j in order with scalar loads from a scalar
+ * f32 view of the positions: no barriers, no workgroup memory, no vector values,
+ * and every worker's range of bodies is contiguous. Same interaction code, so the
+ * same edge-case rules (the coincidence select, dropped where ε² >= 1e-12) and the
+ * same summation order (j ascending) as the tiled kernel. There is no tiling of j:
+ * the positions of 8192 bodies are 128 KiB, in L2, and each j read serves B
+ * interactions (about 40 B of arithmetic per 16 bytes), so the loop is bound by
+ * arithmetic, not by the cache; sizes where the positions leave L2 take hours.
  */
 import {
   type Buffer,
   buffer,
   type Device,
   defineKernel,
+  f32,
   fma,
   InvalidArgumentError,
   inverseSqrt,
@@ -75,16 +88,40 @@ export interface NBodyTiling {
  */
 const DEFAULT_TILING: NBodyTiling = { workgroupSize: 512, bodiesPerInvocation: 4, unroll: 16 };
 
+/**
+ * How the serial formulation ('serial-workgroups' devices) is laid out: each
+ * invocation owns `bodiesPerInvocation` consecutive bodies in scalar variables,
+ * so every position read serves that many interactions.
+ */
+export interface NBodyBlocking {
+  /** Bodies each invocation owns (1 .. 8). */
+  readonly bodiesPerInvocation: number;
+}
+
+/**
+ * The default serial blocking. Node 20 on the 2-core Xeon VM, 2048 bodies, ε² > 0,
+ * medians of 9 after 10 warm-ups (2026-11-23, bench/nbody-serial.ts): see
+ * SERIAL_BLOCKING_MEASURED for the figures per B.
+ */
+const DEFAULT_BLOCKING: NBodyBlocking = { bodiesPerInvocation: 4 };
+
 export interface NBodyAccelerationOptions {
   /** ε², the softening squared (finite, >= 0); default 1e-6. The CLI's `--softening` is ε. */
   readonly softening2?: number;
   /**
    * The tiled formulation's layout, for benchmarks and tuning; ignored where the
-   * device runs the gather formulation. Default: 512 invocations (capped by the
+   * device runs the gather formulation. On 'serial-workgroups' devices (a CPU),
+   * giving it runs the tiled formulation instead of the serial one. Default: 512 invocations (capped by the
    * device's limits), unroll 16, 4 bodies per invocation (fewer where n is small
    * next to the device's concurrency).
    */
   readonly tiling?: NBodyTiling;
+  /**
+   * The serial formulation's layout ('serial-workgroups' devices: a CPU), for
+   * benchmarks and tuning; ignored elsewhere, and where `tiling` is given (which
+   * asks for the tiled formulation on such devices too). Default: 4 bodies per invocation.
+   */
+  readonly blocking?: NBodyBlocking;
 }
 
 export interface NBodyOptions extends NBodyAccelerationOptions {
@@ -103,7 +140,15 @@ export interface NBodyResult {
   readonly velocities: Buffer<'f32'>;
 }
 
-/** One body of an invocation in the tiled kernel: its position and its running acceleration. */
+/** The other body of an interaction: its position and mass (a vec4 value or four scalars). */
+interface Source {
+  readonly x: Val<'f32'>;
+  readonly y: Val<'f32'>;
+  readonly z: Val<'f32'>;
+  readonly w: Val<'f32'>;
+}
+
+/** One body of an invocation: its position and its running acceleration. */
 interface OwnedBody {
   readonly x: Val<'f32'>;
   readonly y: Val<'f32'>;
@@ -114,30 +159,38 @@ interface OwnedBody {
 }
 
 /**
- * Adds body q's pull on `p` to p's accelerations: 3 subtractions, 3 fma for r²
- * (ε² first), one inverseSqrt, 3 multiplications, 3 fma into the sums — the 20
- * counted flop in 12 instructions plus the reciprocal square root. `guarded`
+ * Adds body q's pull on each body of `ps` to its accelerations: 3 subtractions, 3 fma
+ * for r² (ε² first), one inverseSqrt, 3 multiplications, 3 fma into the sums — the
+ * 20 counted flop in 12 instructions plus the reciprocal square root. `guarded`
  * keeps the select that makes a coincident pair's term zero; without it the
  * caller must guarantee that m · ε^-3 is finite (ε² >= UNGUARDED_MIN_SOFTENING2).
+ *
+ * The statements come stage by stage across `ps` (every body's differences, then
+ * every r², …): the same values as one body after another, but independent work
+ * sits side by side, which a compiler that keeps statement order (V8 on x64, whose
+ * f32 rounding adds latency to every operation) needs to overlap the bodies' chains.
  */
-function interactTiled(k: KernelBuilder, p: OwnedBody, q: Val<'vec4<f32>'>, eps2: Val<'f32'>, guarded: boolean): void {
-  const dx = k.let(q.x.sub(p.x), 'dx');
-  const dy = k.let(q.y.sub(p.y), 'dy');
-  const dz = k.let(q.z.sub(p.z), 'dz');
-  let inv: Val<'f32'>;
-  let coincident: Val<'bool'> | undefined;
-  if (guarded) {
-    const d2 = k.let(fma(dx, dx, fma(dy, dy, dz.mul(dz))), 'd2');
-    inv = k.let(inverseSqrt(d2.add(eps2)), 'inv');
-    coincident = d2.eq(0);
-  } else {
-    inv = k.let(inverseSqrt(fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)))), 'inv');
-  }
-  const pull = q.w.mul(inv).mul(inv).mul(inv);
-  const s = k.let(coincident ? select(coincident, 0, pull) : pull, 's');
-  p.ax.set(fma(dx, s, p.ax));
-  p.ay.set(fma(dy, s, p.ay));
-  p.az.set(fma(dz, s, p.az));
+function interact(k: KernelBuilder, ps: readonly OwnedBody[], q: Source, eps2: Val<'f32'>, guarded: boolean): void {
+  const d = ps.map((p) => ({
+    x: k.let(q.x.sub(p.x), 'dx'),
+    y: k.let(q.y.sub(p.y), 'dy'),
+    z: k.let(q.z.sub(p.z), 'dz'),
+  }));
+  const r2 = d.map(({ x, y, z }) =>
+    k.let(guarded ? fma(x, x, fma(y, y, z.mul(z))) : fma(x, x, fma(y, y, fma(z, z, eps2))), guarded ? 'd2' : 'r2'),
+  );
+  const inv = r2.map((r) => k.let(inverseSqrt(guarded ? r.add(eps2) : r), 'inv'));
+  const s = inv.map((i, b) => {
+    const pull = q.w.mul(i).mul(i).mul(i);
+    return k.let(guarded ? select((r2[b] as Val<'f32'>).eq(0), 0, pull) : pull, 's');
+  });
+  ps.forEach((p, b) => {
+    const { x, y, z } = d[b] as { x: Val<'f32'>; y: Val<'f32'>; z: Val<'f32'> };
+    const sb = s[b] as Val<'f32'>;
+    p.ax.set(fma(x, sb, p.ax));
+    p.ay.set(fma(y, sb, p.ay));
+    p.az.set(fma(z, sb, p.az));
+  });
 }
 
 /**
@@ -194,7 +247,7 @@ function tiledKernel(tiling: NBodyTiling, guarded: boolean) {
             k.for({ from: 0, to: wg, step: unroll, type: 'u32' }, (j) => {
               for (let u = 0; u < unroll; u++) {
                 const q = k.let(tile.load((u === 0 ? j : j.add(u)).and(wg - 1)), 'q');
-                for (const p of owned) interactTiled(k, p, q, eps2, guarded);
+                for (const p of owned) interact(k, [p], q, eps2, guarded);
               }
             });
             k.barrier();
@@ -208,6 +261,75 @@ function tiledKernel(tiling: NBodyTiling, guarded: boolean) {
             const a = vec('f32', p.ax, p.ay, p.az, 0);
             acc.store(i, a);
             velOut.store(i, velIn.load(i).add(a.mul(h)));
+          });
+        });
+      },
+    }),
+  );
+}
+
+/**
+ * Serial kernel: acc = a(pos); velOut = velIn + acc · halfDt, on scalar f32 views
+ * (element 4i + c is component c of body i). Invocation v (its global index) owns
+ * bodies vB .. vB + B − 1 and sums the pull of every body j = 0 .. n − 1 in order,
+ * so a workgroup's bodies, and a worker's run of workgroups, are contiguous. Owned
+ * bodies past n load as zero and are never stored; invocations past n / B (a
+ * folded grid's extra workgroups) do nothing.
+ */
+function serialKernel(blocking: NBodyBlocking, wg: number, guarded: boolean) {
+  const B = blocking.bodiesPerInvocation;
+  return cachedKernel(`nbody-serial:${B}:${wg}:${guarded ? 'guarded' : 'positive'}`, () =>
+    defineKernel({
+      name: guarded ? 'nbody_accel_kick_serial' : 'nbody_accel_kick_serial_soft',
+      workgroupSize: wg,
+      params: {
+        pos: buffer('f32', 'read'),
+        velIn: buffer('f32', 'read'),
+        velOut: buffer('f32', 'write'),
+        acc: buffer('f32', 'write'),
+        n: uniform('u32'),
+        eps2: uniform('f32'),
+        halfDt: uniform('f32'),
+      },
+      body: ({ pos, velIn, velOut, acc, n, eps2, halfDt }, k) => {
+        const first = k.let(k.globalIndex.mul(B), 'first');
+        k.if(first.lt(n), () => {
+          const base: Val<'u32'>[] = [];
+          const owned: OwnedBody[] = [];
+          for (let b = 0; b < B; b++) {
+            const e = k.let((b === 0 ? first : first.add(b)).mul(4), 'e');
+            base.push(e);
+            owned.push({
+              x: k.let(pos.load(e), 'px'),
+              y: k.let(pos.load(e.add(1)), 'py'),
+              z: k.let(pos.load(e.add(2)), 'pz'),
+              ax: k.var('f32', 0, 'ax'),
+              ay: k.var('f32', 0, 'ay'),
+              az: k.var('f32', 0, 'az'),
+            });
+          }
+          const end = k.let(n.mul(4), 'end');
+          k.for({ from: 0, to: end, step: 4, type: 'u32' }, (o) => {
+            const q = { x: pos.load(o), y: pos.load(o.add(1)), z: pos.load(o.add(2)), w: pos.load(o.add(3)) };
+            interact(k, owned, q, eps2, guarded);
+          });
+          owned.forEach((p, b) => {
+            const e = base[b] as Val<'u32'>;
+            const store = () => {
+              const a = [p.ax, p.ay, p.az];
+              a.forEach((ac, c) => {
+                const ec = e.add(c);
+                acc.store(ec, ac);
+                velOut.store(ec, velIn.load(ec).add(ac.mul(halfDt)));
+              });
+              // w: acceleration 0, velocity w carried as the vec4 kernels carry it (w + 0 · halfDt).
+              const e3 = e.add(3);
+              acc.store(e3, 0);
+              velOut.store(e3, velIn.load(e3).add(f32(0).mul(halfDt)));
+            };
+            // Body `first` is below n (checked above); the others may not be.
+            if (b === 0) store();
+            else k.if(first.add(b).lt(n), store);
           });
         });
       },
@@ -268,7 +390,7 @@ function gatherBlockedKernel(wg: number, guarded: boolean) {
           k.for({ from: 0, to: n, step: GATHER_UNROLL, type: 'u32' }, (j) => {
             for (let u = 0; u < GATHER_UNROLL; u++) {
               const q = k.let(pos.load(u === 0 ? j : j.add(u)), 'q');
-              for (const p of owned) interactTiled(k, p, q, eps2, guarded);
+              for (const p of owned) interact(k, [p], q, eps2, guarded);
             }
           });
           [acc0, acc1, acc2, acc3].forEach((out, b) => {
@@ -372,10 +494,32 @@ function kickDriftKernel(wg: number) {
   );
 }
 
-/** ε² and the tiling (undefined: the gather formulation) after checking every argument. */
+/** The formulation a call runs, with its layout. */
+type Plan =
+  | { readonly kind: 'serial'; readonly blocking: NBodyBlocking }
+  | { readonly kind: 'tiled'; readonly tiling: NBodyTiling }
+  | { readonly kind: 'gather' };
+
+/** ε² and the formulation after checking every argument. */
 interface Checked {
   readonly eps2: number;
-  readonly tiling: NBodyTiling | undefined;
+  readonly plan: Plan;
+}
+
+/** The N-body formulations: 'serial' (per-invocation blocks of bodies), 'tiled' (workgroup memory), 'gather'. */
+export type NBodyFormulation = Plan['kind'];
+
+/**
+ * The formulation `nbody` and `nbodyAccelerations` run on `device` with `options`:
+ * 'serial' on 'serial-workgroups' devices with 'scatter' (unless a tiling is given),
+ * else 'tiled' where the device has workgroups, else 'gather'. Throws
+ * UnsupportedFeatureError where none fits.
+ */
+export function nbodyFormulation(device: Device, options: Pick<NBodyAccelerationOptions, 'tiling'> = {}): NBodyFormulation {
+  const family = familyOf(device, 'nbody');
+  if (family === 'workgroup' && options.tiling !== undefined) return 'tiled';
+  if (device.caps.features.has('serial-workgroups') && device.caps.features.has('scatter')) return 'serial';
+  return family === 'workgroup' ? 'tiled' : 'gather';
 }
 
 function validate(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions | NBodyAccelerationOptions, needSteps: boolean): Checked {
@@ -403,8 +547,37 @@ function validate(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions |
     throw new InvalidArgumentError('options.softening2', `must be a finite number >= 0, got ${String(eps2)}`);
   }
   checkFits(device, bodies.length, 'N-body temporaries');
-  const tiling = familyOf(device, 'nbody') === 'workgroup' ? tilingFor(device, options.tiling, bodies.length / 4) : undefined;
-  return { eps2, tiling };
+  const n = bodies.length / 4;
+  const kind = nbodyFormulation(device, options);
+  const plan: Plan =
+    kind === 'serial'
+      ? { kind, blocking: blockingFor(options.blocking) }
+      : kind === 'tiled'
+        ? { kind, tiling: tilingFor(device, options.tiling, n) }
+        : { kind };
+  return { eps2, plan };
+}
+
+/**
+ * Workgroup size of the serial kernel: 1 (each workgroup one invocation, so the
+ * workers' shares differ by at most B bodies), or the smallest power of two that
+ * keeps the grid within the device's workgroup limits.
+ */
+function serialWorkgroupSize(device: Device, invocations: number): number {
+  const { maxComputeWorkgroupsPerDimension: perDim, maxComputeInvocationsPerWorkgroup: maxWg } = device.caps.limits;
+  let wg = 1;
+  while (wg < maxWg && Math.ceil(invocations / wg) > perDim ** 3) wg *= 2;
+  return wg;
+}
+
+/** The serial blocking to use: the caller's (checked), or the default. */
+function blockingFor(given: NBodyBlocking | undefined): NBodyBlocking {
+  if (given === undefined) return DEFAULT_BLOCKING;
+  if (given === null || typeof given !== 'object') throw new InvalidArgumentError('options.blocking', 'must be an object');
+  const b = given.bodiesPerInvocation;
+  checkCount('options.blocking.bodiesPerInvocation', b, 1);
+  if (b > 8) throw new InvalidArgumentError('options.blocking.bodiesPerInvocation', `must be at most 8, got ${b}`);
+  return { bodiesPerInvocation: b };
 }
 
 /**
@@ -457,13 +630,16 @@ function recordAccelKick(
   n: number,
   eps2: number,
   halfDt: number,
-  tiling: NBodyTiling | undefined,
+  plan: Plan,
 ): void {
   const args = { pos, velIn, velOut, acc, n, eps2, halfDt };
   // With ε² >= 1e-12 a coincident pair's term is 0 · (finite) = 0: the select can go.
   const guarded = !(Math.fround(eps2) >= UNGUARDED_MIN_SOFTENING2);
-  if (tiling !== undefined) {
-    device.dispatch(tiledKernel(tiling, guarded), { invocations: Math.ceil(n / tiling.bodiesPerInvocation) }, args);
+  if (plan.kind === 'serial') {
+    const invocations = Math.ceil(n / plan.blocking.bodiesPerInvocation);
+    device.dispatch(serialKernel(plan.blocking, serialWorkgroupSize(device, invocations), guarded), { invocations }, args);
+  } else if (plan.kind === 'tiled') {
+    device.dispatch(tiledKernel(plan.tiling, guarded), { invocations: Math.ceil(n / plan.tiling.bodiesPerInvocation) }, args);
   } else {
     const wg = gatherSize(device.caps);
     const m = Math.ceil(n / GATHER_BLOCK);
@@ -481,13 +657,13 @@ function recordAccelKick(
  * dispatch (two on gather devices). Throws InvalidArgumentError as `nbody` does for bodies, ε² and tiling.
  */
 export function nbodyAccelerations(device: Device, bodies: Buffer<'f32'>, options: NBodyAccelerationOptions = {}): Buffer<'f32'> {
-  const { eps2, tiling } = validate(device, bodies, options, false);
+  const { eps2, plan } = validate(device, bodies, options, false);
   const n = bodies.length / 4;
   const acc = device.createBuffer('f32', bodies.length);
   if (n === 0) return acc;
   const vel = scratch(device, 'nbody.zero', 'f32', bodies.length);
   const velOut = scratch(device, 'nbody.sink', 'f32', bodies.length);
-  recordAccelKick(device, bodies, vel, velOut, acc, n, eps2, 0, tiling);
+  recordAccelKick(device, bodies, vel, velOut, acc, n, eps2, 0, plan);
   return acc;
 }
 
@@ -509,7 +685,7 @@ export function nbodyAccelerations(device: Device, bodies: Buffer<'f32'>, option
  * device's limits.
  */
 export function nbody(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions): NBodyResult {
-  const { eps2, tiling } = validate(device, bodies, options, true);
+  const { eps2, plan } = validate(device, bodies, options, true);
   const len = bodies.length;
   const n = len / 4;
   const { steps, dt } = options;
@@ -525,7 +701,7 @@ export function nbody(device: Device, bodies: Buffer<'f32'>, options: NBodyOptio
   const acc = scratch(device, 'nbody.acc', 'f32', len);
   const wg = gatherSize(device.caps);
   // a(x0); velB = velA.
-  recordAccelKick(device, posA, velA, velB, acc, n, eps2, 0, tiling);
+  recordAccelKick(device, posA, velA, velB, acc, n, eps2, 0, plan);
   let pos = posA;
   let vel = velB;
   let posNext = posB;
@@ -533,11 +709,11 @@ export function nbody(device: Device, bodies: Buffer<'f32'>, options: NBodyOptio
   for (let s = 0; s < steps; s++) {
     const kd = { pos, vel, acc, posOut: posNext, velOut: velNext, dt, halfDt: dt / 2 };
     // Gather devices: one invocation per body (a texel of four); others: one per element.
-    if (tiling === undefined) device.dispatch(kickDriftBodyKernel(wg), { invocations: n }, { ...kd, n });
+    if (plan.kind === 'gather') device.dispatch(kickDriftBodyKernel(wg), { invocations: n }, { ...kd, n });
     else device.dispatch(kickDriftKernel(wg), { invocations: len }, { ...kd, m: len });
     [pos, posNext] = [posNext, pos];
     [vel, velNext] = [velNext, vel];
-    recordAccelKick(device, pos, vel, velNext, acc, n, eps2, dt / 2, tiling);
+    recordAccelKick(device, pos, vel, velNext, acc, n, eps2, dt / 2, plan);
     [vel, velNext] = [velNext, vel];
   }
   // The spare pair is not returned: free it once the recorded work has run.
