@@ -24,16 +24,21 @@
  * kernel writes only its own element.
  *
  * Serial-workgroup devices (a CPU: few fat workers, each running its workgroups one
- * invocation after another, where workgroup memory and barriers only cost): one
- * invocation per workgroup, each owning B consecutive bodies (`NBodyBlocking`) held
- * in scalar variables, walks every body j in order with scalar loads from a scalar
- * f32 view of the positions: no barriers, no workgroup memory, no vector values,
- * and every worker's range of bodies is contiguous. Same interaction code, so the
- * same edge-case rules (the coincidence select, dropped where ε² >= 1e-12) and the
- * same summation order (j ascending) as the tiled kernel. There is no tiling of j:
- * the positions of 8192 bodies are 128 KiB, in L2, and each j read serves B
- * interactions (about 40 B of arithmetic per 16 bytes), so the loop is bound by
- * arithmetic, not by the cache; sizes where the positions leave L2 take hours.
+ * invocation after another, where workgroup memory and barriers only cost): each
+ * invocation owns B consecutive bodies (`NBodyBlocking`) and walks every body j in
+ * order, straight from the positions: no barriers, no workgroup memory, and every
+ * worker's range of bodies is contiguous (workgroups of one invocation, wider only
+ * where the grid limits ask). Without 'simd' the owned bodies sit in scalar
+ * variables and j is read with scalar loads from a scalar f32 view; with 'simd'
+ * (vec4 values in SIMD registers) they sit in the lanes of vec4 values and one
+ * vec4 operation serves four interactions, for ε² >= 1e-12 (below it the scalar
+ * kernel runs: a lane-wise select does not exist). The terms are the same, in the
+ * form that costs least where every f32 operation rounds on its own (see
+ * `interactSerial`); the edge-case rules (the coincidence select, dropped where
+ * ε² >= 1e-12) and the summation order (j ascending) are the tiled kernel's. j is
+ * not tiled: 8192 bodies' positions are 128 KiB, in L2, and each one read serves B
+ * interactions (tens of operations per 16 bytes), so the loop is bound by its
+ * arithmetic, not by the cache; sizes whose positions leave L2 take hours.
  */
 import {
   type Buffer,
@@ -46,6 +51,7 @@ import {
   inverseSqrt,
   type KernelBuilder,
   select,
+  sqrt,
   uniform,
   type Val,
   type Var,
@@ -90,20 +96,21 @@ const DEFAULT_TILING: NBodyTiling = { workgroupSize: 512, bodiesPerInvocation: 4
 
 /**
  * How the serial formulation ('serial-workgroups' devices) is laid out: each
- * invocation owns `bodiesPerInvocation` consecutive bodies in scalar variables,
- * so every position read serves that many interactions.
+ * invocation owns `bodiesPerInvocation` consecutive bodies, so every position read
+ * serves that many interactions.
  */
 export interface NBodyBlocking {
-  /** Bodies each invocation owns (1 .. 8). */
+  /** Bodies each invocation owns (1 .. 8); on 'simd' devices a multiple of 4 puts them in vec4 lanes. */
   readonly bodiesPerInvocation: number;
 }
 
 /**
- * The default serial blocking. Node 20 on the 2-core Xeon VM, 2048 bodies, ε² > 0,
- * medians of 9 after 10 warm-ups (2026-11-23, bench/nbody-serial.ts): see
- * SERIAL_BLOCKING_MEASURED for the figures per B.
+ * The default serial blocking: 8 bodies per invocation. 2048 bodies, ε² = 1e-4, one
+ * thread of the 2-core Xeon VM, CPU time per interaction (2026-11-23): JavaScript
+ * B = 2 15.4–15.6 ns, 4 14.3, 8 13.4–13.5; WebAssembly (s3/wasm's emitter) 4.9,
+ * 4.6, 4.4; vec4 lanes in WebAssembly ('simd') B = 4 1.73, 8 1.69.
  */
-const DEFAULT_BLOCKING: NBodyBlocking = { bodiesPerInvocation: 4 };
+const DEFAULT_BLOCKING: NBodyBlocking = { bodiesPerInvocation: 8 };
 
 export interface NBodyAccelerationOptions {
   /** ε², the softening squared (finite, >= 0); default 1e-6. The CLI's `--softening` is ε. */
@@ -119,7 +126,7 @@ export interface NBodyAccelerationOptions {
   /**
    * The serial formulation's layout ('serial-workgroups' devices: a CPU), for
    * benchmarks and tuning; ignored elsewhere, and where `tiling` is given (which
-   * asks for the tiled formulation on such devices too). Default: 4 bodies per invocation.
+   * asks for the tiled formulation on such devices too). Default: 8 bodies per invocation.
    */
   readonly blocking?: NBodyBlocking;
 }
@@ -159,30 +166,51 @@ interface OwnedBody {
 }
 
 /**
- * Adds body q's pull on each body of `ps` to its accelerations: 3 subtractions, 3 fma
- * for r² (ε² first), one inverseSqrt, 3 multiplications, 3 fma into the sums — the
- * 20 counted flop in 12 instructions plus the reciprocal square root. `guarded`
+ * Adds body q's pull on `p` to p's accelerations: 3 subtractions, 3 fma for r²
+ * (ε² first), one inverseSqrt, 3 multiplications, 3 fma into the sums — the 20
+ * counted flop in 12 instructions plus the reciprocal square root. `guarded`
  * keeps the select that makes a coincident pair's term zero; without it the
  * caller must guarantee that m · ε^-3 is finite (ε² >= UNGUARDED_MIN_SOFTENING2).
- *
- * The statements come stage by stage across `ps` (every body's differences, then
- * every r², …): the same values as one body after another, but independent work
- * sits side by side, which a compiler that keeps statement order (V8 on x64, whose
- * f32 rounding adds latency to every operation) needs to overlap the bodies' chains.
  */
-function interact(k: KernelBuilder, ps: readonly OwnedBody[], q: Source, eps2: Val<'f32'>, guarded: boolean): void {
-  const d = ps.map((p) => ({
-    x: k.let(q.x.sub(p.x), 'dx'),
-    y: k.let(q.y.sub(p.y), 'dy'),
-    z: k.let(q.z.sub(p.z), 'dz'),
-  }));
-  const r2 = d.map(({ x, y, z }) =>
-    k.let(guarded ? fma(x, x, fma(y, y, z.mul(z))) : fma(x, x, fma(y, y, fma(z, z, eps2))), guarded ? 'd2' : 'r2'),
-  );
-  const inv = r2.map((r) => k.let(inverseSqrt(guarded ? r.add(eps2) : r), 'inv'));
-  const s = inv.map((i, b) => {
-    const pull = q.w.mul(i).mul(i).mul(i);
-    return k.let(guarded ? select((r2[b] as Val<'f32'>).eq(0), 0, pull) : pull, 's');
+function interact(k: KernelBuilder, p: OwnedBody, q: Source, eps2: Val<'f32'>, guarded: boolean): void {
+  const dx = k.let(q.x.sub(p.x), 'dx');
+  const dy = k.let(q.y.sub(p.y), 'dy');
+  const dz = k.let(q.z.sub(p.z), 'dz');
+  let inv: Val<'f32'>;
+  let coincident: Val<'bool'> | undefined;
+  if (guarded) {
+    const d2 = k.let(fma(dx, dx, fma(dy, dy, dz.mul(dz))), 'd2');
+    inv = k.let(inverseSqrt(d2.add(eps2)), 'inv');
+    coincident = d2.eq(0);
+  } else {
+    inv = k.let(inverseSqrt(fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)))), 'inv');
+  }
+  const pull = q.w.mul(inv).mul(inv).mul(inv);
+  const s = k.let(coincident ? select(coincident, 0, pull) : pull, 's');
+  p.ax.set(fma(dx, s, p.ax));
+  p.ay.set(fma(dy, s, p.ay));
+  p.az.set(fma(dz, s, p.az));
+}
+
+/**
+ * The serial kernels' interaction, for each body of `ps` (stage by stage across
+ * them): the same terms as `interact`, with m / (r² · √r²) for m · r^-3 and r²
+ * summed by separate multiplies and adds. On the CPU every f32 operation rounds
+ * (a `Math.fround` in JavaScript, whose conversions dominate the loop; in
+ * WebAssembly fma and inverseSqrt go through f64 and back while f32 +, ×, ÷ and √
+ * are single instructions), and this form costs less in both: 2048 bodies, one
+ * thread, CPU time per interaction, 2026-11-23: JavaScript 13–14 ns against
+ * 14–15 ns for `interact`'s form; WebAssembly (s3/wasm's emitter) 4.5 ns against
+ * 9.8 ns. The rounding differs from `interact` by a few ulp per term, within the
+ * f32 bound the conformance suite holds every formulation to. `guarded` as in `interact`.
+ */
+function interactSerial(k: KernelBuilder, ps: readonly OwnedBody[], q: Source, eps2: Val<'f32'>, guarded: boolean): void {
+  const d = ps.map((p) => ({ x: k.let(q.x.sub(p.x), 'dx'), y: k.let(q.y.sub(p.y), 'dy'), z: k.let(q.z.sub(p.z), 'dz') }));
+  const d2 = d.map(({ x, y, z }) => k.let(x.mul(x).add(y.mul(y)).add(z.mul(z)), 'd2'));
+  const s = d2.map((dd) => {
+    const r2 = k.let(dd.add(eps2), 'r2');
+    const pull = q.w.div(r2.mul(sqrt(r2)));
+    return k.let(guarded ? select(dd.eq(0), 0, pull) : pull, 's');
   });
   ps.forEach((p, b) => {
     const { x, y, z } = d[b] as { x: Val<'f32'>; y: Val<'f32'>; z: Val<'f32'> };
@@ -247,7 +275,7 @@ function tiledKernel(tiling: NBodyTiling, guarded: boolean) {
             k.for({ from: 0, to: wg, step: unroll, type: 'u32' }, (j) => {
               for (let u = 0; u < unroll; u++) {
                 const q = k.let(tile.load((u === 0 ? j : j.add(u)).and(wg - 1)), 'q');
-                for (const p of owned) interact(k, [p], q, eps2, guarded);
+                for (const p of owned) interact(k, p, q, eps2, guarded);
               }
             });
             k.barrier();
@@ -311,7 +339,7 @@ function serialKernel(blocking: NBodyBlocking, wg: number, guarded: boolean) {
           const end = k.let(n.mul(4), 'end');
           k.for({ from: 0, to: end, step: 4, type: 'u32' }, (o) => {
             const q = { x: pos.load(o), y: pos.load(o.add(1)), z: pos.load(o.add(2)), w: pos.load(o.add(3)) };
-            interact(k, owned, q, eps2, guarded);
+            interactSerial(k, owned, q, eps2, guarded);
           });
           owned.forEach((p, b) => {
             const e = base[b] as Val<'u32'>;
@@ -330,6 +358,98 @@ function serialKernel(blocking: NBodyBlocking, wg: number, guarded: boolean) {
             // Body `first` is below n (checked above); the others may not be.
             if (b === 0) store();
             else k.if(first.add(b).lt(n), store);
+          });
+        });
+      },
+    }),
+  );
+}
+
+/** Four owned bodies in the lanes of vec4 values: positions and running accelerations. */
+interface LaneBodies {
+  readonly x: Val<'vec4<f32>'>;
+  readonly y: Val<'vec4<f32>'>;
+  readonly z: Val<'vec4<f32>'>;
+  readonly ax: Var<'vec4<f32>'>;
+  readonly ay: Var<'vec4<f32>'>;
+  readonly az: Var<'vec4<f32>'>;
+}
+
+const LANES = ['x', 'y', 'z', 'w'] as const;
+
+/**
+ * Serial kernel for 'simd' devices (vec4 values in SIMD registers), ε² >= 1e-12
+ * only (it has no per-lane select): as `serialKernel`, with the B owned bodies in
+ * the lanes of B / 4 groups of vec4 values, so one vec4 operation serves four
+ * interactions; body j's coordinates and mass are splat across the lanes. The
+ * terms are `interactSerial`'s, with the sums taken by a multiply and an add (an
+ * f32 fma has no single SIMD instruction; WebAssembly would take each lane through f64).
+ */
+function simdKernel(blocking: NBodyBlocking, wg: number) {
+  const groups = blocking.bodiesPerInvocation / 4;
+  return cachedKernel(`nbody-simd:${groups}:${wg}`, () =>
+    defineKernel({
+      name: 'nbody_accel_kick_simd',
+      workgroupSize: wg,
+      params: {
+        pos: buffer('f32', 'read', { vector: 4 }),
+        velIn: buffer('f32', 'read', { vector: 4 }),
+        velOut: buffer('f32', 'write', { vector: 4 }),
+        acc: buffer('f32', 'write', { vector: 4 }),
+        n: uniform('u32'),
+        eps2: uniform('f32'),
+        halfDt: uniform('f32'),
+      },
+      body: ({ pos, velIn, velOut, acc, n, eps2, halfDt }, k) => {
+        const splat = (x: Val<'f32'>, name?: string) => k.let(vec('f32', x, x, x, x), name);
+        const first = k.let(k.globalIndex.mul(4 * groups), 'first');
+        k.if(first.lt(n), () => {
+          const owned: LaneBodies[] = [];
+          for (let g = 0; g < groups; g++) {
+            const p = [0, 1, 2, 3].map((l) => k.let(pos.load(first.add(4 * g + l)), 'p'));
+            const lanes = (c: 'x' | 'y' | 'z') => vec('f32', ...(p.map((b) => b[c]) as [Val<'f32'>, Val<'f32'>, Val<'f32'>, Val<'f32'>]));
+            owned.push({
+              x: k.let(lanes('x'), 'px'),
+              y: k.let(lanes('y'), 'py'),
+              z: k.let(lanes('z'), 'pz'),
+              ax: k.var('vec4<f32>', 0, 'ax'),
+              ay: k.var('vec4<f32>', 0, 'ay'),
+              az: k.var('vec4<f32>', 0, 'az'),
+            });
+          }
+          const e2 = splat(eps2, 'e2');
+          k.for({ from: 0, to: n, type: 'u32' }, (j) => {
+            const q = k.let(pos.load(j), 'q');
+            const qx = splat(q.x);
+            const qy = splat(q.y);
+            const qz = splat(q.z);
+            const qw = splat(q.w);
+            const d = owned.map((p) => ({ x: k.let(qx.sub(p.x), 'dx'), y: k.let(qy.sub(p.y), 'dy'), z: k.let(qz.sub(p.z), 'dz') }));
+            const s = d.map(({ x, y, z }) => {
+              const r2 = k.let(x.mul(x).add(y.mul(y)).add(z.mul(z)).add(e2), 'r2');
+              return k.let(qw.div(r2.mul(sqrt(r2))), 's');
+            });
+            owned.forEach((p, g) => {
+              const { x, y, z } = d[g] as { x: Val<'vec4<f32>'>; y: Val<'vec4<f32>'>; z: Val<'vec4<f32>'> };
+              const sg = s[g] as Val<'vec4<f32>'>;
+              p.ax.set(p.ax.add(x.mul(sg)));
+              p.ay.set(p.ay.add(y.mul(sg)));
+              p.az.set(p.az.add(z.mul(sg)));
+            });
+          });
+          const h = vec('f32', halfDt, halfDt, halfDt, halfDt);
+          owned.forEach((p, g) => {
+            LANES.forEach((c, l) => {
+              const i = k.let(first.add(4 * g + l), 'i');
+              const store = () => {
+                const a = vec('f32', p.ax[c], p.ay[c], p.az[c], 0);
+                acc.store(i, a);
+                velOut.store(i, velIn.load(i).add(a.mul(h)));
+              };
+              // Body `first` is below n (checked above); the others may not be.
+              if (g === 0 && l === 0) store();
+              else k.if(i.lt(n), store);
+            });
           });
         });
       },
@@ -390,7 +510,7 @@ function gatherBlockedKernel(wg: number, guarded: boolean) {
           k.for({ from: 0, to: n, step: GATHER_UNROLL, type: 'u32' }, (j) => {
             for (let u = 0; u < GATHER_UNROLL; u++) {
               const q = k.let(pos.load(u === 0 ? j : j.add(u)), 'q');
-              for (const p of owned) interact(k, [p], q, eps2, guarded);
+              for (const p of owned) interact(k, p, q, eps2, guarded);
             }
           });
           [acc0, acc1, acc2, acc3].forEach((out, b) => {
@@ -496,7 +616,8 @@ function kickDriftKernel(wg: number) {
 
 /** The formulation a call runs, with its layout. */
 type Plan =
-  | { readonly kind: 'serial'; readonly blocking: NBodyBlocking }
+  /** `lanes`: the bodies sit in vec4 lanes ('simd' devices, B a multiple of 4) where ε² allows. */
+  | { readonly kind: 'serial'; readonly blocking: NBodyBlocking; readonly lanes: boolean }
   | { readonly kind: 'tiled'; readonly tiling: NBodyTiling }
   | { readonly kind: 'gather' };
 
@@ -551,11 +672,15 @@ function validate(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions |
   const kind = nbodyFormulation(device, options);
   const plan: Plan =
     kind === 'serial'
-      ? { kind, blocking: blockingFor(options.blocking) }
+      ? serialPlan(device, blockingFor(options.blocking))
       : kind === 'tiled'
         ? { kind, tiling: tilingFor(device, options.tiling, n) }
         : { kind };
   return { eps2, plan };
+}
+
+function serialPlan(device: Device, blocking: NBodyBlocking): Plan {
+  return { kind: 'serial', blocking, lanes: device.caps.features.has('simd') && blocking.bodiesPerInvocation % 4 === 0 };
 }
 
 /**
@@ -637,7 +762,10 @@ function recordAccelKick(
   const guarded = !(Math.fround(eps2) >= UNGUARDED_MIN_SOFTENING2);
   if (plan.kind === 'serial') {
     const invocations = Math.ceil(n / plan.blocking.bodiesPerInvocation);
-    device.dispatch(serialKernel(plan.blocking, serialWorkgroupSize(device, invocations), guarded), { invocations }, args);
+    const wg = serialWorkgroupSize(device, invocations);
+    // The lanes kernel has no per-lane select: below ε² = 1e-12 the scalar one runs.
+    if (plan.lanes && !guarded) device.dispatch(simdKernel(plan.blocking, wg), { invocations }, args);
+    else device.dispatch(serialKernel(plan.blocking, wg, guarded), { invocations }, args);
   } else if (plan.kind === 'tiled') {
     device.dispatch(tiledKernel(plan.tiling, guarded), { invocations: Math.ceil(n / plan.tiling.bodiesPerInvocation) }, args);
   } else {
@@ -654,7 +782,7 @@ function recordAccelKick(
  * Accelerations a_i (as (ax, ay, az, 0) per body, a new f32 buffer of length 4n)
  * of `bodies` under all-pairs gravitation with softening ε² = `softening2`.
  * Complexity: n² interactions (20 flop each for reporting), O(n) memory, one
- * dispatch (two on gather devices). Throws InvalidArgumentError as `nbody` does for bodies, ε² and tiling.
+ * dispatch (two on gather devices). Throws InvalidArgumentError as `nbody` does for bodies, ε², tiling and blocking.
  */
 export function nbodyAccelerations(device: Device, bodies: Buffer<'f32'>, options: NBodyAccelerationOptions = {}): Buffer<'f32'> {
   const { eps2, plan } = validate(device, bodies, options, false);
@@ -681,8 +809,8 @@ export function nbodyAccelerations(device: Device, bodies: Buffer<'f32'>, option
  * this takes masses below 3.4e20, so that m / ε^3 stays finite in f32).
  * Throws InvalidArgumentError for a bad bodies buffer (dtype, length not a
  * multiple of 4), steps not an integer >= 0, a non-finite dt, ε² < 0, a
- * velocities length mismatch or (on workgroup devices) a tiling outside the
- * device's limits.
+ * velocities length mismatch, (on workgroup devices) a tiling outside the
+ * device's limits or (on serial-workgroup devices) a blocking outside 1 .. 8.
  */
 export function nbody(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions): NBodyResult {
   const { eps2, plan } = validate(device, bodies, options, true);
