@@ -106,9 +106,10 @@ export interface NBodyBlocking {
 
 /**
  * The default serial blocking: 8 bodies per invocation. 2048 bodies, ε² = 1e-4, one
- * thread of the 2-core Xeon VM, CPU time per interaction (2026-11-23): JavaScript
- * B = 2 15.4–15.6 ns, 4 14.3, 8 13.4–13.5; WebAssembly (s3/wasm's emitter) 4.9,
- * 4.6, 4.4; vec4 lanes in WebAssembly ('simd') B = 4 1.73, 8 1.69.
+ * thread of the 2-core Xeon VM, CPU time per interaction (2026-11-23, r² by
+ * separate multiplies and adds): JavaScript B = 2 15.4–15.6 ns, 4 14.3, 8 13.4–13.5
+ * (with the fma form `interactSerial` now has: 4 12.0–13.2, 8 12.0); vec4 lanes in
+ * WebAssembly (s3/wasm's emitter, 'simd') B = 4 1.73, 8 1.69.
  */
 const DEFAULT_BLOCKING: NBodyBlocking = { bodiesPerInvocation: 8 };
 
@@ -193,22 +194,24 @@ function interact(k: KernelBuilder, p: OwnedBody, q: Source, eps2: Val<'f32'>, g
 }
 
 /**
- * The serial kernels' interaction, for each body of `ps` (stage by stage across
- * them): the same terms as `interact`, with m / (r² · √r²) for m · r^-3 and r²
- * summed by separate multiplies and adds. On the CPU every f32 operation rounds
- * (a `Math.fround` in JavaScript, whose conversions dominate the loop; in
- * WebAssembly fma and inverseSqrt go through f64 and back while f32 +, ×, ÷ and √
- * are single instructions), and this form costs less in both: 2048 bodies, one
- * thread, CPU time per interaction, 2026-11-23: JavaScript 13–14 ns against
- * 14–15 ns for `interact`'s form; WebAssembly (s3/wasm's emitter) 4.5 ns against
- * 9.8 ns. The rounding differs from `interact` by a few ulp per term, within the
- * f32 bound the conformance suite holds every formulation to. `guarded` as in `interact`.
+ * The serial kernel's interaction, for each body of `ps` (stage by stage across
+ * them): `interact`'s terms, with m / (r² · √r²) for m · r^-3. Where every f32
+ * operation rounds on its own (a `Math.fround` in JavaScript, whose conversions
+ * dominate the loop) this form takes 12 roundings per interaction to
+ * `interact`'s 13 and a square root and a division to a reciprocal square root and
+ * three multiplications: 2048 bodies, one thread, CPU time per interaction,
+ * 2026-11-23: 12.0 ns against 14.1–14.5 ns. (WebAssembly, which takes fma through
+ * f64, would rather have r² by separate multiplies and adds: 4.4 ns against 7.6
+ * ns; there the 'simd' devices' lanes kernel, which has them, runs wherever ε² >= 1e-12.)
+ * The rounding differs from `interact` by a few ulp per term, within the f32 bound
+ * the conformance suite holds every formulation to. `guarded` as in `interact`.
  */
 function interactSerial(k: KernelBuilder, ps: readonly OwnedBody[], q: Source, eps2: Val<'f32'>, guarded: boolean): void {
   const d = ps.map((p) => ({ x: k.let(q.x.sub(p.x), 'dx'), y: k.let(q.y.sub(p.y), 'dy'), z: k.let(q.z.sub(p.z), 'dz') }));
-  const d2 = d.map(({ x, y, z }) => k.let(x.mul(x).add(y.mul(y)).add(z.mul(z)), 'd2'));
+  // r² = (dx² + dy² + dz²) + ε², ε² first where unguarded (as `interact`).
+  const d2 = d.map(({ x, y, z }) => k.let(fma(x, x, fma(y, y, guarded ? z.mul(z) : fma(z, z, eps2))), guarded ? 'd2' : 'r2'));
   const s = d2.map((dd) => {
-    const r2 = k.let(dd.add(eps2), 'r2');
+    const r2 = guarded ? k.let(dd.add(eps2), 'r2') : dd;
     const pull = q.w.div(r2.mul(sqrt(r2)));
     return k.let(guarded ? select(dd.eq(0), 0, pull) : pull, 's');
   });
