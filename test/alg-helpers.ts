@@ -57,6 +57,15 @@ function capsView(device: Device, name: string, transform: (caps: DeviceCaps) =>
   return view;
 }
 
+/**
+ * `device` with the 'simd' feature added (what the CPU backend lists where it runs
+ * vec4 values as SIMD registers): algorithms then choose their vec4 formulations,
+ * which must give the same results wherever they run.
+ */
+export function simdView(device: Device): Device {
+  return capsView(device, 'simd', (caps) => ({ ...caps, features: new Set([...caps.features, 'simd']) }));
+}
+
 /** A gather-only view of `device` (see the file comment). Destroying it leaves `device` alone. */
 export function gatherOnlyView(device: Device): Device {
   return capsView(device, 'gather-only', (caps) => ({

@@ -3,16 +3,18 @@
  * bound, leapfrog integration against the float64 integrator, edge cases, errors.
  */
 import {
+  type NBodyBlocking,
   type NBodyTiling,
   nbody,
   nbodyAccelerations,
   nbodyAccelerationsReference,
   nbodyForceScale,
+  nbodyFormulation,
   nbodyReference,
 } from '@trident/algorithms';
 import { InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
-import { expectBitsEqual, foldedGridView, foldLimit, formulations, isSlow } from './alg-helpers.ts';
+import { expectBitsEqual, foldedGridView, foldLimit, formulations, gatherOnlyView, isSlow, simdView } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 
 /** n bodies in the unit cube with masses in (0, 1/n]. */
@@ -150,6 +152,77 @@ describeEachBackend('nbody', (ctx) => {
     for (let e = 0; e < got.length; e++) {
       if (!(Math.abs((got[e] as number) - (want[e] as number)) <= 1e-5 * (1 + Math.abs(want[e] as number))))
         expect.fail(`tiled leapfrog x[${e}] ${got[e]} vs ${want[e]}`);
+    }
+  });
+
+  it('serial formulation (serial-workgroup devices): every blocking, scalar and vec4 lanes, n off the block, both ε² paths, leapfrog', async () => {
+    const serial = ctx.device.caps.features.has('serial-workgroups') && ctx.device.caps.features.has('scatter');
+    expect(nbodyFormulation(ctx.device)).toBe(serial ? 'serial' : ctx.device.caps.features.has('workgroup') ? 'tiled' : 'gather');
+    expect(nbodyFormulation(gatherOnlyView(ctx.device))).toBe('gather');
+    if (ctx.device.caps.features.has('workgroup')) {
+      expect(nbodyFormulation(ctx.device, { tiling: { workgroupSize: 16, bodiesPerInvocation: 1, unroll: 1 } })).toBe('tiled');
+    }
+    // Elsewhere the blocking is ignored: the first one shows the result is still right.
+    const blockings: NBodyBlocking[] = [1, 2, 3, 4, 8].map((b) => ({ bodiesPerInvocation: b }));
+    // 'simd' devices hold the bodies in vec4 lanes where B divides by 4 and ε² >= 1e-12.
+    const devices = serial ? [ctx.device, simdView(ctx.device)] : [ctx.device];
+    for (const device of devices) {
+      const label = device === ctx.device ? ctx.kind : `${ctx.kind}/simd`;
+      for (const blocking of serial ? blockings : blockings.slice(0, 1)) {
+        const B = blocking.bodiesPerInvocation;
+        for (const n of serial ? [1, B + 1, 2 * B + 3, 13, 301] : [1, 13]) {
+          for (const softening2 of [1e-3, 0]) {
+            const data = makeBodies(n, 11 * n + B);
+            // ε² = 0: bodies 0 and n − 1 coincide (their mutual term must be zero, not NaN).
+            if (softening2 === 0 && n > 1) data.copyWithin(4 * (n - 1), 0, 3);
+            const got = await nbodyAccelerations(device, device.createBuffer('f32', data), { softening2, blocking }).read();
+            const want = nbodyAccelerationsReference(data, softening2);
+            const scale = nbodyForceScale(data, softening2);
+            for (let e = 0; e < 4 * n; e++) {
+              const err = Math.abs((got[e] as number) - (want[e] as number));
+              if (!(err <= (n + 16) * 2 ** -21 * (scale[e >> 2] as number)))
+                expect.fail(`${label} B=${B} n=${n} eps2=${softening2} a[${e}]: ${got[e]} vs ${want[e]}`);
+            }
+          }
+        }
+      }
+      // The blocking carries through the leapfrog steps (velocities' w kept).
+      const data = makeBodies(70, 5);
+      const vdata = Float32Array.from(randomU32(280, 9), (x, e) => (e % 4 === 3 ? 7 : (x / 2 ** 32 - 0.5) * 0.1));
+      const options = { steps: 3, dt: 1e-3, softening2: 1e-4 };
+      const got = nbody(device, device.createBuffer('f32', data), {
+        ...options,
+        velocities: device.createBuffer('f32', vdata),
+        blocking: { bodiesPerInvocation: 4 },
+      });
+      const want = nbodyReference(data, { ...options, velocities: vdata });
+      const [x, v] = [await got.bodies.read(), await got.velocities.read()];
+      for (let e = 0; e < x.length; e++) {
+        if (!(Math.abs((x[e] as number) - (want.bodies[e] as number)) <= 1e-5 * (1 + Math.abs(want.bodies[e] as number))))
+          expect.fail(`${label} serial leapfrog x[${e}] ${x[e]} vs ${want.bodies[e]}`);
+        if (!(Math.abs((v[e] as number) - (want.velocities[e] as number)) <= 1e-4 * (1 + Math.abs(want.velocities[e] as number))))
+          expect.fail(`${label} serial leapfrog v[${e}] ${v[e]} vs ${want.velocities[e]}`);
+      }
+    }
+  });
+
+  it('rejects a blocking the serial formulation cannot use (ignores it on other devices)', () => {
+    const device = ctx.device;
+    const serial = device.caps.features.has('serial-workgroups') && device.caps.features.has('scatter');
+    const bodies = device.createBuffer('f32', makeBodies(4, 1));
+    for (const blocking of [{ bodiesPerInvocation: 0 }, { bodiesPerInvocation: 9 }, { bodiesPerInvocation: 1.5 }, null]) {
+      let error: unknown;
+      try {
+        nbodyAccelerations(device, bodies, { blocking: blocking as unknown as NBodyBlocking });
+      } catch (e) {
+        error = e;
+      }
+      if (!serial) {
+        expect(error, JSON.stringify(blocking)).toBeUndefined();
+        continue;
+      }
+      expect(error, JSON.stringify(blocking)).toBeInstanceOf(InvalidArgumentError);
+      expect((error as InvalidArgumentError).argument, JSON.stringify(blocking)).toMatch(/^options\.blocking/);
     }
   });
 

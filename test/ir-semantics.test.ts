@@ -20,6 +20,7 @@ import {
   select,
   sin,
   sqrt,
+  UnsupportedFeatureError,
   type Val,
   vec,
 } from 'trident';
@@ -384,6 +385,78 @@ describeEachBackend('IR built-ins, vectors and control flow', (ctx) => {
     expect(Array.from(await s.read())).toEqual(
       Array.from({ length: n / 4 }, (_, i) => data.slice(4 * i, 4 * i + 4).reduce((a, b) => a + b)),
     );
+  });
+
+  it('vector variables swap components through themselves; vector select picks one arm; vector loads out of range give zeros', async () => {
+    const k = defineKernel({
+      name: 'vec_values',
+      workgroupSize: 16,
+      params: { x: buffer('u32', 'read', { vector: 4 }), y: buffer('u32', 'write', { vector: 4 }) },
+      body: ({ x, y }, k) => {
+        const i = k.globalIndex;
+        k.if(i.lt(y.length), () => {
+          const v = k.var('vec4<u32>', x.load(i), 'v');
+          v.set(vec('u32', v.y, v.x, v.w, v.z)); // each component reads the old value
+          const past = x.load(i.add(x.length)); // out of range: (0, 0, 0, 0)
+          const below = x.load(i.cast('i32').sub(1000)); // negative: (0, 0, 0, 0)
+          const pick = select(i.and(1).eq(0), v, v.mul(2).add(vec('u32', 0, 1, 2, 3)));
+          y.store(i, pick.add(past).add(below).add(i));
+        });
+      },
+    });
+    const n = 4 * 21;
+    const data = Array.from({ length: n }, (_, e) => (e * 7919) % 1000);
+    const d = ctx.device;
+    const x = d.createBuffer('u32', data);
+    const y = d.createBuffer('u32', n);
+    d.dispatch(k, { invocations: n / 4 }, { x, y });
+    const want = data.map((_, e) => {
+      const i = e >> 2;
+      const c = e & 3;
+      const swapped = data[4 * i + (c ^ 1)] as number;
+      return (i % 2 === 0 ? swapped : 2 * swapped + c) + i;
+    });
+    expect(Array.from(await y.read())).toEqual(want);
+  });
+
+  it('vec4 workgroup and private arrays and vector variables live across a barrier', async () => {
+    const wg = 8;
+    const k = defineKernel({
+      name: 'vec_workgroup',
+      workgroupSize: wg,
+      params: { x: buffer('f32', 'read', { vector: 4 }), y: buffer('f32', 'write', { vector: 4 }) },
+      body: ({ x, y }, k) => {
+        const tile = k.workgroupArray('vec4<f32>', wg);
+        const own = k.privateArray('vec4<f32>', 2);
+        const i = k.let(k.globalIndex, 'i');
+        const v = k.var('vec4<f32>', x.load(i), 'v');
+        tile.store(k.localIndex, v);
+        own.store(1, v.mul(0.5));
+        own.store(7, v); // out of range: dropped
+        k.barrier();
+        v.set(v.add(tile.load(k.localIndex.add(1).and(wg - 1))));
+        const far = tile.load(k.localIndex.add(wg)); // out of range: zeros
+        y.store(i, v.add(own.load(1)).add(own.load(0)).add(far).add(own.load(5)));
+      },
+    });
+    const n = 4 * wg * 3;
+    const data = Array.from({ length: n }, (_, e) => ((e * 37) % 101) / 4);
+    const d = ctx.device;
+    const x = d.createBuffer('f32', data);
+    const y = d.createBuffer('f32', n);
+    if (!d.caps.features.has('workgroup')) {
+      // Gather-only devices refuse the kernel, naming the class.
+      expect(() => d.dispatch(k, { invocations: n / 4 }, { x, y })).toThrow(UnsupportedFeatureError);
+      return;
+    }
+    d.dispatch(k, { invocations: n / 4 }, { x, y });
+    const want = data.map((value, e) => {
+      const i = e >> 2;
+      const next = (i & ~(wg - 1)) + (((i % wg) + 1) % wg);
+      return value + (data[4 * next + (e & 3)] as number) + value * 0.5;
+    });
+    const got = await y.read();
+    for (let e = 0; e < n; e++) expect(got[e], `y[${e}]`).toBeCloseTo(want[e] as number, 4);
   });
 
   it('loops with break and continue, nested ifs and select follow the sequential program', async () => {

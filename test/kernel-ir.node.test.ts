@@ -5,7 +5,9 @@ import {
   f32,
   generateJs,
   i32,
+  type Kernel,
   KernelBuildError,
+  type KernelIR,
   type KernelSpec,
   select,
   u32,
@@ -79,7 +81,62 @@ it('generates vector code and select', () => {
     },
   });
   const src = generateJs(k).source;
-  expect(src).toContain('$ldv(b_x, (wgi * WG + lid), 4)');
-  expect(src).toContain('$stv(b_y');
+  // Scalarised: no vector arrays; the load reads its four elements after one bounds check.
+  expect(src).not.toMatch(/\$ldv|\$stv|new Array/);
+  expect(src).toMatch(/< len_x \? \(\$t\d+ = \$t\d+ \* 4, \$t\d+ = b_x\[\$t\d+\], (\$t\d+ = b_x\[\$t\d+ \+ [123]\](, )?){3}\)/);
   expect(k.info.classes.has('gather')).toBe(true);
+  // And it computes what the kernel says: both arms of the select, zeros past the input.
+  const run = new Function(`return ${src};`)() as (b: Record<string, Float32Array>, u: object, s: number, e: number, n: number) => void;
+  const x = Float32Array.from([1, 2, 3, 4, -1, 5, 6, 7]);
+  const y = new Float32Array(12).fill(9);
+  run({ x, y }, {}, 0, 1, 1);
+  expect([...y]).toEqual([3, 5, 7, 9, -1, 5, 6, 7, 0, 0, 0, 0]);
+});
+
+it('scalarised vectors keep effects in order and once: impure components left to right, splats once, select only its arm', () => {
+  // IR by hand (the builder would bind each atomic to a variable first): out[0..3] = the
+  // construct's four atomicAdd results, in order; out[4..7] = a select whose false arm
+  // holds an atomic that must not run; then the counter itself.
+  const u32 = 'u32' as const;
+  const c = (value: number) => ({ op: 'const', type: u32, value }) as const;
+  const bump = { op: 'atomic', type: u32, fn: 'add', buffer: 'a', index: c(0), value: c(1) } as const;
+  const v4 = 'vec4<u32>' as const;
+  const ir: KernelIR = {
+    name: 'vec_effects',
+    workgroupSize: 1,
+    params: [
+      ['a', { kind: 'buffer', dtype: 'u32', access: 'atomic', vector: 1 }],
+      ['out', { kind: 'buffer', dtype: 'u32', access: 'write', vector: 4 }],
+    ],
+    workgroupArrays: [],
+    vars: [],
+    body: [
+      { op: 'store', buffer: 'out', index: c(0), value: { op: 'construct', type: v4, args: [bump, bump, bump, bump] } },
+      {
+        op: 'store',
+        buffer: 'out',
+        index: c(1),
+        value: {
+          op: 'select',
+          type: v4,
+          cond: { op: 'const', type: 'bool', value: true },
+          ifTrue: {
+            op: 'binary',
+            type: v4,
+            fn: 'add',
+            a: { op: 'const', type: v4, value: [10, 20, 30, 40] },
+            b: { op: 'construct', type: v4, args: [c(5), c(5), c(5), c(5)] },
+          },
+          ifFalse: { op: 'construct', type: v4, args: [bump, c(0), c(0), c(0)] },
+        },
+      },
+    ],
+  };
+  const src = generateJs({ ir } as unknown as Kernel).source;
+  const run = new Function(`return ${src};`)() as (b: Record<string, Uint32Array>, u: object, s: number, e: number, n: number) => void;
+  const a = new Uint32Array(1);
+  const out = new Uint32Array(8);
+  run({ a, out }, {}, 0, 1, 1);
+  expect([...out]).toEqual([0, 1, 2, 3, 15, 25, 35, 45]);
+  expect(a[0]).toBe(4);
 });

@@ -36,11 +36,14 @@ export {
   DEFAULT_SOFTENING2,
   NBODY_FLOPS_PER_INTERACTION,
   type NBodyAccelerationOptions,
+  type NBodyBlocking,
+  type NBodyFormulation,
   type NBodyOptions,
   type NBodyResult,
   type NBodyTiling,
   nbody,
   nbodyAccelerations,
+  nbodyFormulation,
 } from './nbody.ts';
 export { quickSort } from './quicksort.ts';
 export { radixSort } from './radix-sort.ts';

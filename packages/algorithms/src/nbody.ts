@@ -22,17 +22,36 @@
  * texel, one fetch per 4 interactions, where gpu.js's one fragment per body takes
  * one per interaction; a second pass puts the sums in body order and kicks. Every
  * kernel writes only its own element.
+ *
+ * Serial-workgroup devices (a CPU: few fat workers, each running its workgroups one
+ * invocation after another, where workgroup memory and barriers only cost): each
+ * invocation owns B consecutive bodies (`NBodyBlocking`) and walks every body j in
+ * order, straight from the positions: no barriers, no workgroup memory, and every
+ * worker's range of bodies is contiguous (workgroups of one invocation, wider only
+ * where the grid limits ask). Without 'simd' the owned bodies sit in scalar
+ * variables and j is read with scalar loads from a scalar f32 view; with 'simd'
+ * (vec4 values in SIMD registers) they sit in the lanes of vec4 values and one
+ * vec4 operation serves four interactions, for ε² >= 1e-12 (below it the scalar
+ * kernel runs: a lane-wise select does not exist). The terms are the same, in the
+ * form that costs least where every f32 operation rounds on its own (see
+ * `interactSerial`); the edge-case rules (the coincidence select, dropped where
+ * ε² >= 1e-12) and the summation order (j ascending) are the tiled kernel's. j is
+ * not tiled: 8192 bodies' positions are 128 KiB, in L2, and each one read serves B
+ * interactions (tens of operations per 16 bytes), so the loop is bound by its
+ * arithmetic, not by the cache; sizes whose positions leave L2 take hours.
  */
 import {
   type Buffer,
   buffer,
   type Device,
   defineKernel,
+  f32,
   fma,
   InvalidArgumentError,
   inverseSqrt,
   type KernelBuilder,
   select,
+  sqrt,
   uniform,
   type Val,
   type Var,
@@ -75,16 +94,42 @@ export interface NBodyTiling {
  */
 const DEFAULT_TILING: NBodyTiling = { workgroupSize: 512, bodiesPerInvocation: 4, unroll: 16 };
 
+/**
+ * How the serial formulation ('serial-workgroups' devices) is laid out: each
+ * invocation owns `bodiesPerInvocation` consecutive bodies, so every position read
+ * serves that many interactions.
+ */
+export interface NBodyBlocking {
+  /** Bodies each invocation owns (1 .. 8); on 'simd' devices a multiple of 4 puts them in vec4 lanes. */
+  readonly bodiesPerInvocation: number;
+}
+
+/**
+ * The default serial blocking: 8 bodies per invocation. 2048 bodies, ε² = 1e-4, one
+ * thread of the 2-core Xeon VM, CPU time per interaction (2026-11-23, r² by
+ * separate multiplies and adds): JavaScript B = 2 15.4–15.6 ns, 4 14.3, 8 13.4–13.5
+ * (with the fma form `interactSerial` now has: 4 12.0–13.2, 8 12.0); vec4 lanes in
+ * WebAssembly (s3/wasm's emitter, 'simd') B = 4 1.73, 8 1.69.
+ */
+const DEFAULT_BLOCKING: NBodyBlocking = { bodiesPerInvocation: 8 };
+
 export interface NBodyAccelerationOptions {
   /** ε², the softening squared (finite, >= 0); default 1e-6. The CLI's `--softening` is ε. */
   readonly softening2?: number;
   /**
    * The tiled formulation's layout, for benchmarks and tuning; ignored where the
-   * device runs the gather formulation. Default: 512 invocations (capped by the
+   * device runs the gather formulation. On 'serial-workgroups' devices (a CPU),
+   * giving it runs the tiled formulation instead of the serial one. Default: 512 invocations (capped by the
    * device's limits), unroll 16, 4 bodies per invocation (fewer where n is small
    * next to the device's concurrency).
    */
   readonly tiling?: NBodyTiling;
+  /**
+   * The serial formulation's layout ('serial-workgroups' devices: a CPU), for
+   * benchmarks and tuning; ignored elsewhere, and where `tiling` is given (which
+   * asks for the tiled formulation on such devices too). Default: 8 bodies per invocation.
+   */
+  readonly blocking?: NBodyBlocking;
 }
 
 export interface NBodyOptions extends NBodyAccelerationOptions {
@@ -103,7 +148,15 @@ export interface NBodyResult {
   readonly velocities: Buffer<'f32'>;
 }
 
-/** One body of an invocation in the tiled kernel: its position and its running acceleration. */
+/** The other body of an interaction: its position and mass (a vec4 value or four scalars). */
+interface Source {
+  readonly x: Val<'f32'>;
+  readonly y: Val<'f32'>;
+  readonly z: Val<'f32'>;
+  readonly w: Val<'f32'>;
+}
+
+/** One body of an invocation: its position and its running acceleration. */
 interface OwnedBody {
   readonly x: Val<'f32'>;
   readonly y: Val<'f32'>;
@@ -120,7 +173,7 @@ interface OwnedBody {
  * keeps the select that makes a coincident pair's term zero; without it the
  * caller must guarantee that m · ε^-3 is finite (ε² >= UNGUARDED_MIN_SOFTENING2).
  */
-function interactTiled(k: KernelBuilder, p: OwnedBody, q: Val<'vec4<f32>'>, eps2: Val<'f32'>, guarded: boolean): void {
+function interact(k: KernelBuilder, p: OwnedBody, q: Source, eps2: Val<'f32'>, guarded: boolean): void {
   const dx = k.let(q.x.sub(p.x), 'dx');
   const dy = k.let(q.y.sub(p.y), 'dy');
   const dz = k.let(q.z.sub(p.z), 'dz');
@@ -138,6 +191,37 @@ function interactTiled(k: KernelBuilder, p: OwnedBody, q: Val<'vec4<f32>'>, eps2
   p.ax.set(fma(dx, s, p.ax));
   p.ay.set(fma(dy, s, p.ay));
   p.az.set(fma(dz, s, p.az));
+}
+
+/**
+ * The serial kernel's interaction, for each body of `ps` (stage by stage across
+ * them): `interact`'s terms, with m / (r² · √r²) for m · r^-3. Where every f32
+ * operation rounds on its own (a `Math.fround` in JavaScript, whose conversions
+ * dominate the loop) this form takes 12 roundings per interaction to
+ * `interact`'s 13 and a square root and a division to a reciprocal square root and
+ * three multiplications: 2048 bodies, one thread, CPU time per interaction,
+ * 2026-11-23: 12.0 ns against 14.1–14.5 ns. (WebAssembly, which takes fma through
+ * f64, would rather have r² by separate multiplies and adds: 4.4 ns against 7.6
+ * ns; there the 'simd' devices' lanes kernel, which has them, runs wherever ε² >= 1e-12.)
+ * The rounding differs from `interact` by a few ulp per term, within the f32 bound
+ * the conformance suite holds every formulation to. `guarded` as in `interact`.
+ */
+function interactSerial(k: KernelBuilder, ps: readonly OwnedBody[], q: Source, eps2: Val<'f32'>, guarded: boolean): void {
+  const d = ps.map((p) => ({ x: k.let(q.x.sub(p.x), 'dx'), y: k.let(q.y.sub(p.y), 'dy'), z: k.let(q.z.sub(p.z), 'dz') }));
+  // r² = (dx² + dy² + dz²) + ε², ε² first where unguarded (as `interact`).
+  const d2 = d.map(({ x, y, z }) => k.let(fma(x, x, fma(y, y, guarded ? z.mul(z) : fma(z, z, eps2))), guarded ? 'd2' : 'r2'));
+  const s = d2.map((dd) => {
+    const r2 = guarded ? k.let(dd.add(eps2), 'r2') : dd;
+    const pull = q.w.div(r2.mul(sqrt(r2)));
+    return k.let(guarded ? select(dd.eq(0), 0, pull) : pull, 's');
+  });
+  ps.forEach((p, b) => {
+    const { x, y, z } = d[b] as { x: Val<'f32'>; y: Val<'f32'>; z: Val<'f32'> };
+    const sb = s[b] as Val<'f32'>;
+    p.ax.set(fma(x, sb, p.ax));
+    p.ay.set(fma(y, sb, p.ay));
+    p.az.set(fma(z, sb, p.az));
+  });
 }
 
 /**
@@ -194,7 +278,7 @@ function tiledKernel(tiling: NBodyTiling, guarded: boolean) {
             k.for({ from: 0, to: wg, step: unroll, type: 'u32' }, (j) => {
               for (let u = 0; u < unroll; u++) {
                 const q = k.let(tile.load((u === 0 ? j : j.add(u)).and(wg - 1)), 'q');
-                for (const p of owned) interactTiled(k, p, q, eps2, guarded);
+                for (const p of owned) interact(k, p, q, eps2, guarded);
               }
             });
             k.barrier();
@@ -208,6 +292,167 @@ function tiledKernel(tiling: NBodyTiling, guarded: boolean) {
             const a = vec('f32', p.ax, p.ay, p.az, 0);
             acc.store(i, a);
             velOut.store(i, velIn.load(i).add(a.mul(h)));
+          });
+        });
+      },
+    }),
+  );
+}
+
+/**
+ * Serial kernel: acc = a(pos); velOut = velIn + acc · halfDt, on scalar f32 views
+ * (element 4i + c is component c of body i). Invocation v (its global index) owns
+ * bodies vB .. vB + B − 1 and sums the pull of every body j = 0 .. n − 1 in order,
+ * so a workgroup's bodies, and a worker's run of workgroups, are contiguous. Owned
+ * bodies past n load as zero and are never stored; invocations past n / B (a
+ * folded grid's extra workgroups) do nothing.
+ */
+function serialKernel(blocking: NBodyBlocking, wg: number, guarded: boolean) {
+  const B = blocking.bodiesPerInvocation;
+  return cachedKernel(`nbody-serial:${B}:${wg}:${guarded ? 'guarded' : 'positive'}`, () =>
+    defineKernel({
+      name: guarded ? 'nbody_accel_kick_serial' : 'nbody_accel_kick_serial_soft',
+      workgroupSize: wg,
+      params: {
+        pos: buffer('f32', 'read'),
+        velIn: buffer('f32', 'read'),
+        velOut: buffer('f32', 'write'),
+        acc: buffer('f32', 'write'),
+        n: uniform('u32'),
+        eps2: uniform('f32'),
+        halfDt: uniform('f32'),
+      },
+      body: ({ pos, velIn, velOut, acc, n, eps2, halfDt }, k) => {
+        const first = k.let(k.globalIndex.mul(B), 'first');
+        k.if(first.lt(n), () => {
+          const base: Val<'u32'>[] = [];
+          const owned: OwnedBody[] = [];
+          for (let b = 0; b < B; b++) {
+            const e = k.let((b === 0 ? first : first.add(b)).mul(4), 'e');
+            base.push(e);
+            owned.push({
+              x: k.let(pos.load(e), 'px'),
+              y: k.let(pos.load(e.add(1)), 'py'),
+              z: k.let(pos.load(e.add(2)), 'pz'),
+              ax: k.var('f32', 0, 'ax'),
+              ay: k.var('f32', 0, 'ay'),
+              az: k.var('f32', 0, 'az'),
+            });
+          }
+          const end = k.let(n.mul(4), 'end');
+          k.for({ from: 0, to: end, step: 4, type: 'u32' }, (o) => {
+            const q = { x: pos.load(o), y: pos.load(o.add(1)), z: pos.load(o.add(2)), w: pos.load(o.add(3)) };
+            interactSerial(k, owned, q, eps2, guarded);
+          });
+          owned.forEach((p, b) => {
+            const e = base[b] as Val<'u32'>;
+            const store = () => {
+              const a = [p.ax, p.ay, p.az];
+              a.forEach((ac, c) => {
+                const ec = e.add(c);
+                acc.store(ec, ac);
+                velOut.store(ec, velIn.load(ec).add(ac.mul(halfDt)));
+              });
+              // w: acceleration 0, velocity w carried as the vec4 kernels carry it (w + 0 · halfDt).
+              const e3 = e.add(3);
+              acc.store(e3, 0);
+              velOut.store(e3, velIn.load(e3).add(f32(0).mul(halfDt)));
+            };
+            // Body `first` is below n (checked above); the others may not be.
+            if (b === 0) store();
+            else k.if(first.add(b).lt(n), store);
+          });
+        });
+      },
+    }),
+  );
+}
+
+/** Four owned bodies in the lanes of vec4 values: positions and running accelerations. */
+interface LaneBodies {
+  readonly x: Val<'vec4<f32>'>;
+  readonly y: Val<'vec4<f32>'>;
+  readonly z: Val<'vec4<f32>'>;
+  readonly ax: Var<'vec4<f32>'>;
+  readonly ay: Var<'vec4<f32>'>;
+  readonly az: Var<'vec4<f32>'>;
+}
+
+const LANES = ['x', 'y', 'z', 'w'] as const;
+
+/**
+ * Serial kernel for 'simd' devices (vec4 values in SIMD registers), ε² >= 1e-12
+ * only (it has no per-lane select): as `serialKernel`, with the B owned bodies in
+ * the lanes of B / 4 groups of vec4 values, so one vec4 operation serves four
+ * interactions; body j's coordinates and mass are splat across the lanes. The
+ * terms are `interactSerial`'s, with the sums taken by a multiply and an add (an
+ * f32 fma has no single SIMD instruction; WebAssembly would take each lane through f64).
+ */
+function simdKernel(blocking: NBodyBlocking, wg: number) {
+  const groups = blocking.bodiesPerInvocation / 4;
+  return cachedKernel(`nbody-simd:${groups}:${wg}`, () =>
+    defineKernel({
+      name: 'nbody_accel_kick_simd',
+      workgroupSize: wg,
+      params: {
+        pos: buffer('f32', 'read', { vector: 4 }),
+        velIn: buffer('f32', 'read', { vector: 4 }),
+        velOut: buffer('f32', 'write', { vector: 4 }),
+        acc: buffer('f32', 'write', { vector: 4 }),
+        n: uniform('u32'),
+        eps2: uniform('f32'),
+        halfDt: uniform('f32'),
+      },
+      body: ({ pos, velIn, velOut, acc, n, eps2, halfDt }, k) => {
+        const splat = (x: Val<'f32'>, name?: string) => k.let(vec('f32', x, x, x, x), name);
+        const first = k.let(k.globalIndex.mul(4 * groups), 'first');
+        k.if(first.lt(n), () => {
+          const owned: LaneBodies[] = [];
+          for (let g = 0; g < groups; g++) {
+            const p = [0, 1, 2, 3].map((l) => k.let(pos.load(first.add(4 * g + l)), 'p'));
+            const lanes = (c: 'x' | 'y' | 'z') => vec('f32', ...(p.map((b) => b[c]) as [Val<'f32'>, Val<'f32'>, Val<'f32'>, Val<'f32'>]));
+            owned.push({
+              x: k.let(lanes('x'), 'px'),
+              y: k.let(lanes('y'), 'py'),
+              z: k.let(lanes('z'), 'pz'),
+              ax: k.var('vec4<f32>', 0, 'ax'),
+              ay: k.var('vec4<f32>', 0, 'ay'),
+              az: k.var('vec4<f32>', 0, 'az'),
+            });
+          }
+          const e2 = splat(eps2, 'e2');
+          k.for({ from: 0, to: n, type: 'u32' }, (j) => {
+            const q = k.let(pos.load(j), 'q');
+            const qx = splat(q.x);
+            const qy = splat(q.y);
+            const qz = splat(q.z);
+            const qw = splat(q.w);
+            const d = owned.map((p) => ({ x: k.let(qx.sub(p.x), 'dx'), y: k.let(qy.sub(p.y), 'dy'), z: k.let(qz.sub(p.z), 'dz') }));
+            const s = d.map(({ x, y, z }) => {
+              const r2 = k.let(x.mul(x).add(y.mul(y)).add(z.mul(z)).add(e2), 'r2');
+              return k.let(qw.div(r2.mul(sqrt(r2))), 's');
+            });
+            owned.forEach((p, g) => {
+              const { x, y, z } = d[g] as { x: Val<'vec4<f32>'>; y: Val<'vec4<f32>'>; z: Val<'vec4<f32>'> };
+              const sg = s[g] as Val<'vec4<f32>'>;
+              p.ax.set(p.ax.add(x.mul(sg)));
+              p.ay.set(p.ay.add(y.mul(sg)));
+              p.az.set(p.az.add(z.mul(sg)));
+            });
+          });
+          const h = vec('f32', halfDt, halfDt, halfDt, halfDt);
+          owned.forEach((p, g) => {
+            LANES.forEach((c, l) => {
+              const i = k.let(first.add(4 * g + l), 'i');
+              const store = () => {
+                const a = vec('f32', p.ax[c], p.ay[c], p.az[c], 0);
+                acc.store(i, a);
+                velOut.store(i, velIn.load(i).add(a.mul(h)));
+              };
+              // Body `first` is below n (checked above); the others may not be.
+              if (g === 0 && l === 0) store();
+              else k.if(i.lt(n), store);
+            });
           });
         });
       },
@@ -268,7 +513,7 @@ function gatherBlockedKernel(wg: number, guarded: boolean) {
           k.for({ from: 0, to: n, step: GATHER_UNROLL, type: 'u32' }, (j) => {
             for (let u = 0; u < GATHER_UNROLL; u++) {
               const q = k.let(pos.load(u === 0 ? j : j.add(u)), 'q');
-              for (const p of owned) interactTiled(k, p, q, eps2, guarded);
+              for (const p of owned) interact(k, p, q, eps2, guarded);
             }
           });
           [acc0, acc1, acc2, acc3].forEach((out, b) => {
@@ -372,10 +617,33 @@ function kickDriftKernel(wg: number) {
   );
 }
 
-/** ε² and the tiling (undefined: the gather formulation) after checking every argument. */
+/** The formulation a call runs, with its layout. */
+type Plan =
+  /** `lanes`: the bodies sit in vec4 lanes ('simd' devices, B a multiple of 4) where ε² allows. */
+  | { readonly kind: 'serial'; readonly blocking: NBodyBlocking; readonly lanes: boolean }
+  | { readonly kind: 'tiled'; readonly tiling: NBodyTiling }
+  | { readonly kind: 'gather' };
+
+/** ε² and the formulation after checking every argument. */
 interface Checked {
   readonly eps2: number;
-  readonly tiling: NBodyTiling | undefined;
+  readonly plan: Plan;
+}
+
+/** The N-body formulations: 'serial' (per-invocation blocks of bodies), 'tiled' (workgroup memory), 'gather'. */
+export type NBodyFormulation = Plan['kind'];
+
+/**
+ * The formulation `nbody` and `nbodyAccelerations` run on `device` with `options`:
+ * 'serial' on 'serial-workgroups' devices with 'scatter' (unless a tiling is given),
+ * else 'tiled' where the device has workgroups, else 'gather'. Throws
+ * UnsupportedFeatureError where none fits.
+ */
+export function nbodyFormulation(device: Device, options: Pick<NBodyAccelerationOptions, 'tiling'> = {}): NBodyFormulation {
+  const family = familyOf(device, 'nbody');
+  if (family === 'workgroup' && options.tiling !== undefined) return 'tiled';
+  if (device.caps.features.has('serial-workgroups') && device.caps.features.has('scatter')) return 'serial';
+  return family === 'workgroup' ? 'tiled' : 'gather';
 }
 
 function validate(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions | NBodyAccelerationOptions, needSteps: boolean): Checked {
@@ -403,8 +671,41 @@ function validate(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions |
     throw new InvalidArgumentError('options.softening2', `must be a finite number >= 0, got ${String(eps2)}`);
   }
   checkFits(device, bodies.length, 'N-body temporaries');
-  const tiling = familyOf(device, 'nbody') === 'workgroup' ? tilingFor(device, options.tiling, bodies.length / 4) : undefined;
-  return { eps2, tiling };
+  const n = bodies.length / 4;
+  const kind = nbodyFormulation(device, options);
+  const plan: Plan =
+    kind === 'serial'
+      ? serialPlan(device, blockingFor(options.blocking))
+      : kind === 'tiled'
+        ? { kind, tiling: tilingFor(device, options.tiling, n) }
+        : { kind };
+  return { eps2, plan };
+}
+
+function serialPlan(device: Device, blocking: NBodyBlocking): Plan {
+  return { kind: 'serial', blocking, lanes: device.caps.features.has('simd') && blocking.bodiesPerInvocation % 4 === 0 };
+}
+
+/**
+ * Workgroup size of the serial kernel: 1 (each workgroup one invocation, so the
+ * workers' shares differ by at most B bodies), or the smallest power of two that
+ * keeps the grid within the device's workgroup limits.
+ */
+function serialWorkgroupSize(device: Device, invocations: number): number {
+  const { maxComputeWorkgroupsPerDimension: perDim, maxComputeInvocationsPerWorkgroup: maxWg } = device.caps.limits;
+  let wg = 1;
+  while (wg < maxWg && Math.ceil(invocations / wg) > perDim ** 3) wg *= 2;
+  return wg;
+}
+
+/** The serial blocking to use: the caller's (checked), or the default. */
+function blockingFor(given: NBodyBlocking | undefined): NBodyBlocking {
+  if (given === undefined) return DEFAULT_BLOCKING;
+  if (given === null || typeof given !== 'object') throw new InvalidArgumentError('options.blocking', 'must be an object');
+  const b = given.bodiesPerInvocation;
+  checkCount('options.blocking.bodiesPerInvocation', b, 1);
+  if (b > 8) throw new InvalidArgumentError('options.blocking.bodiesPerInvocation', `must be at most 8, got ${b}`);
+  return { bodiesPerInvocation: b };
 }
 
 /**
@@ -457,13 +758,19 @@ function recordAccelKick(
   n: number,
   eps2: number,
   halfDt: number,
-  tiling: NBodyTiling | undefined,
+  plan: Plan,
 ): void {
   const args = { pos, velIn, velOut, acc, n, eps2, halfDt };
   // With ε² >= 1e-12 a coincident pair's term is 0 · (finite) = 0: the select can go.
   const guarded = !(Math.fround(eps2) >= UNGUARDED_MIN_SOFTENING2);
-  if (tiling !== undefined) {
-    device.dispatch(tiledKernel(tiling, guarded), { invocations: Math.ceil(n / tiling.bodiesPerInvocation) }, args);
+  if (plan.kind === 'serial') {
+    const invocations = Math.ceil(n / plan.blocking.bodiesPerInvocation);
+    const wg = serialWorkgroupSize(device, invocations);
+    // The lanes kernel has no per-lane select: below ε² = 1e-12 the scalar one runs.
+    if (plan.lanes && !guarded) device.dispatch(simdKernel(plan.blocking, wg), { invocations }, args);
+    else device.dispatch(serialKernel(plan.blocking, wg, guarded), { invocations }, args);
+  } else if (plan.kind === 'tiled') {
+    device.dispatch(tiledKernel(plan.tiling, guarded), { invocations: Math.ceil(n / plan.tiling.bodiesPerInvocation) }, args);
   } else {
     const wg = gatherSize(device.caps);
     const m = Math.ceil(n / GATHER_BLOCK);
@@ -478,16 +785,16 @@ function recordAccelKick(
  * Accelerations a_i (as (ax, ay, az, 0) per body, a new f32 buffer of length 4n)
  * of `bodies` under all-pairs gravitation with softening ε² = `softening2`.
  * Complexity: n² interactions (20 flop each for reporting), O(n) memory, one
- * dispatch (two on gather devices). Throws InvalidArgumentError as `nbody` does for bodies, ε² and tiling.
+ * dispatch (two on gather devices). Throws InvalidArgumentError as `nbody` does for bodies, ε², tiling and blocking.
  */
 export function nbodyAccelerations(device: Device, bodies: Buffer<'f32'>, options: NBodyAccelerationOptions = {}): Buffer<'f32'> {
-  const { eps2, tiling } = validate(device, bodies, options, false);
+  const { eps2, plan } = validate(device, bodies, options, false);
   const n = bodies.length / 4;
   const acc = device.createBuffer('f32', bodies.length);
   if (n === 0) return acc;
   const vel = scratch(device, 'nbody.zero', 'f32', bodies.length);
   const velOut = scratch(device, 'nbody.sink', 'f32', bodies.length);
-  recordAccelKick(device, bodies, vel, velOut, acc, n, eps2, 0, tiling);
+  recordAccelKick(device, bodies, vel, velOut, acc, n, eps2, 0, plan);
   return acc;
 }
 
@@ -505,11 +812,11 @@ export function nbodyAccelerations(device: Device, bodies: Buffer<'f32'>, option
  * this takes masses below 3.4e20, so that m / ε^3 stays finite in f32).
  * Throws InvalidArgumentError for a bad bodies buffer (dtype, length not a
  * multiple of 4), steps not an integer >= 0, a non-finite dt, ε² < 0, a
- * velocities length mismatch or (on workgroup devices) a tiling outside the
- * device's limits.
+ * velocities length mismatch, (on workgroup devices) a tiling outside the
+ * device's limits or (on serial-workgroup devices) a blocking outside 1 .. 8.
  */
 export function nbody(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions): NBodyResult {
-  const { eps2, tiling } = validate(device, bodies, options, true);
+  const { eps2, plan } = validate(device, bodies, options, true);
   const len = bodies.length;
   const n = len / 4;
   const { steps, dt } = options;
@@ -525,7 +832,7 @@ export function nbody(device: Device, bodies: Buffer<'f32'>, options: NBodyOptio
   const acc = scratch(device, 'nbody.acc', 'f32', len);
   const wg = gatherSize(device.caps);
   // a(x0); velB = velA.
-  recordAccelKick(device, posA, velA, velB, acc, n, eps2, 0, tiling);
+  recordAccelKick(device, posA, velA, velB, acc, n, eps2, 0, plan);
   let pos = posA;
   let vel = velB;
   let posNext = posB;
@@ -533,11 +840,11 @@ export function nbody(device: Device, bodies: Buffer<'f32'>, options: NBodyOptio
   for (let s = 0; s < steps; s++) {
     const kd = { pos, vel, acc, posOut: posNext, velOut: velNext, dt, halfDt: dt / 2 };
     // Gather devices: one invocation per body (a texel of four); others: one per element.
-    if (tiling === undefined) device.dispatch(kickDriftBodyKernel(wg), { invocations: n }, { ...kd, n });
+    if (plan.kind === 'gather') device.dispatch(kickDriftBodyKernel(wg), { invocations: n }, { ...kd, n });
     else device.dispatch(kickDriftKernel(wg), { invocations: len }, { ...kd, m: len });
     [pos, posNext] = [posNext, pos];
     [vel, velNext] = [velNext, vel];
-    recordAccelKick(device, pos, vel, velNext, acc, n, eps2, dt / 2, tiling);
+    recordAccelKick(device, pos, vel, velNext, acc, n, eps2, dt / 2, plan);
     [vel, velNext] = [velNext, vel];
   }
   // The spare pair is not returned: free it once the recorded work has run.

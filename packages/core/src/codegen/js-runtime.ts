@@ -18,8 +18,6 @@ function $f2ibits(x) { $bcF[0] = x; return $bcI[0]; }
 function $u2fbits(x) { $bcU[0] = x; return $bcF[0]; }
 function $i2fbits(x) { $bcI[0] = x; return $bcF[0]; }
 function $inb(b, i) { return i >= 0 && i < b.length; }
-function $ldv(b, i, w) { const o = i * w; if (!(i >= 0 && o + w <= b.length)) return new Array(w).fill(0); const r = new Array(w); for (let k = 0; k < w; k++) r[k] = b[o + k]; return r; }
-function $stv(b, i, w, v) { const o = i * w; if (!(i >= 0 && o + w <= b.length)) return; for (let k = 0; k < w; k++) b[o + k] = v[k]; }
 function $amin(b, i, v) { if (!$inb(b, i)) return 0; for (;;) { const o = Atomics.load(b, i); if (o <= v) return o; if (Atomics.compareExchange(b, i, o, v) === o) return o; } }
 function $amax(b, i, v) { if (!$inb(b, i)) return 0; for (;;) { const o = Atomics.load(b, i); if (o >= v) return o; if (Atomics.compareExchange(b, i, o, v) === o) return o; } }
 function $aop(f, b, i, v) { return $inb(b, i) ? f(b, i, v) : 0; }

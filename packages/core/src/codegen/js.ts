@@ -1,5 +1,5 @@
 import { KernelBuildError } from '../errors.ts';
-import { containsBarrier, walkStmts } from '../ir/analyze.ts';
+import { containsBarrier, walkExpr, walkStmts } from '../ir/analyze.ts';
 import type { Kernel } from '../ir/builder.ts';
 import { type BinaryFn, type Expr, type KernelIR, privateArrayLength, type Stmt, workgroupShapeOf } from '../ir/nodes.ts';
 import { typeInfo, type ValueType } from '../ir/types.ts';
@@ -16,13 +16,24 @@ import { JS_RUNTIME } from './js-runtime.ts';
  * `x + y * grid[0] + z * grid[0] * grid[1]`).
  *
  * Values: u32 as numbers in [0, 2^32), i32 as int32 numbers, f32 as doubles rounded
- * with Math.fround after every operation, bool as booleans, vectors as arrays.
+ * with Math.fround after every operation (f32 uniforms too, once per dispatch), bool
+ * as booleans.
+ *
+ * Vectors are scalarised: nothing allocates. A vecN variable is N scalar locals
+ * (`v$0` … `v$3`), vector workgroup and private arrays are flat typed arrays (N
+ * elements per vector), and a vector expression lowers to a `setup` — comma
+ * expressions, evaluated in the IR's order where the expression stands, that hold
+ * every effect (atomics) and assign temporaries (`$t<k>`, function locals) — plus N
+ * side-effect-free component expressions. A vector load is one bounds check and N
+ * element reads into temporaries; a scalar used by every component (a splat) is
+ * evaluated once; `select` still evaluates only the arm it takes.
  *
  * Workgroups with barriers run by phase splitting (seed 000's meta-program, run
  * backwards): the statements between barriers form phases, each a loop over the
  * local ids; control flow that contains a barrier runs once per workgroup with its
  * condition taken from invocation 0 (such conditions must be uniform, as on a GPU);
- * variables used in more than one phase become per-invocation arrays.
+ * variables used in more than one phase become per-invocation arrays. The generated
+ * function creates no closures, so V8 keeps every local in a register or stack slot.
  *
  * Private arrays are one typed array per kernel holding every invocation's slice
  * (`lid * length + i`), zeroed per workgroup: so they survive phase splitting the
@@ -45,6 +56,16 @@ export function generateJs(kernel: Kernel, backend = 'cpu'): JsKernelSource {
 
 const SCALAR_ARRAY: Record<string, string> = { u32: 'Uint32Array', i32: 'Int32Array', f32: 'Float32Array' };
 
+/**
+ * A vector value in generated code: `setup` runs first, in order (comma-expression
+ * pieces that hold every effect and assign temporaries); `comps` are then
+ * side-effect-free expressions, one per component, each evaluated at most once.
+ */
+interface VecCode {
+  readonly setup: readonly string[];
+  readonly comps: readonly string[];
+}
+
 class JsGenerator {
   private readonly ir: KernelIR;
   private readonly vectorWidth = new Map<string, number>();
@@ -58,6 +79,10 @@ class JsGenerator {
   private phase = -1;
   private phaseCount = 0;
   private labelCount = 0;
+  /** Temporaries (`$t<k>`) with their initial values, declared at the top of `run`. */
+  private temps: string[] = [];
+  /** Whether each expression node is free of effects (no atomics below it). */
+  private readonly pure = new WeakMap<Expr, boolean>();
   /** Innermost loop first: its labels and whether it lies outside the current phase. */
   private loops: Array<{ brk: string; cont: string; outsidePhase: boolean }> = [];
   /** Jumps (`break L0`, `break C0`) out of the current phase to barrier loops around it. */
@@ -85,6 +110,7 @@ class JsGenerator {
       this.usage = new Map();
       this.phaseCount = 0;
       this.labelCount = 0;
+      this.temps = [];
     }
     const body = this.hasBarrier ? this.region(this.ir.body, '      ') : this.phaseLoop(this.ir.body, '      ');
     const ir = this.ir;
@@ -102,34 +128,38 @@ class JsGenerator {
         if (decl.access === 'atomic' && decl.dtype === 'f32')
           lines.push(`  const bits_${name} = new Uint32Array(b_${name}.buffer, b_${name}.byteOffset, b_${name}.length);`);
       } else {
-        lines.push(`  const u_${name} = U.${name};`);
+        // An f32 uniform is an f32 value, as a GPU's uniform buffer holds it.
+        lines.push(`  const u_${name} = ${decl.dtype === 'f32' ? `Math.fround(U.${name})` : `U.${name}`};`);
       }
     }
-    for (const a of ir.workgroupArrays) {
-      const { scalar, width } = typeInfo(a.type);
-      const ctor = width === 1 ? SCALAR_ARRAY[scalar] : undefined;
-      lines.push(`  const wg_${a.id} = ${ctor ? `new ${ctor}(${a.length})` : `new Array(${a.length}).fill(${zeroOf(a.type)})`};`);
-    }
+    for (const a of ir.workgroupArrays) lines.push(`  const wg_${a.id} = ${arrayOf(a.type, a.length)};`);
     for (const v of ir.vars) {
-      if (this.spilled.has(v.id)) lines.push(`  const ${v.name} = new Array(WG).fill(${zeroOf(v.type)});`);
-      else lines.push(`  let ${v.name} = ${zeroOf(v.type)};`);
+      const { scalar, width } = typeInfo(v.type);
+      const z = zeroOf(scalar);
+      for (const name of componentNames(v.name, width)) {
+        if (this.spilled.has(v.id)) lines.push(`  const ${name} = new Array(WG).fill(${z});`);
+        else lines.push(`  let ${name} = ${z};`);
+      }
     }
-    for (const a of ir.privateArrays ?? []) {
-      const { scalar, width } = typeInfo(a.type);
-      const ctor = width === 1 ? SCALAR_ARRAY[scalar] : undefined;
-      const n = a.length * ir.workgroupSize;
-      lines.push(`  const pa_${a.id} = ${ctor ? `new ${ctor}(${n})` : `new Array(${n}).fill(${zeroOf(a.type)})`};`);
-    }
+    for (const a of ir.privateArrays ?? []) lines.push(`  const pa_${a.id} = ${arrayOf(a.type, a.length * ir.workgroupSize)};`);
+    for (let i = 0; i < this.temps.length; i += 16) lines.push(`  let ${this.temps.slice(i, i + 16).join(', ')};`);
     if (this.hasBarrier && this.hasReturn) lines.push('  const done = new Uint8Array(WG);');
     if (this.hasBarrier) lines.push('  let $xf = 0; // a break/continue out of a barrier loop, taken after the phase');
     lines.push('  for (let wgi = wgStart; wgi < wgEnd; wgi++) {');
-    for (const a of ir.workgroupArrays) lines.push(`    wg_${a.id}.fill(${zeroOf(a.type)});`);
-    for (const a of ir.privateArrays ?? []) lines.push(`    pa_${a.id}.fill(${zeroOf(a.type)});`);
+    for (const a of ir.workgroupArrays) lines.push(`    wg_${a.id}.fill(${zeroOf(typeInfo(a.type).scalar)});`);
+    for (const a of ir.privateArrays ?? []) lines.push(`    pa_${a.id}.fill(${zeroOf(typeInfo(a.type).scalar)});`);
     lines.push('    const WX = wgi % G[0], WY = Math.floor(wgi / G[0]) % G[1], WZ = Math.floor(wgi / (G[0] * G[1]));');
     if (this.hasBarrier && this.hasReturn) lines.push('    done.fill(0);');
     lines.push(body);
     lines.push('  }', '};', '})()');
     return lines.join('\n');
+  }
+
+  /** A fresh temporary holding `zero` until assigned. */
+  private temp(zero = '0'): string {
+    const name = `$t${this.temps.length}`;
+    this.temps.push(`${name} = ${zero}`);
+    return name;
   }
 
   // ---------- regions and phases ----------
@@ -151,7 +181,7 @@ class JsGenerator {
       endRun();
       if (s.op === 'barrier') continue; // phases already run in order
       if (s.op === 'if') {
-        out.push(`${ind}if (${this.uniformExpr(s.cond)}) {`);
+        out.push(...this.uniformCond(s.cond, ind, (c) => `if (${c}) {`));
         out.push(this.region(s.thenBlock, `${ind}  `));
         if (s.elseBlock.length) out.push(`${ind}} else {`, this.region(s.elseBlock, `${ind}  `));
         out.push(`${ind}}`);
@@ -161,7 +191,7 @@ class JsGenerator {
         this.loops.unshift({ brk, cont, outsidePhase: true });
         out.push(`${ind}${brk}: for (;;) {`);
         out.push(this.region(s.condPrelude, `${ind}  `));
-        out.push(`${ind}  if (!(${this.uniformExpr(s.cond)})) break;`);
+        out.push(...this.uniformCond(s.cond, `${ind}  `, (c) => `if (!${c}) break;`));
         out.push(`${ind}  ${cont}: {`, this.region(s.body, `${ind}    `), `${ind}  }`);
         out.push(this.region(s.update, `${ind}  `));
         out.push(`${ind}}`);
@@ -174,13 +204,17 @@ class JsGenerator {
     return out.filter((l) => l.length > 0).join('\n');
   }
 
-  /** A condition of control flow that holds barriers, taken from invocation 0. */
-  private uniformExpr(e: Expr): string {
+  /**
+   * A condition of control flow that holds barriers, taken from invocation 0: its
+   * value goes into a temporary in a block where `lid` is 0, then `use` tests it.
+   */
+  private uniformCond(e: Expr, ind: string, use: (cond: string) => string): string[] {
     const saved = this.phase;
     this.phase = -1;
-    const code = `((lid) => ${this.expr(e)})(0)`;
+    const t = this.temp('false');
+    const code = `${ind}{ const lid = 0; ${t} = ${this.expr(e)}; }`;
     this.phase = saved;
-    return code;
+    return [code, `${ind}${use(t)}`];
   }
 
   /** A barrier-free statement list, run for every invocation of the workgroup. */
@@ -212,20 +246,24 @@ class JsGenerator {
   private stmt(s: Stmt, ind: string): string {
     switch (s.op) {
       case 'let':
-        return `${ind}${this.varRef(s.id)} = ${this.expr(s.init)};`;
+        return this.assignVar(s.id, s.init, ind);
       case 'assign':
-        return `${ind}${this.varRef(s.id)} = ${this.expr(s.value)};`;
+        return this.assignVar(s.id, s.value, ind);
       case 'store': {
         const w = this.vectorWidth.get(s.buffer) ?? 1;
-        const idx = this.expr(s.index);
-        if (w > 1) return `${ind}$stv(b_${s.buffer}, ${idx}, ${w}, ${this.expr(s.value)});`;
+        if (w > 1) return this.storeVec(`b_${s.buffer}`, `len_${s.buffer}`, w, s.index, s.value, ind);
         // Typed arrays ignore stores outside [0, length): the IR's out-of-range rule.
-        return `${ind}b_${s.buffer}[${idx}] = ${this.expr(s.value)};`;
+        return `${ind}b_${s.buffer}[${this.expr(s.index)}] = ${this.expr(s.value)};`;
       }
-      case 'wgStore':
+      case 'wgStore': {
+        const { width } = typeInfo(s.value.type);
+        if (width > 1) return this.storeVec(`wg_${s.array}`, String(this.workgroupLength(s.array)), width, s.index, s.value, ind);
         return `${ind}wg_${s.array}[${this.expr(s.index)}] = ${this.expr(s.value)};`;
+      }
       case 'privStore': {
         const n = this.privateLength(s.array);
+        const { width } = typeInfo(s.value.type);
+        if (width > 1) return this.storeVec(`pa_${s.array}`, String(n), width, s.index, s.value, ind, `lid * ${n * width} + `);
         return `${ind}{ const $i = ${this.expr(s.index)}; if ($i >= 0 && $i < ${n}) pa_${s.array}[lid * ${n} + $i] = ${this.expr(s.value)}; }`;
       }
       case 'eval':
@@ -272,6 +310,49 @@ class JsGenerator {
     }
   }
 
+  /** `let` and `assign`: a scalar variable takes the value; a vector one each component. */
+  private assignVar(id: number, value: Expr, ind: string): string {
+    const { width } = typeInfo(value.type);
+    if (width === 1) return `${ind}${this.varRef(id)} = ${this.expr(value)};`;
+    const v = this.vexpr(value);
+    const targets = Array.from({ length: width }, (_, c) => this.varComponent(id, c));
+    const lines = v.setup.map((x) => `${ind}${x};`);
+    // A component that reads the variable itself (`v = v.yx`) must see the old value.
+    const own = new RegExp(`(?<![\\w$])${escapeRegExp(this.varName.get(id) ?? '')}\\$`);
+    let comps = v.comps;
+    if (comps.some((c) => own.test(c))) {
+      comps = comps.map((c) => {
+        const t = this.temp();
+        lines.push(`${ind}${t} = ${c};`);
+        return t;
+      });
+    }
+    for (const [i, c] of comps.entries()) lines.push(`${ind}${targets[i]} = ${c};`);
+    return lines.join('\n');
+  }
+
+  /**
+   * A vector store into typed array `arr` (`length` vectors of `w` elements, element
+   * offset `base` + index · w): the index, then the value (into temporaries), then
+   * one bounds check and w element writes.
+   */
+  private storeVec(arr: string, length: string, w: number, index: Expr, value: Expr, ind: string, base = ''): string {
+    const o = this.temp();
+    const lines = [`${ind}${o} = ${this.expr(index)};`];
+    const v = this.vexpr(value);
+    lines.push(...v.setup.map((x) => `${ind}${x};`));
+    // Components may read the array being written: take them all before the first write.
+    const comps = v.comps.map((c) => {
+      if (isTrivial(c)) return c;
+      const t = this.temp();
+      lines.push(`${ind}${t} = ${c};`);
+      return t;
+    });
+    const writes = comps.map((c, i) => `${arr}[${o}${i ? ` + ${i}` : ''}] = ${c};`).join(' ');
+    lines.push(`${ind}if (${o} >= 0 && ${o} < ${length}) { ${o} = ${base}${o} * ${w}; ${writes} }`);
+    return lines.join('\n');
+  }
+
   private varRef(id: number): string {
     const name = this.varName.get(id);
     if (name === undefined) throw new KernelBuildError(this.ir.name, `internal: unknown variable ${id}`);
@@ -281,12 +362,22 @@ class JsGenerator {
     return this.spilled.has(id) ? `${name}[lid]` : name;
   }
 
+  /** Component c of vector variable `id`: its own local (or per-invocation array, if spilled). */
+  private varComponent(id: number, c: number): string {
+    const ref = this.varRef(id);
+    return this.spilled.has(id) ? ref.replace(/\[lid\]$/, `$${c}[lid]`) : `${ref}$${c}`;
+  }
+
   // ---------- expressions ----------
 
+  /** Code for a scalar expression. */
   private expr(e: Expr): string {
+    if (typeInfo(e.type).width > 1) {
+      throw new KernelBuildError(this.ir.name, `internal: vector '${e.op}' (${e.type}) where a scalar is expected`);
+    }
     switch (e.op) {
       case 'const':
-        return constant(e.type, e.value);
+        return constant(e.value as number | boolean);
       case 'uniform':
         return `u_${e.name}`;
       case 'builtin':
@@ -305,46 +396,30 @@ class JsGenerator {
             return '1';
           case 'subgroupInvocation':
             return '0';
-          case 'localId':
-            return '[lid % SX, Math.floor(lid / SX) % SY, Math.floor(lid / (SX * SY))]';
-          case 'workgroupId':
-            return '[WX, WY, WZ]';
-          case 'globalId':
-            return '[WX * SX + lid % SX, WY * SY + (Math.floor(lid / SX) % SY), WZ * (WG / (SX * SY)) + Math.floor(lid / (SX * SY))]';
-          case 'workgroupCount':
-            return '[G[0], G[1], G[2]]';
+          default:
+            break;
         }
         break;
       case 'var':
         return this.varRef(e.id);
       case 'unary':
-        return this.mapVec(e.type, [e.a], ([a]) => unary(e.fn, typeInfo(e.type).scalar, a as string));
-      case 'binary': {
-        const scalar = typeInfo(e.a.type).scalar;
-        return this.mapVec(e.a.type, [e.a, e.b], ([a, b]) => binary(e.fn, scalar, a as string, b as string));
-      }
-      case 'call': {
-        const scalar = typeInfo(e.type).scalar;
-        return this.mapVec(e.type, e.args, (args) => mathCall(e.fn, scalar, args));
-      }
+        return unary(e.fn, typeInfo(e.type).scalar, this.scalarArg(e, e.a));
+      case 'binary':
+        return binary(e.fn, typeInfo(e.a.type).scalar, this.scalarArg(e, e.a), this.scalarArg(e, e.b));
+      case 'call':
+        return mathCall(
+          e.fn,
+          typeInfo(e.type).scalar,
+          e.args.map((a) => this.scalarArg(e, a)),
+        );
       case 'select':
         return `(${this.expr(e.cond)} ? ${this.expr(e.ifTrue)} : ${this.expr(e.ifFalse)})`;
-      case 'convert': {
-        const from = typeInfo(e.a.type).scalar;
-        const to = typeInfo(e.type).scalar;
-        return this.mapVec(e.type, [e.a], ([a]) => convert(from, to, a as string));
-      }
-      case 'bitcast': {
-        const from = typeInfo(e.a.type).scalar;
-        const to = typeInfo(e.type).scalar;
-        return this.mapVec(e.type, [e.a], ([a]) => bitcast(from, to, a as string));
-      }
-      case 'load': {
-        const w = this.vectorWidth.get(e.buffer) ?? 1;
-        const idx = this.expr(e.index);
-        if (w > 1) return `$ldv(b_${e.buffer}, ${idx}, ${w})`;
-        return `(b_${e.buffer}[${idx}] ?? 0)`;
-      }
+      case 'convert':
+        return convert(typeInfo(e.a.type).scalar, typeInfo(e.type).scalar, this.scalarArg(e, e.a));
+      case 'bitcast':
+        return bitcast(typeInfo(e.a.type).scalar, typeInfo(e.type).scalar, this.scalarArg(e, e.a));
+      case 'load':
+        return `(b_${e.buffer}[${this.expr(e.index)}] ?? 0)`;
       case 'length':
         return `len_${e.buffer}`;
       case 'atomic':
@@ -356,26 +431,211 @@ class JsGenerator {
         return `(wg_${e.array}[${this.expr(e.index)}] ?? ${zeroOf(e.type)})`;
       case 'privLoad': {
         const n = this.privateLength(e.array);
-        return `((i) => (i >= 0 && i < ${n} ? pa_${e.array}[lid * ${n} + i] : ${zeroOf(e.type)}))(${this.expr(e.index)})`;
+        const i = this.temp();
+        return `((${i} = ${this.expr(e.index)}) >= 0 && ${i} < ${n} ? pa_${e.array}[lid * ${n} + ${i}] : ${zeroOf(e.type)})`;
       }
       case 'subgroup':
         // Subgroups of width 1: every reduction is the value itself.
         if (e.fn === 'exclusiveAdd') return `((${this.expr(e.a)}), ${zeroOf(e.type)})`;
-        // The one lane is lane 0: bit 0 of the first word.
-        if (e.fn === 'ballot') return `[(${this.expr(e.a)}) ? 1 : 0, 0, 0, 0]`;
         return this.expr(e.a);
+      case 'extract': {
+        const v = this.vexpr(e.a);
+        return sequence(v.setup, v.comps[e.component] as string);
+      }
       case 'construct':
-        return `[${e.args.map((a) => this.expr(a)).join(', ')}]`;
-      case 'extract':
-        return `(${this.expr(e.a)})[${e.component}]`;
+        break;
     }
-    throw new KernelBuildError(this.ir.name, `internal: unknown expression ${(e as Expr).op}`);
+    throw new KernelBuildError(this.ir.name, `internal: unknown scalar expression ${(e as Expr).op}`);
+  }
+
+  /** An operand of a scalar operation: scalar itself (vector operands belong to vector operations). */
+  private scalarArg(parent: Expr, a: Expr): string {
+    if (typeInfo(a.type).width > 1) {
+      throw new KernelBuildError(this.ir.name, `internal: '${parent.op}' of type ${parent.type} has a ${a.type} operand`);
+    }
+    return this.expr(a);
+  }
+
+  /** Code for a vector expression: its setup and one expression per component. */
+  private vexpr(e: Expr): VecCode {
+    const { scalar, width } = typeInfo(e.type);
+    const lanes = (n: number, f: (c: number) => string) => Array.from({ length: n }, (_, c) => f(c));
+    switch (e.op) {
+      case 'const':
+        return { setup: [], comps: (e.value as readonly number[]).map(num) };
+      case 'var':
+        return { setup: [], comps: lanes(width, (c) => this.varComponent(e.id, c)) };
+      case 'builtin':
+        switch (e.name) {
+          case 'localId':
+            return { setup: [], comps: ['(lid % SX)', '(Math.floor(lid / SX) % SY)', 'Math.floor(lid / (SX * SY))'] };
+          case 'workgroupId':
+            return { setup: [], comps: ['WX', 'WY', 'WZ'] };
+          case 'globalId':
+            return {
+              setup: [],
+              comps: [
+                '(WX * SX + lid % SX)',
+                '(WY * SY + (Math.floor(lid / SX) % SY))',
+                '(WZ * (WG / (SX * SY)) + Math.floor(lid / (SX * SY)))',
+              ],
+            };
+          case 'workgroupCount':
+            return { setup: [], comps: ['G[0]', 'G[1]', 'G[2]'] };
+          default:
+            break;
+        }
+        break;
+      case 'unary':
+        return this.componentwise(width, [e.a], ([a]) => unary(e.fn, scalar, a as string));
+      case 'binary': {
+        const s = typeInfo(e.a.type).scalar;
+        return this.componentwise(width, [e.a, e.b], ([a, b]) => binary(e.fn, s, a as string, b as string));
+      }
+      case 'call':
+        return this.componentwise(width, e.args, (args) => mathCall(e.fn, scalar, args));
+      case 'convert': {
+        const from = typeInfo(e.a.type).scalar;
+        return this.componentwise(width, [e.a], ([a]) => convert(from, scalar, a as string));
+      }
+      case 'bitcast': {
+        const from = typeInfo(e.a.type).scalar;
+        return this.componentwise(width, [e.a], ([a]) => bitcast(from, scalar, a as string));
+      }
+      case 'select': {
+        const cond = this.expr(e.cond);
+        const a = this.vexpr(e.ifTrue);
+        const b = this.vexpr(e.ifFalse);
+        const pick = (c: string) => lanes(width, (i) => `(${c} ? ${a.comps[i]} : ${b.comps[i]})`);
+        if (a.setup.length === 0 && b.setup.length === 0) {
+          if (isTrivial(cond)) return { setup: [], comps: pick(cond) };
+          const t = this.temp('false');
+          return { setup: [`${t} = ${cond}`], comps: pick(t) };
+        }
+        // Only the arm taken runs its setup (as JavaScript's ?: evaluates one arm).
+        const t = this.temp('false');
+        const arm = (s: readonly string[]) => (s.length ? `(${s.join(', ')}, 0)` : '0');
+        return { setup: [`(${t} = ${cond}) ? ${arm(a.setup)} : ${arm(b.setup)}`], comps: pick(t) };
+      }
+      case 'load': {
+        const w = this.vectorWidth.get(e.buffer) ?? 1;
+        return this.loadVec(`b_${e.buffer}`, `len_${e.buffer}`, w, e.index, '');
+      }
+      case 'wgLoad':
+        return this.loadVec(`wg_${e.array}`, String(this.workgroupLength(e.array)), width, e.index, '');
+      case 'privLoad': {
+        const n = this.privateLength(e.array);
+        return this.loadVec(`pa_${e.array}`, String(n), width, e.index, `lid * ${n * width} + `);
+      }
+      case 'subgroup': {
+        // Subgroups of width 1: every reduction and shuffle is the value itself.
+        if (e.fn === 'ballot') {
+          // The one lane is lane 0: bit 0 of the first word.
+          const a = this.expr(e.a);
+          return { setup: [], comps: [`(${a} ? 1 : 0)`, '0', '0', '0'] };
+        }
+        const v = this.vexpr(e.a);
+        if (e.fn === 'exclusiveAdd') return { setup: v.setup, comps: lanes(width, () => '0') };
+        return v;
+      }
+      case 'construct': {
+        const setup: string[] = [];
+        const comps: string[] = [];
+        // A splat (one node in every component) is evaluated once.
+        const first = e.args[0];
+        const splat = first !== undefined && e.args.length === width && e.args.every((a) => a === first) && this.isPure(first);
+        if (splat && typeInfo(first.type).width === 1) {
+          const one = this.once(this.expr(first), zeroOf(first.type));
+          return { setup: one.setup, comps: lanes(width, () => one.code) };
+        }
+        for (const a of e.args) {
+          if (typeInfo(a.type).width > 1) {
+            const v = this.vexpr(a);
+            setup.push(...v.setup);
+            comps.push(...v.comps);
+          } else if (this.isPure(a)) {
+            comps.push(this.expr(a));
+          } else {
+            // An effect runs here, in argument order, once.
+            const one = this.hoist(this.expr(a), zeroOf(a.type));
+            setup.push(...one.setup);
+            comps.push(one.code);
+          }
+        }
+        return { setup, comps };
+      }
+      default:
+        break;
+    }
+    throw new KernelBuildError(this.ir.name, `internal: unexpected vector expression '${e.op}' (${e.type})`);
+  }
+
+  /**
+   * A component-wise operation: vector operands component by component, scalar ones
+   * (evaluated once, in operand order) in every component.
+   */
+  private componentwise(width: number, args: readonly Expr[], scalar: (a: string[]) => string): VecCode {
+    const setup: string[] = [];
+    const parts = args.map((a) => {
+      if (typeInfo(a.type).width > 1) {
+        const v = this.vexpr(a);
+        setup.push(...v.setup);
+        return v.comps;
+      }
+      const one = this.once(this.expr(a), zeroOf(a.type));
+      setup.push(...one.setup);
+      return one.code;
+    });
+    const comps = Array.from({ length: width }, (_, c) => scalar(parts.map((p) => (typeof p === 'string' ? p : (p[c] as string)))));
+    return { setup, comps };
+  }
+
+  /**
+   * A vector load from typed array `arr` (`length` vectors of `w` elements at
+   * `base` + index · w): one bounds check, then w reads into temporaries; zeros out of range.
+   */
+  private loadVec(arr: string, length: string, w: number, index: Expr, base: string): VecCode {
+    const o = this.temp();
+    const ts = Array.from({ length: w }, () => this.temp());
+    const reads = ts.map((t, i) => `${t} = ${arr}[${o}${i ? ` + ${i}` : ''}]`).join(', ');
+    const zeros = ts.map((t) => `${t} = 0`).join(', ');
+    const check = `(${o} = ${this.expr(index)}) >= 0 && ${o} < ${length}`;
+    return { setup: [`${check} ? (${o} = ${base}${o} * ${w}, ${reads}) : (${zeros})`], comps: ts };
+  }
+
+  /** `code` as a value used several times: itself if trivial, else a temporary set once. */
+  private once(code: string, zero: string): { setup: string[]; code: string } {
+    return isTrivial(code) ? { setup: [], code } : this.hoist(code, zero);
+  }
+
+  private hoist(code: string, zero: string): { setup: string[]; code: string } {
+    const t = this.temp(zero);
+    return { setup: [`${t} = ${code}`], code: t };
+  }
+
+  /** Whether evaluating `e` has no effect (no atomic below it). */
+  private isPure(e: Expr): boolean {
+    let known = this.pure.get(e);
+    if (known === undefined) {
+      known = true;
+      walkExpr(e, (x) => {
+        if (x.op === 'atomic' || x.op === 'wgAtomic') known = false;
+      });
+      this.pure.set(e, known);
+    }
+    return known;
   }
 
   private privateLength(id: number): number {
     const n = privateArrayLength(this.ir, id);
     if (n === undefined) throw new KernelBuildError(this.ir.name, `internal: unknown private array ${id}`);
     return n;
+  }
+
+  private workgroupLength(id: number): number {
+    const a = this.ir.workgroupArrays.find((x) => x.id === id);
+    if (a === undefined) throw new KernelBuildError(this.ir.name, `internal: unknown workgroup array ${id}`);
+    return a.length;
   }
 
   /** add, load or store on an f32 atomic buffer, through its bits view (a compare-exchange loop for add). */
@@ -416,24 +676,37 @@ class JsGenerator {
         return `$acas(${b}, ${i}, ${this.expr(e.compare as Expr)}, ${v})`;
     }
   }
-
-  /** Applies a scalar code template per component for vectors. */
-  private mapVec(type: ValueType, args: readonly Expr[], scalar: (a: string[]) => string): string {
-    const { width } = typeInfo(type);
-    const isVec = (x: Expr) => typeInfo(x.type).width > 1;
-    if (width === 1 && !args.some(isVec)) return scalar(args.map((a) => this.expr(a)));
-    const names = args.map((_, i) => `$v${i}`);
-    const comps = Array.from({ length: width }, (_, c) =>
-      scalar(args.map((a, i) => (isVec(a) ? `${names[i]}[${c}]` : (names[i] as string)))),
-    );
-    return `((${names.join(', ')}) => [${comps.join(', ')}])(${args.map((a) => this.expr(a)).join(', ')})`;
-  }
 }
 
+/** The zero of a type's element (false for bool). */
 function zeroOf(type: ValueType): string {
+  return typeInfo(type).scalar === 'bool' ? 'false' : '0';
+}
+
+/** Storage for `length` values of `type`: a typed array (vectors flat, `width` elements each), or an Array of bools. */
+function arrayOf(type: ValueType, length: number): string {
   const { scalar, width } = typeInfo(type);
-  const z = scalar === 'bool' ? 'false' : '0';
-  return width === 1 ? z : `[${new Array(width).fill(z).join(', ')}]`;
+  const ctor = SCALAR_ARRAY[scalar];
+  return ctor ? `new ${ctor}(${length * width})` : `new Array(${length}).fill(false)`;
+}
+
+/** The local (or locals, `name$0` … for a vector) that hold a variable. */
+function componentNames(name: string, width: number): string[] {
+  return width === 1 ? [name] : Array.from({ length: width }, (_, c) => `${name}$${c}`);
+}
+
+/** Code that reads nothing but a local or a literal: free to repeat. */
+function isTrivial(code: string): boolean {
+  return /^(?:[A-Za-z_$][\w$]*|[\d.]+(?:e[+-]?\d+)?|\(-[\w.+-]+\))$/.test(code);
+}
+
+/** `setup` pieces then `value`, as one expression. */
+function sequence(setup: readonly string[], value: string): string {
+  return setup.length === 0 ? value : `(${[...setup, value].join(', ')})`;
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function num(x: number): string {
@@ -444,11 +717,8 @@ function num(x: number): string {
   return x < 0 ? `(${x})` : `${x}`;
 }
 
-function constant(type: ValueType, value: number | boolean | readonly number[]): string {
-  if (typeof value === 'boolean') return String(value);
-  if (typeof value === 'number') return num(value);
-  void type;
-  return `[${value.map(num).join(', ')}]`;
+function constant(value: number | boolean): string {
+  return typeof value === 'boolean' ? String(value) : num(value);
 }
 
 function unary(fn: string, scalar: string, a: string): string {
