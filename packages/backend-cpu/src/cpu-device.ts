@@ -166,7 +166,8 @@ export class CpuDevice implements BackendDevice {
         maxSubgroupSize: 1,
         maxExactAtomicCount: 2 ** 32 - 1,
       },
-      features: FEATURES,
+      // vec4 as v128 needs the WebAssembly path (the JavaScript one builds an array per vector).
+      features: this.wasm ? new Set<Feature>([...FEATURES, 'simd']) : FEATURES,
       timerSource: 'wall',
       preferredWorkgroupSize: 64,
       concurrency: env.workers,

@@ -22,7 +22,13 @@ export type Feature =
    * each one invocation after another, so a long sequential loop per invocation over a
    * contiguous chunk is the fast shape, and workgroup memory and barriers only cost.
    */
-  | 'serial-workgroups';
+  | 'serial-workgroups'
+  /**
+   * vec4 values of u32/i32/f32 run as SIMD registers (WebAssembly SIMD on the CPU
+   * backend): a vec4 load or add costs about what a scalar one does, so a serial
+   * loop reads and folds vectors where the length allows.
+   */
+  | 'simd';
 
 /** Numeric limits, named as in WebGPU where one exists; 0 means "not available". */
 export interface DeviceLimits {

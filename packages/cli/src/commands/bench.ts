@@ -33,6 +33,8 @@ const USAGE = `usage: trident bench [options]
   --warmup N         untimed runs first (default 2)
   --budget-ms MS     stop repeating a measurement after this much timed work (default 4000)
   --workers N        cpu backend worker threads (default: all cores)
+  --no-wasm          cpu backend in Node: every kernel as generated JavaScript, none as
+                     WebAssembly (to compare the two paths)
   --label NAME       machine label for the report (default: local)
   --out FILE         results file (default: report/results-<label>.json, which 'trident report' reads)
   --browser LIST     backends to run in headless Chromium too (default: webgl2,webgpu,cpu)
@@ -47,6 +49,8 @@ export interface BenchOptions {
   readonly sizes: (c: BenchCase) => readonly number[];
   readonly settings: RunSettings;
   readonly workers?: number;
+  /** false: the Node cpu device runs every kernel as JavaScript (--no-wasm). */
+  readonly wasm?: boolean;
   readonly label: string;
   readonly command: string;
   readonly quiet?: boolean;
@@ -145,7 +149,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
   const described: BenchDevice[] = [];
   for (const kind of kinds) {
     try {
-      const d = await createDevice({ backend: kind, options: deviceOptions(options.workers) });
+      const d = await createDevice({ backend: kind, options: deviceOptions(options.workers, options.wasm) });
       devices.push(d);
       adapters[`node/${kind}`] = d.info.adapter;
       described.push({ ...describeDevice(d), runtime: 'node', formulations: chosenFormulations(d) });
@@ -273,6 +277,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
     browser: { type: 'string' },
     'no-browser': { type: 'boolean' },
     'no-peers': { type: 'boolean' },
+    'no-wasm': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
@@ -300,6 +305,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
       budgetMs: positiveInt(values['budget-ms'], '--budget-ms', 4000),
     },
     ...(values.workers !== undefined ? { workers: positiveInt(values.workers, '--workers') } : {}),
+    ...(values['no-wasm'] === true ? { wasm: false } : {}),
     label,
     command: `trident bench ${argv.join(' ')}`.trim(),
     quiet: values.quiet === true,
