@@ -7,6 +7,7 @@
 import { cpuAdapter } from '@trident/backend-cpu';
 import { buffer, type CompiledKernel, Device, defineKernel, fma, generateWasm, type Kernel, max, min, uniform } from '@trident/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HeapFull, SharedHeap } from '../packages/backend-cpu/src/heap.ts';
 import { kernelOf, probeSubgroups, runCase } from './fuzz/differential.ts';
 import { generateCase, optionsForSeed } from './fuzz/generate.ts';
 
@@ -200,5 +201,75 @@ describe('kernels outside the WebAssembly subset run as JavaScript', () => {
     expect(pathOf(wasm, k)).toBe('wasm');
     expect(js.info.details.wasm).toBe(false);
     expect(wasm.info.details.wasm).toBe(true);
+  });
+});
+
+describe("the device's memory (heap.ts)", () => {
+  it('allocates 16-byte aligned blocks, reuses freed ones zeroed, and coalesces neighbours', () => {
+    const heap = new SharedHeap(2 ** 28);
+    const a = heap.alloc(4);
+    const b = heap.alloc(100);
+    const c = heap.alloc(64);
+    for (const o of [a, b, c]) expect(o % 16).toBe(0);
+    expect(b - a).toBe(16);
+    expect(c - b).toBe(112);
+    new Uint8Array(heap.memory.buffer, b, 100).fill(7);
+    heap.release(b, 100);
+    // First fit: the freed block, zeroed again.
+    const d = heap.alloc(50);
+    expect(d).toBe(b);
+    expect(new Uint8Array(heap.memory.buffer, d, 64).every((x) => x === 0)).toBe(true);
+    heap.release(d, 50);
+    heap.release(a, 4);
+    // a and b's block coalesced: 128 bytes at a.
+    expect(heap.alloc(128)).toBe(a);
+    heap.release(a, 128);
+    heap.release(c, 64);
+    // Everything free: the next block starts at 0 again.
+    expect(heap.alloc(16)).toBe(0);
+  });
+
+  it('grows the memory for new blocks and throws HeapFull past its maximum', () => {
+    const heap = new SharedHeap(2 ** 28);
+    expect(heap.maxBytes).toBe(2 ** 28);
+    const big = heap.alloc(2 ** 27);
+    expect(heap.byteLength).toBeGreaterThanOrEqual(big + 2 ** 27);
+    let err: unknown;
+    try {
+      heap.alloc(2 ** 27 + 16);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(HeapFull);
+    expect((err as HeapFull).hostRefused).toBe(false);
+    expect((err as HeapFull).available).toBe(2 ** 28 - 2 ** 27);
+  });
+
+  it('views made before a growth stay valid; buffers made after it are reachable by workers', async () => {
+    const d = new Device(await cpuAdapter.create({ workers: 2, inline: false }));
+    const k = defineKernel({
+      name: 'wasm_grow_copy',
+      workgroupSize: 64,
+      params: { x: buffer('u32', 'read'), y: buffer('u32', 'write') },
+      body: ({ x, y }, k) => y.store(k.globalIndex, x.load(k.globalIndex).add(1)),
+    });
+    const small = d.createBuffer('u32', [1, 2, 3, 4]);
+    const out1 = d.createBuffer('u32', 4);
+    d.dispatch(k, { invocations: 4 }, { x: small, y: out1 });
+    await d.flush();
+    // Past the first pages: the memory grows, the workers must see the new bytes.
+    const n = 1 << 20;
+    const big = d.createBuffer(
+      'u32',
+      new Uint32Array(n).map((_, i) => i),
+    );
+    const out2 = d.createBuffer('u32', n);
+    d.dispatch(k, { invocations: n }, { x: big, y: out2 });
+    d.dispatch(k, { invocations: 4 }, { x: small, y: out1 });
+    const r = await out2.read();
+    expect(r[0]).toBe(1);
+    expect(r[n - 1]).toBe(n);
+    expect([...(await out1.read())]).toEqual([2, 3, 4, 5]);
+    await d.destroy();
   });
 });

@@ -2,9 +2,11 @@ import {
   type BackendBuffer,
   type BackendDevice,
   BackendUnavailableError,
+  buffer,
   type CompiledKernel,
   type DeviceCaps,
   type DeviceInfo,
+  defineKernel,
   type Feature,
   type Grid,
   generateJs,
@@ -145,7 +147,8 @@ export class CpuDevice implements BackendDevice {
     this.timeLimitMs = env.timeLimitMs;
     this.allowInline = (env.inline ?? true) && env.timeLimitMs === undefined;
     this.heap = env.heap;
-    this.wasm = env.wasm ?? true;
+    // Off where asked, or where this runtime lacks what the modules use (threads, SIMD, saturating truncation).
+    this.wasm = (env.wasm ?? true) && wasmRuns();
     // One wasm32 memory holds every buffer: at most 4 GiB together, less where the runtime reserves less.
     const maxBufferElements = Math.min(env.maxBufferElements, Math.floor(env.heap.maxBytes / 4));
     this.info = {
@@ -419,6 +422,29 @@ export function createHeap(): SharedHeap {
     const why = err instanceof Error ? err.message : String(err);
     throw new BackendUnavailableError('cpu', `cannot reserve a shared WebAssembly.Memory for the buffers: ${why}`);
   }
+}
+
+let wasmProbe: boolean | undefined;
+
+/** Whether this runtime validates a module with every proposal the generated modules use. */
+function wasmRuns(): boolean {
+  if (wasmProbe === undefined) {
+    const probe = defineKernel({
+      name: 'cpu_wasm_probe',
+      workgroupSize: 1,
+      params: { v: buffer('f32', 'read', { vector: 4 }), a: buffer('u32', 'atomic') },
+      body: ({ v, a }) => {
+        a.atomicAdd(0, v.load(0).x.cast('u32'));
+      },
+    });
+    const module = generateWasm(probe);
+    try {
+      wasmProbe = module.bytes !== undefined && WebAssembly.validate(module.bytes as Uint8Array<ArrayBuffer>);
+    } catch {
+      wasmProbe = false;
+    }
+  }
+  return wasmProbe;
 }
 
 function isF32Uniform(k: CpuCompiled, name: string): boolean {
