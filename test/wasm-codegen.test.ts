@@ -136,9 +136,9 @@ describe('encoding', () => {
       workgroupSize: 1,
       params: { i: buffer('i32', 'write'), u: buffer('u32', 'write'), f: buffer('f32', 'write') },
       body: ({ i, u, f }) => {
-        ints.forEach((v, j) => i.store(j, v));
-        uints.forEach((v, j) => u.store(j, v));
-        floats.forEach((v, j) => f.store(j, v));
+        for (const [j, v] of ints.entries()) i.store(j, v);
+        for (const [j, v] of uints.entries()) u.store(j, v);
+        for (const [j, v] of floats.entries()) f.store(j, v);
       },
     });
     const r = runBoth(k, {}, { i: new Int32Array(ints.length), u: new Uint32Array(uints.length), f: new Float32Array(floats.length) });
@@ -212,7 +212,8 @@ describe('integer rules', () => {
               select(x.gt(y).and(x.ne(y)), 1, 0),
               select(x.ge(y).or(x.eq(y)), 1, 0),
             ];
-            results.forEach((v, j) => out.store(i.mul(OPS).add(j), dtype === 'u32' ? v : (v as unknown as Val<'i32'>).bitcast('u32')));
+            for (const [j, v] of results.entries())
+              out.store(i.mul(OPS).add(j), dtype === 'u32' ? v : (v as unknown as Val<'i32'>).bitcast('u32'));
           });
         },
       });
@@ -261,7 +262,7 @@ describe('f32 rules', () => {
             cos(x),
             select(x.lt(y), x, y),
           ];
-          f.forEach((v, j) => out.store(i.mul(OPS).add(j), v.bitcast('u32')));
+          for (const [j, v] of f.entries()) out.store(i.mul(OPS).add(j), v.bitcast('u32'));
           out.store(i.mul(OPS).add(24), x.cast('u32'));
           out.store(i.mul(OPS).add(25), x.cast('i32').bitcast('u32'));
           out.store(i.mul(OPS).add(26), select(x.eq(y).or(x.ne(y).and(x.le(y))), 1, 0));
