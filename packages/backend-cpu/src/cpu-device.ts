@@ -246,7 +246,7 @@ export class CpuDevice implements BackendDevice {
     if (!compiled) {
       const { source } = generateJs(kernel, 'cpu');
       const id = this.nextKernelId++;
-      const wasm = this.wasm ? generateWasm(kernel) : undefined;
+      const wasm = this.wasm ? wasmOf(kernel) : undefined;
       if (wasm?.bytes && WebAssembly.validate(wasm.bytes as Uint8Array<ArrayBuffer>)) {
         const code: KernelCode = { source, wasm: { bytes: wasm.bytes, params: wasm.params } };
         compiled = { kernel, source, id, path: 'wasm', code };
@@ -421,6 +421,15 @@ export function createHeap(): SharedHeap {
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     throw new BackendUnavailableError('cpu', `cannot reserve a shared WebAssembly.Memory for the buffers: ${why}`);
+  }
+}
+
+/** The kernel's module, or why it has none; a generator failure leaves the kernel on its JavaScript. */
+function wasmOf(kernel: Kernel): ReturnType<typeof generateWasm> {
+  try {
+    return generateWasm(kernel);
+  } catch (err) {
+    return { reason: `internal: the WebAssembly generator failed (${err instanceof Error ? err.message : String(err)})` };
   }
 }
 
