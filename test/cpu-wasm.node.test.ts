@@ -273,3 +273,38 @@ describe("the device's memory (heap.ts)", () => {
     await d.destroy();
   });
 });
+
+describe('private arrays on the WebAssembly path', () => {
+  it('each worker and the calling thread use their own block: results equal the JavaScript path', async () => {
+    const k = defineKernel({
+      name: 'wasm_private_workers',
+      workgroupSize: 16,
+      params: { x: buffer('u32', 'read'), out: buffer('u32', 'write'), n: uniform('u32') },
+      body: ({ x, out, n }, k) => {
+        const g = k.let(k.globalIndex);
+        const bins = k.privateArray('u32', 16);
+        k.for({ from: 0, to: 32 }, (j) => {
+          const b = k.let(x.load(g.add(j).rem(n)).and(15));
+          bins.store(b, bins.load(b).add(j));
+        });
+        const acc = k.var('u32', 0, 'acc');
+        k.for({ from: 0, to: 16 }, (b) => acc.set(acc.mul(31).add(bins.load(b))));
+        out.store(g, acc);
+      },
+    });
+    expect(pathOf(wasm, k)).toBe('wasm');
+    const n = 4096;
+    const data = new Uint32Array(n).map((_, i) => Math.imul(i, 2654435761) >>> 0);
+    const results: Uint32Array[] = [];
+    for (const d of [wasm, js]) {
+      const x = d.createBuffer('u32', data);
+      const out = d.createBuffer('u32', n);
+      // Twice: the second run may go inline (the calling thread's block), the first runs on the workers.
+      d.dispatch(k, { invocations: n }, { x, out, n });
+      await d.flush();
+      d.dispatch(k, { invocations: n }, { x, out, n });
+      results.push(await out.read());
+    }
+    expect([...(results[0] as Uint32Array)]).toEqual([...(results[1] as Uint32Array)]);
+  });
+});

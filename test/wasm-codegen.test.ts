@@ -72,8 +72,13 @@ function runBoth(
   const bJs = lay();
   jsRun(bJs, uniforms, 0, nwg, nwg, grid);
   const js = take(bJs);
-  const wasmRun = instantiateWasmKernel(new WebAssembly.Module(wasm.bytes as Uint8Array<ArrayBuffer>), memory, wasm.params) as Run;
   const bWasm = lay();
+  // The thread's private-array block: past the buffers, filled with garbage that the module must zero.
+  const last = Object.values(bWasm).reduce((end, v) => Math.max(end, v.byteOffset + v.byteLength), 0);
+  const scratch = Math.ceil(last / 16) * 16 + 16;
+  new Uint8Array(memory.buffer, scratch, wasm.scratchBytes).fill(0xab);
+  const module = new WebAssembly.Module(wasm.bytes as Uint8Array<ArrayBuffer>);
+  const wasmRun = instantiateWasmKernel(module, memory, wasm.params, scratch) as Run;
   wasmRun(bWasm, uniforms, 0, nwg, nwg, grid);
   return { js, wasm: take(bWasm) };
 }
@@ -383,6 +388,41 @@ describe('control flow, ids and effects', () => {
     expectSame(r);
     expect((r.wasm.out as Uint32Array)[4]).toBe(0);
     expect((r.wasm.out as Uint32Array)[0]).toBeGreaterThan(0);
+  });
+
+  it('private arrays: per invocation, zeroed per workgroup, 0 out of range, stores out of range dropped', () => {
+    const k = defineKernel({
+      name: 'wasm_private',
+      workgroupSize: 4,
+      params: {
+        x: buffer('u32', 'read'),
+        c: buffer('u32', 'atomic'),
+        out: buffer('u32', 'write'),
+        vout: buffer('f32', 'write', { vector: 4 }),
+      },
+      body: ({ x, c, out, vout }, k) => {
+        const g = k.let(k.globalIndex);
+        const hist = k.privateArray('u32', 8);
+        const acc = k.privateArray('vec4<f32>', 2);
+        k.for({ from: 0, to: 6 }, (j) => {
+          const bin = k.let(x.load(g.add(j)).and(7));
+          hist.store(bin, hist.load(bin).add(1));
+          acc.store(j.and(1), acc.load(j.and(1)).add(vec('f32', 1, 0.5, 0.25, 2)));
+        });
+        // Out of range: the load gives 0 and the store is dropped (the builder binds the atomic before it: it runs).
+        hist.store(g.add(100), c.atomicAdd(0, 1));
+        for (let b = 0; b < 8; b++) out.store(g.mul(9).add(b), hist.load(b));
+        out.store(g.mul(9).add(8), hist.load(g.add(8)));
+        vout.store(g, acc.load(0).add(acc.load(1)));
+      },
+    });
+    const x = new Uint32Array(64).map((_, i) => (i * 2654435761) >>> 0);
+    const r = runBoth(k, { x, c: new Uint32Array(1) }, { out: new Uint32Array(8 * 9), vout: new Float32Array(32) }, {}, [2, 1, 1]);
+    expectSame(r);
+    expect((r.wasm.c as Uint32Array)[0]).toBe(8);
+    const out = r.wasm.out as Uint32Array;
+    for (let g = 0; g < 8; g++) expect(out.subarray(g * 9, g * 9 + 8).reduce((a, v) => a + v, 0)).toBe(6);
+    expect([...(r.wasm.vout as Float32Array).subarray(0, 4)]).toEqual([6, 3, 1.5, 12]);
   });
 
   it('an atomic in a select arm or the right of and/or runs only when JavaScript would run it', () => {

@@ -247,16 +247,41 @@ export class CpuDevice implements BackendDevice {
       const { source } = generateJs(kernel, 'cpu');
       const id = this.nextKernelId++;
       const wasm = this.wasm ? wasmOf(kernel) : undefined;
-      if (wasm?.bytes && WebAssembly.validate(wasm.bytes as Uint8Array<ArrayBuffer>)) {
-        const code: KernelCode = { source, wasm: { bytes: wasm.bytes, params: wasm.params } };
+      const valid = wasm?.bytes !== undefined && WebAssembly.validate(wasm.bytes as Uint8Array<ArrayBuffer>);
+      const scratch = valid && wasm.bytes ? this.scratchBlocks(wasm.scratchBytes) : [];
+      if (valid && wasm.bytes && scratch) {
+        const code: KernelCode = { source, wasm: { bytes: wasm.bytes, params: wasm.params, scratch } };
         compiled = { kernel, source, id, path: 'wasm', code };
       } else {
-        const fallback = wasm ? (wasm.bytes ? 'the runtime rejected the module' : wasm.reason) : undefined;
+        const fallback = wasm
+          ? wasm.bytes
+            ? valid
+              ? 'no memory left for its private arrays'
+              : 'the runtime rejected the module'
+            : wasm.reason
+          : undefined;
         compiled = { kernel, source, id, path: 'js', code: { source }, ...(fallback ? { fallback } : {}) };
       }
       this.kernels.set(kernel.key, compiled);
     }
     return compiled;
+  }
+
+  /**
+   * One block of `bytes` per worker and one for this thread (private arrays of a
+   * WebAssembly kernel), kept as long as the device; undefined when the memory is full.
+   */
+  private scratchBlocks(bytes: number): number[] | undefined {
+    if (bytes === 0) return [];
+    const blocks: number[] = [];
+    try {
+      for (let i = 0; i <= this.workers; i++) blocks.push(this.heap.alloc(bytes));
+    } catch (err) {
+      if (!(err instanceof HeapFull)) throw err;
+      for (const b of blocks) this.heap.release(b, bytes);
+      return undefined;
+    }
+    return blocks;
   }
 
   dispatch(compiled: CompiledKernel, grid: Grid, args: ReadonlyMap<string, BackendBuffer | number>): void {
@@ -358,7 +383,7 @@ export class CpuDevice implements BackendDevice {
     for (const [name, value] of d.uniforms) u[name] = value;
     const start = performance.now();
     try {
-      k.inline ??= inlineRun(k, this.heap.memory);
+      k.inline ??= inlineRun(k, this.heap.memory, this.workers);
       k.inline(b, u, 0, d.numWorkgroups, d.numWorkgroups, d.grid);
     } catch (err) {
       const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
@@ -465,11 +490,13 @@ function isF32Uniform(k: CpuCompiled, name: string): boolean {
  * instantiate it synchronously (a browser's main thread refuses modules over 4 KiB),
  * its generated JavaScript otherwise; both compute the same results.
  */
-function inlineRun(k: CpuCompiled, memory: WebAssembly.Memory): JsRun {
+function inlineRun(k: CpuCompiled, memory: WebAssembly.Memory, workers: number): JsRun {
   const wasm: WasmCode | undefined = k.code?.wasm;
   if (wasm) {
     try {
-      return instantiateWasmKernel(new WebAssembly.Module(wasm.bytes as Uint8Array<ArrayBuffer>), memory, wasm.params) as unknown as JsRun;
+      const module = new WebAssembly.Module(wasm.bytes as Uint8Array<ArrayBuffer>);
+      // This thread's private-array block follows the workers' ones.
+      return instantiateWasmKernel(module, memory, wasm.params, wasm.scratch?.[workers] ?? 0) as unknown as JsRun;
     } catch {
       // fall through to the JavaScript
     }

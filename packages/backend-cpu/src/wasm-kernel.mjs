@@ -24,17 +24,20 @@ const MATH = {
 };
 
 /**
- * @typedef {{ name: string, kind: 'buffer' | 'uniform' }} WasmParam
- * @typedef {{ bytes: Uint8Array, params: readonly WasmParam[] }} WasmCode
+ * @typedef {{ name: string, kind: 'buffer' | 'uniform' | 'scratch' }} WasmParam
+ * @typedef {{ bytes: Uint8Array, params: readonly WasmParam[], scratch?: readonly number[] }} WasmCode
+ *   `scratch`: where the kernel has private arrays, one block of the memory per thread
+ *   (index: the worker's; the last: the device's own thread), given as the `scratch` parameter.
  */
 
 /**
  * @param {WebAssembly.Module} module
  * @param {WebAssembly.Memory} memory
  * @param {readonly WasmParam[]} params
+ * @param {number} [scratch] byte offset of this thread's private-array block
  * @returns {(B: Record<string, ArrayBufferView & { length: number }>, U: Record<string, number>, wgStart: number, wgEnd: number, nwg: number, grid?: readonly number[]) => void}
  */
-export function instantiateWasmKernel(module, memory, params) {
+export function instantiateWasmKernel(module, memory, params, scratch = 0) {
   const instance = new WebAssembly.Instance(module, { env: { memory }, m: MATH });
   const run = /** @type {(...args: number[]) => void} */ (instance.exports.run);
   const count = params.reduce((n, p) => n + (p.kind === 'buffer' ? 2 : 1), 0);
@@ -42,7 +45,8 @@ export function instantiateWasmKernel(module, memory, params) {
     const args = new Array(count + 6);
     let a = 0;
     for (const p of params) {
-      if (p.kind === 'buffer') {
+      if (p.kind === 'scratch') args[a++] = scratch;
+      else if (p.kind === 'buffer') {
         const view = /** @type {ArrayBufferView & { length: number }} */ (B[p.name]);
         args[a++] = view.byteOffset;
         args[a++] = view.length;

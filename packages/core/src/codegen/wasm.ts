@@ -42,13 +42,27 @@ import { typeInfo, type ValueType } from '../ir/types.ts';
  * module: `generateWasm` says why, and the backend runs their JavaScript.
  */
 export type WasmKernel =
-  | { readonly bytes: Uint8Array; readonly params: ReadonlyArray<WasmParam>; readonly reason?: undefined }
+  | {
+      readonly bytes: Uint8Array;
+      readonly params: ReadonlyArray<WasmParam>;
+      /**
+       * Bytes of private-array storage one thread needs (0: none): the caller gives
+       * each thread its own block of the memory, 16-byte aligned, as the `scratch`
+       * parameter; the module zeroes it per workgroup.
+       */
+      readonly scratchBytes: number;
+      readonly reason?: undefined;
+    }
   | { readonly bytes?: undefined; readonly reason: string };
 
+/** A parameter of `run`: a buffer (byte offset, length), a uniform, or the thread's private-array block (byte offset). */
 export interface WasmParam {
   readonly name: string;
-  readonly kind: 'buffer' | 'uniform';
+  readonly kind: 'buffer' | 'uniform' | 'scratch';
 }
+
+/** Private-array storage per thread past which a kernel stays on JavaScript. */
+const MAX_SCRATCH_BYTES = 16 * 2 ** 20;
 
 export function generateWasm(kernel: Kernel): WasmKernel {
   return generateWasmFromIR(kernel.ir);
@@ -298,6 +312,8 @@ class WasmGenerator {
   private loopCount = 0;
   private readonly loopLabels: Array<{ brk: string; cont: string }> = [];
   // Fixed locals (set in generate()).
+  private scratch = 0;
+  private readonly privates = new Map<number, { base: number; length: number; slot: number; type: ValueType }>();
   private wgStart = 0;
   private wgEnd = 0;
   private nwg = 0;
@@ -318,7 +334,6 @@ class WasmGenerator {
     const ir = this.ir;
     if (containsBarrier(ir.body)) throw new Unsupported('the kernel has barriers (phase splitting runs as JavaScript)');
     if (ir.workgroupArrays.length) throw new Unsupported('the kernel has workgroup arrays');
-    if (ir.privateArrays?.length) throw new Unsupported('the kernel has private arrays');
     for (const [pname, decl] of ir.params) {
       if (decl.kind === 'buffer') {
         const offset = this.param(I32);
@@ -329,6 +344,19 @@ class WasmGenerator {
         this.uniforms.set(pname, this.param(decl.dtype === 'f32' ? F32 : I32));
         this.params.push({ name: pname, kind: 'uniform' });
       }
+    }
+    // Private arrays: array a of length n holds slot `lid * n + i` in its region of the thread's block
+    // (4 bytes a scalar, 16 a vector), as the JavaScript's typed array per array does.
+    let scratchBytes = 0;
+    for (const a of ir.privateArrays ?? []) {
+      const slot = typeInfo(a.type).width > 1 ? 16 : 4;
+      this.privates.set(a.id, { base: scratchBytes, length: a.length, slot, type: a.type });
+      scratchBytes += Math.ceil((a.length * ir.workgroupSize * slot) / 16) * 16;
+    }
+    if (scratchBytes > MAX_SCRATCH_BYTES) throw new Unsupported(`private arrays of ${scratchBytes} bytes per thread`);
+    if (scratchBytes > 0) {
+      this.scratch = this.param(I32);
+      this.params.push({ name: '$scratch', kind: 'scratch' });
     }
     this.wgStart = this.param(I32);
     this.wgEnd = this.param(I32);
@@ -382,6 +410,15 @@ class WasmGenerator {
       c.push(OP.i32DivU);
       this.set(this.wz);
     }
+    if (scratchBytes > 0) {
+      // Private arrays start at zero in every workgroup (memory.fill).
+      this.get(this.scratch);
+      this.i32(0);
+      this.i32(scratchBytes);
+      c.push(0xfc);
+      uleb(c, 11);
+      c.push(0);
+    }
     this.i32(0);
     this.set(this.lid);
     this.open(OP.block, 'inv-exit');
@@ -408,7 +445,7 @@ class WasmGenerator {
     this.close(); // wg-top
     this.close(); // wg-exit
     c.push(OP.end);
-    return { bytes: this.module(), params: this.params };
+    return { bytes: this.module(), params: this.params, scratchBytes };
   }
 
   // ---------- module ----------
@@ -584,6 +621,20 @@ class WasmGenerator {
       case 'store':
         this.store(s);
         return;
+      case 'privStore': {
+        // As the JavaScript: the value is evaluated only when the index is in range.
+        const p = this.privateArray(s.array);
+        const index = this.temp(s.index);
+        this.get(index);
+        this.i32(p.length);
+        c.push(OP.i32LtU);
+        this.open(OP.if, 'priv-store');
+        this.privateAddress(p, index);
+        this.expr(s.value);
+        this.privateAccess(p, 'store');
+        this.close();
+        return;
+      }
       case 'eval':
         this.expr(s.expr);
         c.push(OP.drop);
@@ -679,6 +730,38 @@ class WasmGenerator {
       this.code.push(OP.i32Shl);
     }
     this.code.push(OP.i32Add);
+  }
+
+  private privateArray(id: number): { base: number; length: number; slot: number; type: ValueType } {
+    const p = this.privates.get(id);
+    if (!p) throw new Error(`internal: unknown private array ${id}`);
+    return p;
+  }
+
+  /** Pushes scratch + base + (lid * length + index) * slot. */
+  private privateAddress(p: { base: number; length: number; slot: number }, index: number): void {
+    const c = this.code;
+    this.get(this.scratch);
+    this.get(this.lid);
+    this.i32(p.length);
+    c.push(OP.i32Mul);
+    this.get(index);
+    c.push(OP.i32Add);
+    this.i32(p.slot === 16 ? 4 : 2);
+    c.push(OP.i32Shl, OP.i32Add);
+    if (p.base > 0) {
+      this.i32(p.base);
+      c.push(OP.i32Add);
+    }
+  }
+
+  private privateAccess(p: { slot: number; type: ValueType }, access: 'load' | 'store'): void {
+    const c = this.code;
+    if (p.slot === 16) {
+      this.simd(access === 'load' ? SIMD.load : SIMD.store);
+      c.push(4, 0);
+    } else if (typeInfo(p.type).scalar === 'f32') c.push(access === 'load' ? OP.f32Load : OP.f32Store, 2, 0);
+    else c.push(access === 'load' ? OP.i32Load : OP.i32Store, 2, 0);
   }
 
   /** Loads a vec2/vec3 element lane by lane (address on the stack). */
@@ -788,6 +871,20 @@ class WasmGenerator {
       case 'length':
         this.elementCount(this.slot(e.buffer));
         return;
+      case 'privLoad': {
+        const p = this.privateArray(e.array);
+        const index = this.temp(e.index);
+        this.get(index);
+        this.i32(p.length);
+        c.push(OP.i32LtU);
+        this.open(OP.if, 'priv-load', wtype(e.type));
+        this.privateAddress(p, index);
+        this.privateAccess(p, 'load');
+        this.else_();
+        this.zero(e.type);
+        this.close();
+        return;
+      }
       case 'atomic':
         this.atomic(e);
         return;
