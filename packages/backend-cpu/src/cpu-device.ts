@@ -39,7 +39,7 @@ export interface CpuBackendOptions {
   readonly timeLimitMs?: number;
   /**
    * Compile kernels to WebAssembly where they fit its subset (default true): no
-   * barriers, workgroup or private arrays (codegen/wasm.ts); the rest run as
+   * barriers or workgroup arrays (codegen/wasm.ts); the rest run as
    * generated JavaScript. False runs every kernel as JavaScript (to compare the two).
    */
   readonly wasm?: boolean;

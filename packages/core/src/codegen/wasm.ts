@@ -35,11 +35,13 @@ import { typeInfo, type ValueType } from '../ir/types.ts';
  *
  * Values: u32, i32 and bool (0/1) as i32; f32 as f32; vectors of 2-4 components as
  * v128 (lanes past the width unused), with SIMD arithmetic where an instruction
- * has the scalar rule lane for lane.
+ * has the scalar rule lane for lane, and the scalar rule per lane elsewhere
+ * (integer division, shifts by a vector of counts, transcendentals). Private
+ * arrays live in a block of the memory per thread (the `scratch` parameter).
  *
- * Kernels outside the subset (barriers, workgroup and private arrays, vector
- * buffers of width 2 or 3, operations without a lane-exact SIMD form) get no
- * module: `generateWasm` says why, and the backend runs their JavaScript.
+ * Kernels outside the subset (barriers, workgroup arrays, more than 127
+ * parameters, over 16 MiB of private arrays per thread) get no module:
+ * `generateWasm` says why, and the backend runs their JavaScript.
  */
 export type WasmKernel =
   | {
