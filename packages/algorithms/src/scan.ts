@@ -380,20 +380,15 @@ export function scanSumDepth(device: Device, n: number, variant: ScanVariant = {
 
 // ---------- chunked formulation (serial workgroups) ----------
 
-/**
- * dst[start..end) = the scan of src's chunk c, starting from the sum of sums[0..c).
- * With width 4, n and chunk count vec4 elements: one vector load and store per four
- * elements, the additions still one after another in element order (the same
- * results, f32 rounding included, as width 1).
- */
-function chunkScanKernel(dtype: BufferDType, exclusive: boolean, width: 1 | 4 = 1) {
-  return cachedKernel(`scan-chunk:${dtype}:${exclusive}:${width}`, () =>
+/** dst[start..end) = the scan of src's chunk c, starting from the sum of sums[0..c). */
+function chunkScanKernel(dtype: BufferDType, exclusive: boolean) {
+  return cachedKernel(`scan-chunk:${dtype}:${exclusive}`, () =>
     defineKernel({
-      name: `scan_chunk_${exclusive ? 'exclusive' : 'inclusive'}_${dtype}${width === 1 ? '' : `_v${width}`}`,
+      name: `scan_chunk_${exclusive ? 'exclusive' : 'inclusive'}_${dtype}`,
       workgroupSize: 1,
       params: {
-        src: buffer(dtype, 'read', { vector: width }),
-        dst: buffer(dtype, 'write', { vector: width }),
+        src: buffer(dtype, 'read'),
+        dst: buffer(dtype, 'write'),
         sums: buffer(dtype, 'read'),
         n: uniform('u32'),
         chunk: uniform('u32'),
@@ -404,18 +399,6 @@ function chunkScanKernel(dtype: BufferDType, exclusive: boolean, width: 1 | 4 = 
         const end = k.let(min(n, start.add(chunk)), 'end');
         const carry = k.var(dtype, 0, 'carry') as Var<'u32'>;
         k.for({ from: 0, to: c }, (j) => carry.set(carry.add(sums.load(j) as Val<'u32'>)));
-        if (width === 4) {
-          k.for({ from: start, to: end }, (i) => {
-            const v = k.let(src.load(i) as unknown as Val<'vec4<u32>'>, 'v');
-            const a = k.let(carry.add(v.x), 'a');
-            const b = k.let(a.add(v.y), 'b');
-            const d = k.let(b.add(v.z), 'd');
-            const e = k.let(d.add(v.w), 'e');
-            dst.store(i, (exclusive ? vec(dtype as 'u32', carry, a, b, d) : vec(dtype as 'u32', a, b, d, e)) as never);
-            carry.set(e);
-          });
-          return;
-        }
         k.for({ from: start, to: end }, (i) => {
           const v = k.let(src.load(i) as Val<'u32'>, 'v');
           if (exclusive) {
@@ -432,17 +415,13 @@ function chunkScanKernel(dtype: BufferDType, exclusive: boolean, width: 1 | 4 = 
 }
 
 function recordChunkedScan(device: Device, src: Buffer, dst: Buffer, n: number, exclusive: boolean): void {
-  // Both passes read (and write) vec4s where n, src's and dst's lengths divide by 4 (chunks then hold whole vectors).
-  const { chunks, chunk, width } = chunkPlan(device, n, src.length % 4 === 0 && dst.length % 4 === 0);
+  // The sums pass reads vec4s where n and src's length divide by 4 (chunks then hold whole vectors).
+  const { chunks, chunk, width } = chunkPlan(device, n, src.length % 4 === 0);
   const sums = scratch(device, 'scan.chunks', src.dtype, chunks);
   device.dispatch(
     chunkKernel(src.dtype, 'sum', width),
     { invocations: chunks },
     { input: src, partials: sums, n: n / width, chunk: chunk / width },
   );
-  device.dispatch(
-    chunkScanKernel(src.dtype, exclusive, width),
-    { invocations: chunks },
-    { src, dst, sums, n: n / width, chunk: chunk / width },
-  );
+  device.dispatch(chunkScanKernel(src.dtype, exclusive), { invocations: chunks }, { src, dst, sums, n, chunk });
 }
