@@ -118,22 +118,19 @@ describeEachBackend('allocations beyond the limits', (ctx) => {
 if (TEST_BACKENDS.includes('cpu')) {
   it('cpu: a buffer the host cannot allocate → LimitExceededError (hostMemory), not a crash; the device goes on', async () => {
     const device = await createDevice({ backend: 'cpu', options: TEST_DEVICE_OPTIONS });
-    // Stand-in for a host out of memory: V8 throws this RangeError when it cannot get the bytes.
-    const Real = globalThis.SharedArrayBuffer;
-    class Refusing extends Real {
-      constructor(bytes: number) {
-        if (bytes > 1 << 20) throw new RangeError('Array buffer allocation failed');
-        super(bytes);
-      }
-    }
-    globalThis.SharedArrayBuffer = Refusing as SharedArrayBufferConstructor;
+    // Stand-in for a host out of memory: the device's WebAssembly.Memory cannot grow (V8 throws this RangeError).
+    const realGrow = WebAssembly.Memory.prototype.grow;
+    WebAssembly.Memory.prototype.grow = function (this: WebAssembly.Memory, pages: number) {
+      if (pages > 16) throw new RangeError('WebAssembly.Memory.grow(): Maximum memory size exceeded');
+      return realGrow.call(this, pages);
+    };
     let err: unknown;
     try {
       device.createBuffer('u32', 1 << 20);
     } catch (e) {
       err = e;
     } finally {
-      globalThis.SharedArrayBuffer = Real;
+      WebAssembly.Memory.prototype.grow = realGrow;
     }
     try {
       expect(err).toBeInstanceOf(LimitExceededError);

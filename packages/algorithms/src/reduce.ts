@@ -68,9 +68,11 @@ const UNROLL = 8;
 /**
  * Tuning of the chunked formulation (serial-workgroup devices), as data: chunks per
  * unit of `caps.concurrency` (1: one contiguous chunk per worker, the least joining),
- * and the fewest elements worth a chunk of their own.
+ * the fewest elements worth a chunk of their own, the interleaved accumulators, and
+ * the vector width of the loads and accumulators on devices with 'simd' (where a
+ * vec4 costs about what a scalar does) when the length divides by it.
  */
-export const CHUNKED = { chunksPerConcurrency: 1, minChunk: 4096, lanes: 4 } as const;
+export const CHUNKED = { chunksPerConcurrency: 1, minChunk: 4096, lanes: 4, simdWidth: 4 } as const;
 
 export interface ReduceOptions<D extends BufferDType = BufferDType> {
   readonly op: ReduceOp;
@@ -238,27 +240,50 @@ function keyFinishKernel() {
 
 // ---------- chunked formulation (serial workgroups) ----------
 
-/** Internal (scan's chunked formulation shares it): chunk count and length for n elements. */
-export function chunkPlan(device: Device, n: number): { chunks: number; chunk: number } {
+/**
+ * Internal (scan's chunked formulation shares it): chunk count and length for n
+ * elements, and the vector width the chunk kernel reads with: CHUNKED.simdWidth on a
+ * device with 'simd' when n divides by it (chunks then hold whole vectors) and the
+ * caller can read vectors (`vectors`: the buffer's length divides too; no f32 keys), 1 otherwise.
+ */
+export function chunkPlan(device: Device, n: number, vectors = true): { chunks: number; chunk: number; width: 1 | 4 } {
   const chunks = Math.max(1, Math.min(device.caps.concurrency * CHUNKED.chunksPerConcurrency, Math.ceil(n / CHUNKED.minChunk)));
-  return { chunks, chunk: Math.ceil(n / chunks) };
+  const w = CHUNKED.simdWidth;
+  const width: 1 | 4 = vectors && device.caps.features.has('simd') && n % w === 0 ? w : 1;
+  return { chunks, chunk: Math.ceil(n / chunks / width) * width, width };
 }
 
-/** partials[c] = op over input[c*chunk, min(n, (c+1)*chunk)), folded in CHUNKED.lanes interleaved accumulators. */
-export function chunkKernel(dtype: BufferDType, op: ReduceOp) {
+/** The longest chain of f32 additions behind one chunk's partial sum (its lanes, their fold, the vector's components). */
+export function chunkSumDepth(plan: { chunk: number; width: 1 | 4 }): number {
+  return Math.ceil(plan.chunk / (CHUNKED.lanes * plan.width)) + Math.ceil(Math.log2(CHUNKED.lanes)) + Math.ceil(Math.log2(plan.width));
+}
+
+/**
+ * partials[c] = op over input[c*chunk, min(n, (c+1)*chunk)), folded in CHUNKED.lanes
+ * interleaved accumulators; with width 4, n and chunk count vec4 elements of the
+ * input's vector view, the accumulators are vectors, and their components fold last.
+ */
+export function chunkKernel(dtype: BufferDType, op: ReduceOp, width: 1 | 4 = 1) {
   const acc = accType(dtype, op);
   const keys = acc !== dtype;
-  return cachedKernel(`reduce-chunk:${dtype}:${op}`, () =>
+  if (keys && width !== 1) throw new Error('internal: f32 min/max keys are folded from scalars');
+  return cachedKernel(`reduce-chunk:${dtype}:${op}:${width}`, () =>
     defineKernel({
-      name: `reduce_chunk_${op}_${dtype}`,
+      name: `reduce_chunk_${op}_${dtype}${width === 1 ? '' : `_v${width}`}`,
       workgroupSize: 1,
-      params: { input: buffer(dtype, 'read'), partials: buffer(acc, 'write'), n: uniform('u32'), chunk: uniform('u32') },
+      params: {
+        input: buffer(dtype, 'read', { vector: width }),
+        partials: buffer(acc, 'write'),
+        n: uniform('u32'),
+        chunk: uniform('u32'),
+      },
       body: ({ input, partials, n, chunk }, k) => {
         const toAcc = (x: Val<ValueType>): Val<ValueType> => (keys ? f32ToKey(x as Val<'f32'>) : x);
         const c = k.let(k.globalIndex, 'c');
         const start = k.let(c.mul(chunk), 'start');
         const end = k.let(min(n, start.add(chunk)), 'end');
-        const lanes = Array.from({ length: CHUNKED.lanes }, (_, l) => k.var(acc, identity(acc, op, keys), `a${l}`) as Var<ValueType>);
+        const vt = vecType(acc, width);
+        const lanes = Array.from({ length: CHUNKED.lanes }, (_, l) => k.var(vt, identity(acc, op, keys), `a${l}`) as Var<ValueType>);
         const i = k.var('u32', start, 'i');
         k.while(
           () => i.add(CHUNKED.lanes - 1).lt(end),
@@ -275,7 +300,12 @@ export function chunkKernel(dtype: BufferDType, op: ReduceOp) {
             i.set(i.add(1));
           },
         );
-        partials.store(c, pairwise(op, lanes) as never);
+        const folded = pairwise(op, lanes);
+        if (width === 1) partials.store(c, folded as never);
+        else {
+          const v = folded as unknown as Val<'vec4<u32>'>;
+          partials.store(c, pairwise(op, [v.x, v.y, v.z, v.w] as Array<Val<ValueType>>) as never);
+        }
       },
     }),
   );
@@ -363,9 +393,14 @@ export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<
     return out;
   }
   if (device.caps.features.has('serial-workgroups')) {
-    const { chunks, chunk } = chunkPlan(device, input.length);
+    // f32 min/max fold u32 keys made from scalars: those read scalars.
+    const { chunks, chunk, width } = chunkPlan(device, input.length, !keys);
     const partials = scratch(device, 'reduce.chunks', acc, chunks);
-    device.dispatch(chunkKernel(dtype, op), { invocations: chunks }, { input, partials, n: input.length, chunk });
+    device.dispatch(
+      chunkKernel(dtype, op, width),
+      { invocations: chunks },
+      { input, partials, n: input.length / width, chunk: chunk / width },
+    );
     device.dispatch(combineKernel(dtype, op), { invocations: 1 }, { partials, out, m: chunks });
     return out;
   }
@@ -465,9 +500,9 @@ export function reduceSumDepth(device: Device, n: number): number {
   if (n <= 1) return 0;
   const family = familyOf(device, 'reduce');
   if (device.caps.features.has('serial-workgroups')) {
-    // A lane's chain over its chunk, the pairwise fold of the lanes, then the partials in order.
-    const { chunks, chunk } = chunkPlan(device, n);
-    return Math.ceil(chunk / CHUNKED.lanes) + Math.ceil(Math.log2(CHUNKED.lanes)) + chunks;
+    // A lane's chain over its chunk, the pairwise fold of the lanes (and components), then the partials in order.
+    const plan = chunkPlan(device, n);
+    return chunkSumDepth(plan) + plan.chunks;
   }
   if (family === 'gather') return Math.ceil(Math.log2(n)) + 4 * Math.ceil(Math.log(n) / Math.log(FAN_IN));
   const p = blockPlan(device, n);

@@ -51,7 +51,7 @@ import {
   unsupported,
   workgroupScan,
 } from './common.ts';
-import { CHUNKED, chunkKernel, chunkPlan } from './reduce.ts';
+import { chunkKernel, chunkPlan, chunkSumDepth } from './reduce.ts';
 import { gatherScanSumDepth, recordGatherBlockScan } from './scan-gather.ts';
 import {
   type LookbackTuning,
@@ -359,8 +359,10 @@ export function scanSumDepth(device: Device, n: number, variant: ScanVariant = {
   if (formulation === 'single-pass') return lookbackSumDepth(device, n, lookbackTuning(device, variant.lookback));
   if (formulation === 'chunked') {
     // A chunk's sum (its lanes and their fold), the earlier sums in order, then the chunk's own serial scan.
-    const { chunks, chunk } = chunkPlan(device, n);
-    return chunks + Math.ceil(chunk / CHUNKED.lanes) + Math.ceil(Math.log2(CHUNKED.lanes)) + chunk + 1;
+    // The sums pass reads scalars or vectors depending on the source buffer's length: the longer chain of the two.
+    return Math.max(
+      ...[chunkPlan(device, n, false), chunkPlan(device, n)].map((plan) => plan.chunks + chunkSumDepth(plan) + plan.chunk + 1),
+    );
   }
   let depth = 0;
   let m = n;
@@ -413,8 +415,13 @@ function chunkScanKernel(dtype: BufferDType, exclusive: boolean) {
 }
 
 function recordChunkedScan(device: Device, src: Buffer, dst: Buffer, n: number, exclusive: boolean): void {
-  const { chunks, chunk } = chunkPlan(device, n);
+  // The sums pass reads vec4s where n and src's length divide by 4 (chunks then hold whole vectors).
+  const { chunks, chunk, width } = chunkPlan(device, n, src.length % 4 === 0);
   const sums = scratch(device, 'scan.chunks', src.dtype, chunks);
-  device.dispatch(chunkKernel(src.dtype, 'sum'), { invocations: chunks }, { input: src, partials: sums, n, chunk });
+  device.dispatch(
+    chunkKernel(src.dtype, 'sum', width),
+    { invocations: chunks },
+    { input: src, partials: sums, n: n / width, chunk: chunk / width },
+  );
   device.dispatch(chunkScanKernel(src.dtype, exclusive), { invocations: chunks }, { src, dst, sums, n, chunk });
 }

@@ -7,7 +7,7 @@
 
 import { type BackendAdapter, type BackendDevice, BackendUnavailableError } from '@trident/core';
 import { spawnCpuWorker } from '#spawn-worker';
-import { type CpuBackendOptions, CpuDevice } from './cpu-device.ts';
+import { type CpuBackendOptions, CpuDevice, createHeap } from './cpu-device.ts';
 import { type SpawnWorker, WorkerPool, type WorkerReply } from './worker-pool.ts';
 
 export { type CpuBackendOptions, CpuDevice } from './cpu-device.ts';
@@ -35,8 +35,11 @@ export const cpuAdapter: BackendAdapter<'cpu'> = {
     if (typeof Worker === 'undefined') throw new BackendUnavailableError('cpu', 'this runtime has no Web Workers');
     const workers = options?.workers ?? (typeof navigator !== 'undefined' ? navigator.hardwareConcurrency : 0) ?? 2;
     CpuDevice.checkRuntime(workers, options?.timeLimitMs);
+    const heap = createHeap();
     return new CpuDevice({
-      pool: new WorkerPool(workers, spawnWebWorker),
+      heap,
+      wasm: options?.wasm,
+      pool: new WorkerPool(workers, spawnWebWorker, heap.memory),
       workers,
       inline: options?.inline,
       timeLimitMs: options?.timeLimitMs,

@@ -2,19 +2,24 @@ import {
   type BackendBuffer,
   type BackendDevice,
   BackendUnavailableError,
+  buffer,
   type CompiledKernel,
   type DeviceCaps,
   type DeviceInfo,
+  defineKernel,
   type Feature,
   type Grid,
   generateJs,
+  generateWasm,
   type HostArray,
   type Kernel,
   KernelExecutionError,
   LimitExceededError,
 } from '@trident/core';
 import { CpuBuffer } from './cpu-buffer.ts';
-import { type BatchDispatch, BatchFailure, type WorkerPool } from './worker-pool.ts';
+import { HeapFull, SharedHeap } from './heap.ts';
+import { instantiateWasmKernel, type WasmCode } from './wasm-kernel.mjs';
+import { type BatchDispatch, BatchFailure, type KernelCode, type WorkerPool } from './worker-pool.ts';
 
 export interface CpuBackendOptions {
   /** Workers in the pool: threads in Node, Web Workers in browsers (default: the machine's parallelism). */
@@ -32,6 +37,12 @@ export interface CpuBackendOptions {
    * stopped). Default: no limit.
    */
   readonly timeLimitMs?: number;
+  /**
+   * Compile kernels to WebAssembly where they fit its subset (default true): no
+   * barriers or workgroup arrays (codegen/wasm.ts); the rest run as
+   * generated JavaScript. False runs every kernel as JavaScript (to compare the two).
+   */
+  readonly wasm?: boolean;
 }
 
 declare module '@trident/core' {
@@ -42,6 +53,11 @@ declare module '@trident/core' {
 
 interface CpuCompiled extends CompiledKernel {
   readonly id: number;
+  /** Which code runs the kernel: its WebAssembly module, or its generated JavaScript. */
+  readonly path: 'wasm' | 'js';
+  /** Why a kernel runs as JavaScript while the device compiles to WebAssembly. */
+  readonly fallback?: string;
+  readonly code: KernelCode;
   /** The kernel compiled on the calling thread, for dispatches run inline. */
   inline?: JsRun;
   /** Measured cost of one workgroup on one thread, in ns (an average that follows recent runs). */
@@ -92,11 +108,14 @@ export interface CpuEnvironment {
   readonly adapter: string;
   readonly runtime: string;
   readonly maxBufferElements: number;
+  /** The shared WebAssembly.Memory every buffer lives in (its pool's workers got the same). */
+  readonly heap: SharedHeap;
+  readonly wasm?: boolean | undefined;
 }
 
 /**
- * The CPU backend: generated JavaScript run by a worker pool over
- * SharedArrayBuffers. Commands queue in stream order; a dispatch splits its
+ * The CPU backend: kernels compiled to WebAssembly (or, outside its subset, to
+ * JavaScript) run by a worker pool over one shared WebAssembly.Memory. Commands queue in stream order; a dispatch splits its
  * workgroups into one contiguous range per worker and completes when every worker
  * has finished (the join is the barrier between dispatches).
  */
@@ -108,6 +127,12 @@ export class CpuDevice implements BackendDevice {
   private readonly workers: number;
   private readonly allowInline: boolean;
   private readonly timeLimitMs: number | undefined;
+  private readonly heap: SharedHeap;
+  private readonly wasm: boolean;
+  /** Frees the block of a buffer that was dropped without destroy(). */
+  private readonly finalizer = new FinalizationRegistry<{ offset: number; bytes: number }>((b) => {
+    if (!this.destroyed) this.heap.release(b.offset, b.bytes);
+  });
   private readonly kernels = new Map<string, CpuCompiled>();
   private pending: Command[] = [];
   private running: Promise<void> = Promise.resolve();
@@ -121,11 +146,21 @@ export class CpuDevice implements BackendDevice {
     this.pool = env.pool;
     this.timeLimitMs = env.timeLimitMs;
     this.allowInline = (env.inline ?? true) && env.timeLimitMs === undefined;
-    this.info = { backend: 'cpu', adapter: env.adapter, software: false, details: { workers: env.workers, runtime: env.runtime } };
+    this.heap = env.heap;
+    // Off where asked, or where this runtime lacks what the modules use (threads, SIMD, saturating truncation).
+    this.wasm = (env.wasm ?? true) && wasmRuns();
+    // One wasm32 memory holds every buffer: at most 4 GiB together, less where the runtime reserves less.
+    const maxBufferElements = Math.min(env.maxBufferElements, Math.floor(env.heap.maxBytes / 4));
+    this.info = {
+      backend: 'cpu',
+      adapter: env.adapter,
+      software: false,
+      details: { workers: env.workers, runtime: env.runtime, wasm: this.wasm, memoryMaxBytes: env.heap.maxBytes },
+    };
     this.caps = {
       limits: {
-        maxBufferElements: env.maxBufferElements,
-        maxStorageBufferBindingSize: env.maxBufferElements * 4,
+        maxBufferElements,
+        maxStorageBufferBindingSize: maxBufferElements * 4,
         maxBuffersPerKernel: 64,
         maxComputeInvocationsPerWorkgroup: 1024,
         maxComputeWorkgroupStorageSize: 65536,
@@ -134,7 +169,8 @@ export class CpuDevice implements BackendDevice {
         maxSubgroupSize: 1,
         maxExactAtomicCount: 2 ** 32 - 1,
       },
-      features: FEATURES,
+      // vec4 as v128 needs the WebAssembly path (the JavaScript one builds an array per vector).
+      features: this.wasm ? new Set<Feature>([...FEATURES, 'simd']) : FEATURES,
       timerSource: 'wall',
       preferredWorkgroupSize: 64,
       concurrency: env.workers,
@@ -145,18 +181,32 @@ export class CpuDevice implements BackendDevice {
 
   createBuffer(dtype: BackendBuffer['dtype'], length: number): CpuBuffer {
     try {
-      return new CpuBuffer(dtype, length);
+      const buffer = new CpuBuffer(dtype, length, this.heap);
+      this.finalizer.register(buffer, { offset: buffer.offset, bytes: buffer.bytes }, buffer);
+      return buffer;
     } catch (err) {
-      // V8 throws RangeError("Array buffer allocation failed") when the host has no memory for it.
-      if (err instanceof RangeError) {
-        throw new LimitExceededError('cpu', 'hostMemory', length * 4, Number.NaN, `a buffer of ${length * 4} bytes`);
+      // The device's memory is full (its wasm32 maximum), or the host could not commit more pages.
+      if (err instanceof HeapFull) {
+        // The host out of memory: no number to give. The memory's maximum reached: what is left of it.
+        const allowed = err.hostRefused ? Number.NaN : err.available;
+        throw new LimitExceededError(
+          'cpu',
+          'hostMemory',
+          length * 4,
+          allowed,
+          `a buffer of ${length * 4} bytes (the CPU device's buffers share one WebAssembly memory of at most ${this.heap.maxBytes} bytes)`,
+        );
       }
       throw err;
     }
   }
 
-  destroyBuffer(): void {
-    // Garbage collection frees the SharedArrayBuffer once no command holds it.
+  destroyBuffer(buffer: BackendBuffer): void {
+    const b = buffer as CpuBuffer;
+    if (!this.finalizer.unregister(b)) return;
+    // Commands already in the stream may still use the block: free it after them.
+    if (this.idle()) this.heap.release(b.offset, b.bytes);
+    else this.enqueue(() => this.heap.release(b.offset, b.bytes));
   }
 
   write(buffer: BackendBuffer, offset: number, data: HostArray): void {
@@ -195,10 +245,43 @@ export class CpuDevice implements BackendDevice {
     let compiled = this.kernels.get(kernel.key);
     if (!compiled) {
       const { source } = generateJs(kernel, 'cpu');
-      compiled = { kernel, source, id: this.nextKernelId++ };
+      const id = this.nextKernelId++;
+      const wasm = this.wasm ? wasmOf(kernel) : undefined;
+      const valid = wasm?.bytes !== undefined && WebAssembly.validate(wasm.bytes as Uint8Array<ArrayBuffer>);
+      const scratch = valid && wasm.bytes ? this.scratchBlocks(wasm.scratchBytes) : [];
+      if (valid && wasm.bytes && scratch) {
+        const code: KernelCode = { source, wasm: { bytes: wasm.bytes, params: wasm.params, scratch } };
+        compiled = { kernel, source, id, path: 'wasm', code };
+      } else {
+        const fallback = wasm
+          ? wasm.bytes
+            ? valid
+              ? 'no memory left for its private arrays'
+              : 'the runtime rejected the module'
+            : wasm.reason
+          : undefined;
+        compiled = { kernel, source, id, path: 'js', code: { source }, ...(fallback ? { fallback } : {}) };
+      }
       this.kernels.set(kernel.key, compiled);
     }
     return compiled;
+  }
+
+  /**
+   * One block of `bytes` per worker and one for this thread (private arrays of a
+   * WebAssembly kernel), kept as long as the device; undefined when the memory is full.
+   */
+  private scratchBlocks(bytes: number): number[] | undefined {
+    if (bytes === 0) return [];
+    const blocks: number[] = [];
+    try {
+      for (let i = 0; i <= this.workers; i++) blocks.push(this.heap.alloc(bytes));
+    } catch (err) {
+      if (!(err instanceof HeapFull)) throw err;
+      for (const b of blocks) this.heap.release(b, bytes);
+      return undefined;
+    }
+    return blocks;
   }
 
   dispatch(compiled: CompiledKernel, grid: Grid, args: ReadonlyMap<string, BackendBuffer | number>): void {
@@ -206,7 +289,8 @@ export class CpuDevice implements BackendDevice {
     const buffers: Array<readonly [string, CpuBuffer]> = [];
     const uniforms: Array<readonly [string, number]> = [];
     for (const [name, value] of args) {
-      if (typeof value === 'number') uniforms.push([name, value]);
+      // An f32 uniform is an f32 in the kernel (JavaScript would otherwise compute with the double).
+      if (typeof value === 'number') uniforms.push([name, isF32Uniform(k, name) ? Math.fround(value) : value]);
       else buffers.push([name, value as CpuBuffer]);
     }
     const total = grid[0] * grid[1] * grid[2];
@@ -214,7 +298,8 @@ export class CpuDevice implements BackendDevice {
     this.pending.push({
       compiled: k,
       kernelId: k.id,
-      source: k.source,
+      // A CompiledKernel made outside compile() (tests of failures) carries only its source.
+      code: k.code ?? { source: k.source },
       buffers,
       uniforms,
       numWorkgroups: total,
@@ -298,8 +383,7 @@ export class CpuDevice implements BackendDevice {
     for (const [name, value] of d.uniforms) u[name] = value;
     const start = performance.now();
     try {
-      // The source is generated by @trident/core's JS code generator, never user text.
-      k.inline ??= new Function(`"use strict"; return ${k.source};`)() as JsRun;
+      k.inline ??= inlineRun(k, this.heap.memory, this.workers);
       k.inline(b, u, 0, d.numWorkgroups, d.numWorkgroups, d.grid);
     } catch (err) {
       const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
@@ -353,6 +437,72 @@ export class CpuDevice implements BackendDevice {
   private enqueue(host: () => void): void {
     this.pending.push({ host });
   }
+}
+
+/** The device's memory; a runtime that cannot reserve a shared WebAssembly.Memory has no CPU backend. */
+export function createHeap(): SharedHeap {
+  try {
+    return new SharedHeap();
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new BackendUnavailableError('cpu', `cannot reserve a shared WebAssembly.Memory for the buffers: ${why}`);
+  }
+}
+
+/** The kernel's module, or why it has none; a generator failure leaves the kernel on its JavaScript. */
+function wasmOf(kernel: Kernel): ReturnType<typeof generateWasm> {
+  try {
+    return generateWasm(kernel);
+  } catch (err) {
+    return { reason: `internal: the WebAssembly generator failed (${err instanceof Error ? err.message : String(err)})` };
+  }
+}
+
+let wasmProbe: boolean | undefined;
+
+/** Whether this runtime validates a module with every proposal the generated modules use. */
+function wasmRuns(): boolean {
+  if (wasmProbe === undefined) {
+    const probe = defineKernel({
+      name: 'cpu_wasm_probe',
+      workgroupSize: 1,
+      params: { v: buffer('f32', 'read', { vector: 4 }), a: buffer('u32', 'atomic') },
+      body: ({ v, a }) => {
+        a.atomicAdd(0, v.load(0).x.cast('u32'));
+      },
+    });
+    const module = generateWasm(probe);
+    try {
+      wasmProbe = module.bytes !== undefined && WebAssembly.validate(module.bytes as Uint8Array<ArrayBuffer>);
+    } catch {
+      wasmProbe = false;
+    }
+  }
+  return wasmProbe;
+}
+
+function isF32Uniform(k: CpuCompiled, name: string): boolean {
+  return k.kernel.ir.params.some(([n, d]) => n === name && d.kind === 'uniform' && d.dtype === 'f32');
+}
+
+/**
+ * The kernel for this thread: its WebAssembly where it has one and this thread may
+ * instantiate it synchronously (a browser's main thread refuses modules over 4 KiB),
+ * its generated JavaScript otherwise; both compute the same results.
+ */
+function inlineRun(k: CpuCompiled, memory: WebAssembly.Memory, workers: number): JsRun {
+  const wasm: WasmCode | undefined = k.code?.wasm;
+  if (wasm) {
+    try {
+      const module = new WebAssembly.Module(wasm.bytes as Uint8Array<ArrayBuffer>);
+      // This thread's private-array block follows the workers' ones.
+      return instantiateWasmKernel(module, memory, wasm.params, wasm.scratch?.[workers] ?? 0) as unknown as JsRun;
+    } catch {
+      // fall through to the JavaScript
+    }
+  }
+  // The source is generated by @trident/core's JS code generator, never user text.
+  return new Function(`"use strict"; return ${k.source};`)() as JsRun;
 }
 
 /** Follows a kernel's cost per workgroup (uniforms change it, so recent runs weigh most). */

@@ -1,7 +1,7 @@
 import { availableParallelism, cpus } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { BackendAdapter, BackendDevice } from '@trident/core';
-import { type CpuBackendOptions, CpuDevice } from './cpu-device.ts';
+import { type CpuBackendOptions, CpuDevice, createHeap } from './cpu-device.ts';
 import { type SpawnWorker, WorkerPool } from './worker-pool.ts';
 
 /** A worker thread running node-worker.mjs; it keeps the process alive only while it runs a batch. */
@@ -28,8 +28,11 @@ export const cpuAdapter: BackendAdapter<'cpu'> = {
   async create(options?: CpuBackendOptions): Promise<BackendDevice> {
     const workers = options?.workers ?? availableParallelism();
     CpuDevice.checkRuntime(workers, options?.timeLimitMs);
+    const heap = createHeap();
     return new CpuDevice({
-      pool: new WorkerPool(workers, spawnNodeWorker),
+      heap,
+      wasm: options?.wasm,
+      pool: new WorkerPool(workers, spawnNodeWorker, heap.memory),
       workers,
       inline: options?.inline,
       timeLimitMs: options?.timeLimitMs,

@@ -1,6 +1,7 @@
 import type { BufferDType } from '@trident/core';
 import type { CpuBuffer } from './cpu-buffer.ts';
 import { CONTROL_SLOTS, DONE, EPOCH, ERROR, NOTIFY_BY_MESSAGE, REG, STOP } from './protocol.mjs';
+import type { WasmCode } from './wasm-kernel.mjs';
 
 /**
  * Persistent CPU workers driven through a shared control block (protocol.mjs says
@@ -30,10 +31,16 @@ export interface WorkerEvents {
 
 export type SpawnWorker = (index: number, events: WorkerEvents) => WorkerHandle;
 
+/** What a worker compiles: the generated JavaScript, and the WebAssembly module where the kernel has one. */
+export interface KernelCode {
+  readonly source: string;
+  readonly wasm?: WasmCode | undefined;
+}
+
 /** One dispatch of a batch: a registered kernel, its argument layout and values. */
 export interface BatchDispatch {
   readonly kernelId: number;
-  readonly source: string;
+  readonly code: KernelCode;
   readonly buffers: ReadonlyArray<readonly [string, CpuBuffer]>;
   readonly uniforms: ReadonlyArray<readonly [string, number]>;
   readonly numWorkgroups: number;
@@ -53,8 +60,9 @@ export class BatchFailure extends Error {
   }
 }
 
+/** A buffer as workers know it: a block of the device's memory. */
 interface Registered {
-  readonly data: SharedArrayBuffer;
+  readonly offset: number;
   readonly dtype: BufferDType;
   readonly length: number;
 }
@@ -72,6 +80,8 @@ const waitAsync = (Atomics as unknown as { waitAsync?: WaitAsync }).waitAsync;
 export class WorkerPool {
   readonly size: number;
   private readonly spawn: SpawnWorker;
+  /** The device's memory (heap.ts), sent to each worker once. */
+  private readonly memory: WebAssembly.Memory;
   private control = new Int32Array(new SharedArrayBuffer(CONTROL_SLOTS * 4));
   private commandData = new SharedArrayBuffer(INITIAL_COMMAND_SLOTS * 8);
   private commands = new Float64Array(this.commandData);
@@ -79,7 +89,7 @@ export class WorkerPool {
   private ready!: Promise<void>;
   private reg = 0;
   /** What every (re)started worker must be told, kept so that a replacement can be. */
-  private readonly kernelSources = new Map<number, string>();
+  private readonly kernelSources = new Map<number, KernelCode>();
   private readonly layouts = new Map<string, { id: number; kernel: number; buffers: string[]; uniforms: string[] }>();
   private readonly buffers = new Map<number, Registered>();
   /** Registrations not yet sent to the workers. */
@@ -103,9 +113,10 @@ export class WorkerPool {
   private failed?: Error;
   private destroyed = false;
 
-  constructor(size: number, spawn: SpawnWorker) {
+  constructor(size: number, spawn: SpawnWorker, memory: WebAssembly.Memory) {
     this.size = size;
     this.spawn = spawn;
+    this.memory = memory;
     this.start();
   }
 
@@ -217,7 +228,7 @@ export class WorkerPool {
           } else this.restart();
         },
       });
-      handle.post({ type: 'init', control: control.buffer, index: i, workers: this.size });
+      handle.post({ type: 'init', control: control.buffer, memory: this.memory, index: i, workers: this.size });
       workers.push(handle);
     }
     this.workers = workers;
@@ -278,7 +289,7 @@ export class WorkerPool {
     cmd[p++] = batch.length;
     for (const d of batch) {
       if (!this.kernelSources.has(d.kernelId)) {
-        this.kernelSources.set(d.kernelId, d.source);
+        this.kernelSources.set(d.kernelId, d.code);
         this.newKernels.push(d.kernelId);
       }
       const bufferNames = d.buffers.map(([name]) => name);
@@ -296,7 +307,7 @@ export class WorkerPool {
       cmd[p++] = d.grid[1];
       for (const [, b] of d.buffers) {
         if (!this.buffers.has(b.id)) {
-          this.buffers.set(b.id, { data: b.data, dtype: b.dtype, length: b.length });
+          this.buffers.set(b.id, { offset: b.offset, dtype: b.dtype, length: b.length });
           this.finalizer.register(b, b.id);
           this.newBuffers.push(b.id);
         }
@@ -313,7 +324,7 @@ export class WorkerPool {
       type: 'register',
       reg: ++this.reg,
       commands: this.commandsResized ? this.commandData : undefined,
-      kernels: this.newKernels.map((id) => ({ id, source: this.kernelSources.get(id) })),
+      kernels: this.newKernels.map((id) => ({ id, ...this.kernelSources.get(id) })),
       layouts: this.newLayouts.map((key) => this.layouts.get(key)),
       buffers: this.newBuffers.flatMap((id) => {
         const b = this.buffers.get(id);

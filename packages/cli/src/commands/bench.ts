@@ -44,6 +44,8 @@ const USAGE = `usage: trident bench [options]
                      --budget-ms ends the warm-up; 0: exactly --warmup runs)
   --budget-ms MS     stop repeating a measurement after this much timed work (default 4000)
   --workers N        cpu backend worker threads (default: all cores)
+  --no-wasm          cpu backend in Node: every kernel as generated JavaScript, none as
+                     WebAssembly (to compare the two paths)
   --label NAME       machine label for the report (default: local)
   --out FILE         results file (default: report/results-<label>.json, which 'trident report' reads)
   --browser LIST     backends to run in headless Chromium too (default: webgl2,webgpu,cpu)
@@ -58,6 +60,8 @@ export interface BenchOptions {
   readonly sizes: (c: BenchCase) => readonly number[];
   readonly settings: RunSettings;
   readonly workers?: number;
+  /** false: the Node cpu device runs every kernel as JavaScript (--no-wasm). */
+  readonly wasm?: boolean;
   readonly label: string;
   readonly command: string;
   readonly quiet?: boolean;
@@ -184,7 +188,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
   const described: BenchDevice[] = [];
   for (const kind of kinds) {
     try {
-      const d = await createDevice({ backend: kind, options: deviceOptions(options.workers) });
+      const d = await createDevice({ backend: kind, options: deviceOptions(options.workers, options.wasm) });
       devices.push(d);
       adapters[`node/${kind}`] = d.info.adapter;
       described.push({ ...describeDevice(d), runtime: 'node', formulations: chosenFormulations(d) });
@@ -338,6 +342,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
     browser: { type: 'string' },
     'no-browser': { type: 'boolean' },
     'no-peers': { type: 'boolean' },
+    'no-wasm': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
@@ -372,6 +377,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
       budgetMs: positiveInt(values['budget-ms'], '--budget-ms', 4000),
     },
     ...(values.workers !== undefined ? { workers: positiveInt(values.workers, '--workers') } : {}),
+    ...(values['no-wasm'] === true ? { wasm: false } : {}),
     label,
     command: `trident bench ${argv.join(' ')}`.trim(),
     quiet: values.quiet === true,
