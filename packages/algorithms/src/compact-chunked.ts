@@ -25,10 +25,11 @@ import { chunkPlan } from './reduce.ts';
 
 /**
  * 1 where x != 0, else 0, without a branch: (x | -x) has its top bit set exactly
- * when x is non-zero. Kept flags are data-dependent (random half kept in the
- * benchmark), so a branch mispredicts about half the time: on the 2-vCPU VM the
- * branch-free count and write ran 1.5-2x faster than `x != 0 ? 1 : 0` and
- * `if (x != 0)` loops in plain JS (2^24 random flags, one thread: count 95-121 ms vs 203-295, write 143-174 vs 229-273; the machine was under heavy load, so ratios only).
+ * when x is non-zero. Kept flags are data-dependent (a random half in the
+ * benchmark), so a branch mispredicts about half the time. In plain JS on the
+ * 2-vCPU VM (2^24 random flags, one thread, under heavy load, so ratios only) the
+ * branch-free count took 95-121 ms against 203-295 for `x != 0 ? 1 : 0` or
+ * `if (x != 0)`, the branch-free write 143-174 ms against 229-273.
  */
 function nonZero(k: KernelBuilder, x: Val<'u32'>): Val<'u32'> {
   const f = k.let(x, 'f');
