@@ -14,6 +14,8 @@ export interface PageConfig {
   readonly cases: readonly PageCase[];
   readonly settings: { readonly warmup: number; readonly repeats: number; readonly budgetMs: number };
   readonly workers?: number;
+  /** false: the cpu device runs every kernel as JavaScript (bench --no-wasm). */
+  readonly wasm?: boolean;
   /** Run the peers (TensorFlow.js, gpu.js) too. */
   readonly peers: boolean;
   /** Peer sizes by algorithm (reduce, scan, sort, nbody). */
