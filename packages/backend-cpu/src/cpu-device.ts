@@ -62,6 +62,8 @@ interface CpuCompiled extends CompiledKernel {
   inline?: JsRun;
   /** Measured cost of one workgroup on one thread, in ns (an average that follows recent runs). */
   nsPerWorkgroup?: number;
+  /** nsPerWorkgroup comes from runs on the calling thread (not inferred from the workers' wall time). */
+  measuredInline?: boolean;
 }
 
 type JsRun = (
@@ -85,6 +87,8 @@ type Command = { readonly host: () => void } | DispatchCommand;
  * one thread than this plus its share on all runs inline on the calling thread.
  */
 const WORKER_ROUND_TRIP_MICROS = 25;
+/** A kernel whose one-thread time, as inferred from a worker run, is below this runs once inline to measure it. */
+const INLINE_PROBE_NS = 2e6;
 
 const FEATURES: ReadonlySet<Feature> = new Set<Feature>([
   'gather',
@@ -137,6 +141,12 @@ export class CpuDevice implements BackendDevice {
   private pending: Command[] = [];
   private running: Promise<void> = Promise.resolve();
   private nextKernelId = 0;
+  /**
+   * The workers' wake-up plus join as this device sees it, in ns: starts at
+   * WORKER_ROUND_TRIP_MICROS and follows single-dispatch batches of kernels whose
+   * one-thread cost is known (a busy machine wakes its workers more slowly).
+   */
+  private roundTripNs = WORKER_ROUND_TRIP_MICROS * 1000;
   /** Flushed batches that have not finished. */
   private outstanding = 0;
   private destroyed = false;
@@ -345,11 +355,17 @@ export class CpuDevice implements BackendDevice {
       }
       const only = sent.length === 1 ? sent[0] : undefined;
       if (only) {
-        // Per workgroup on one thread: what the workers spent beyond their round trip, times their number.
-        const us = performance.now() - start;
-        const perWorkgroup =
-          (Math.max(0, us * 1000 - WORKER_ROUND_TRIP_MICROS * 1000) * Math.min(this.workers, only.numWorkgroups)) / only.numWorkgroups;
-        learn(only.compiled, perWorkgroup);
+        const ns = (performance.now() - start) * 1e6;
+        const share = Math.min(this.workers, only.numWorkgroups);
+        const k = only.compiled;
+        if (k.measuredInline && k.nsPerWorkgroup !== undefined) {
+          // The kernel's own time is known: the rest was the round trip.
+          const roundTrip = Math.max(0, ns - (k.nsPerWorkgroup * only.numWorkgroups) / share);
+          this.roundTripNs = 0.5 * this.roundTripNs + 0.5 * roundTrip;
+        } else {
+          // Per workgroup on one thread: what the workers spent beyond their round trip, times their number.
+          learn(k, (Math.max(0, ns - this.roundTripNs) * share) / only.numWorkgroups);
+        }
       }
     };
     for (const command of commands) {
@@ -371,8 +387,15 @@ export class CpuDevice implements BackendDevice {
     if (d.numWorkgroups === 1) return true;
     if (d.compiled.nsPerWorkgroup === undefined) return false;
     const oneThreadNs = d.compiled.nsPerWorkgroup * d.numWorkgroups;
+    // Inferred from the workers' wall time, the cost holds their round trip too: measure it once here when short.
+    if (!d.compiled.measuredInline && oneThreadNs < INLINE_PROBE_NS) return true;
     const share = Math.min(this.workers, d.numWorkgroups);
-    return oneThreadNs < WORKER_ROUND_TRIP_MICROS * 1000 + oneThreadNs / share;
+    if (oneThreadNs >= this.roundTripNs + oneThreadNs / share) return false;
+    // Inline only because the round trip was seen slow: drift back towards the nominal one, so that the
+    // workers are tried again once the machine may be quieter (a slow period must not stick forever).
+    const nominal = WORKER_ROUND_TRIP_MICROS * 1000;
+    if (oneThreadNs >= nominal + oneThreadNs / share) this.roundTripNs = 0.95 * this.roundTripNs + 0.05 * nominal;
+    return true;
   }
 
   private runInline(d: DispatchCommand): void {
@@ -389,6 +412,8 @@ export class CpuDevice implements BackendDevice {
       const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
       throw new KernelExecutionError('cpu', k.kernel.name, detail, { cause: err });
     }
+    if (!k.measuredInline) k.nsPerWorkgroup = undefined;
+    k.measuredInline = true;
     learn(k, ((performance.now() - start) * 1e6) / d.numWorkgroups);
   }
 
