@@ -141,12 +141,6 @@ export class CpuDevice implements BackendDevice {
   private pending: Command[] = [];
   private running: Promise<void> = Promise.resolve();
   private nextKernelId = 0;
-  /**
-   * The workers' wake-up plus join as this device sees it, in ns: starts at
-   * WORKER_ROUND_TRIP_MICROS and follows single-dispatch batches of kernels whose
-   * one-thread cost is known (a busy machine wakes its workers more slowly).
-   */
-  private roundTripNs = WORKER_ROUND_TRIP_MICROS * 1000;
   /** Flushed batches that have not finished. */
   private outstanding = 0;
   private destroyed = false;
@@ -355,17 +349,10 @@ export class CpuDevice implements BackendDevice {
       }
       const only = sent.length === 1 ? sent[0] : undefined;
       if (only) {
+        // Per workgroup on one thread: what the workers spent beyond their round trip, times their number (ns).
         const ns = (performance.now() - start) * 1e6;
         const share = Math.min(this.workers, only.numWorkgroups);
-        const k = only.compiled;
-        if (k.measuredInline && k.nsPerWorkgroup !== undefined) {
-          // The kernel's own time is known: the rest was the round trip.
-          const roundTrip = Math.max(0, ns - (k.nsPerWorkgroup * only.numWorkgroups) / share);
-          this.roundTripNs = 0.5 * this.roundTripNs + 0.5 * roundTrip;
-        } else {
-          // Per workgroup on one thread: what the workers spent beyond their round trip, times their number.
-          learn(k, (Math.max(0, ns - this.roundTripNs) * share) / only.numWorkgroups);
-        }
+        learn(only.compiled, (Math.max(0, ns - WORKER_ROUND_TRIP_MICROS * 1000) * share) / only.numWorkgroups);
       }
     };
     for (const command of commands) {
@@ -390,12 +377,7 @@ export class CpuDevice implements BackendDevice {
     // Inferred from the workers' wall time, the cost holds their round trip too: measure it once here when short.
     if (!d.compiled.measuredInline && oneThreadNs < INLINE_PROBE_NS) return true;
     const share = Math.min(this.workers, d.numWorkgroups);
-    if (oneThreadNs >= this.roundTripNs + oneThreadNs / share) return false;
-    // Inline only because the round trip was seen slow: drift back towards the nominal one, so that the
-    // workers are tried again once the machine may be quieter (a slow period must not stick forever).
-    const nominal = WORKER_ROUND_TRIP_MICROS * 1000;
-    if (oneThreadNs >= nominal + oneThreadNs / share) this.roundTripNs = 0.95 * this.roundTripNs + 0.05 * nominal;
-    return true;
+    return oneThreadNs < WORKER_ROUND_TRIP_MICROS * 1000 + oneThreadNs / share;
   }
 
   private runInline(d: DispatchCommand): void {
@@ -404,9 +386,11 @@ export class CpuDevice implements BackendDevice {
     for (const [name, buffer] of d.buffers) b[name] = buffer.view;
     const u: Record<string, number> = {};
     for (const [name, value] of d.uniforms) u[name] = value;
-    const start = performance.now();
+    let start = 0;
     try {
+      // Compiled before the clock starts: the cost learned is the kernel's.
       k.inline ??= inlineRun(k, this.heap.memory, this.workers);
+      start = performance.now();
       k.inline(b, u, 0, d.numWorkgroups, d.numWorkgroups, d.grid);
     } catch (err) {
       const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
