@@ -41,6 +41,21 @@ describe('differential fuzzing with the WebAssembly path', () => {
     expect(tally.wasm).toBeGreaterThan(90);
     expect(tally.pass).toBeGreaterThan(100);
   });
+
+  it('the JavaScript path (wasm: false), which the default device now takes only for barrier kernels, agrees on the same seeds', async () => {
+    const sub = await probeSubgroups(js);
+    const failures: string[] = [];
+    let pass = 0;
+    for (let seed = 1; seed <= 120; seed++) {
+      const c = generateCase(seed, optionsForSeed(seed));
+      expect(pathOf(js, kernelOf(c.ir))).toBe('js');
+      const outcome = await runCase(js, c, sub.size);
+      if (outcome.status === 'pass') pass++;
+      else if (outcome.status !== 'undecidable') failures.push(`seed ${seed}: ${JSON.stringify(outcome)}`);
+    }
+    expect(failures).toEqual([]);
+    expect(pass).toBeGreaterThan(100);
+  });
 });
 
 const I32_MIN = -0x80000000;

@@ -1,7 +1,7 @@
 // @ts-check
 // Web Worker for the CPU backend in browsers: the same worker loop as in Node
-// (worker-loop.mjs). Buffers are SharedArrayBuffers, so only their handles travel;
-// results are written in place.
+// (worker-loop.mjs). Buffers are blocks of the device's shared WebAssembly.Memory, so only
+// the memory (once) and offsets travel; results are written in place.
 import { createWorker } from './worker-loop.mjs';
 
 const onMessage = createWorker({ post: (m) => self.postMessage(m) });

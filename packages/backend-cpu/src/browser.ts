@@ -2,7 +2,7 @@
  * @trident/backend-cpu for browsers (the "browser" export condition): the same
  * device, generated JavaScript and worker loop as in Node, run by Web Workers.
  * Never imports node: modules. Needs a cross-origin isolated page (COOP same-origin
- * + COEP require-corp) for SharedArrayBuffer.
+ * + COEP require-corp) for its shared memory (SharedArrayBuffer, a shared WebAssembly.Memory).
  */
 
 import { type BackendAdapter, type BackendDevice, BackendUnavailableError } from '@trident/core';

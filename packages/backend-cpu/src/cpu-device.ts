@@ -62,6 +62,8 @@ interface CpuCompiled extends CompiledKernel {
   inline?: JsRun;
   /** Measured cost of one workgroup on one thread, in ns (an average that follows recent runs). */
   nsPerWorkgroup?: number;
+  /** nsPerWorkgroup comes from runs on the calling thread (not inferred from the workers' wall time). */
+  measuredInline?: boolean;
 }
 
 type JsRun = (
@@ -85,6 +87,8 @@ type Command = { readonly host: () => void } | DispatchCommand;
  * one thread than this plus its share on all runs inline on the calling thread.
  */
 const WORKER_ROUND_TRIP_MICROS = 25;
+/** A kernel whose one-thread time, as inferred from a worker run, is below this runs once inline to measure it. */
+const INLINE_PROBE_NS = 2e6;
 
 const FEATURES: ReadonlySet<Feature> = new Set<Feature>([
   'gather',
@@ -345,11 +349,10 @@ export class CpuDevice implements BackendDevice {
       }
       const only = sent.length === 1 ? sent[0] : undefined;
       if (only) {
-        // Per workgroup on one thread: what the workers spent beyond their round trip, times their number.
-        const us = performance.now() - start;
-        const perWorkgroup =
-          (Math.max(0, us * 1000 - WORKER_ROUND_TRIP_MICROS * 1000) * Math.min(this.workers, only.numWorkgroups)) / only.numWorkgroups;
-        learn(only.compiled, perWorkgroup);
+        // Per workgroup on one thread: what the workers spent beyond their round trip, times their number (ns).
+        const ns = (performance.now() - start) * 1e6;
+        const share = Math.min(this.workers, only.numWorkgroups);
+        learn(only.compiled, (Math.max(0, ns - WORKER_ROUND_TRIP_MICROS * 1000) * share) / only.numWorkgroups);
       }
     };
     for (const command of commands) {
@@ -371,6 +374,8 @@ export class CpuDevice implements BackendDevice {
     if (d.numWorkgroups === 1) return true;
     if (d.compiled.nsPerWorkgroup === undefined) return false;
     const oneThreadNs = d.compiled.nsPerWorkgroup * d.numWorkgroups;
+    // Inferred from the workers' wall time, the cost holds their round trip too: measure it once here when short.
+    if (!d.compiled.measuredInline && oneThreadNs < INLINE_PROBE_NS) return true;
     const share = Math.min(this.workers, d.numWorkgroups);
     return oneThreadNs < WORKER_ROUND_TRIP_MICROS * 1000 + oneThreadNs / share;
   }
@@ -381,14 +386,18 @@ export class CpuDevice implements BackendDevice {
     for (const [name, buffer] of d.buffers) b[name] = buffer.view;
     const u: Record<string, number> = {};
     for (const [name, value] of d.uniforms) u[name] = value;
-    const start = performance.now();
+    let start = 0;
     try {
+      // Compiled before the clock starts: the cost learned is the kernel's.
       k.inline ??= inlineRun(k, this.heap.memory, this.workers);
+      start = performance.now();
       k.inline(b, u, 0, d.numWorkgroups, d.numWorkgroups, d.grid);
     } catch (err) {
       const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
       throw new KernelExecutionError('cpu', k.kernel.name, detail, { cause: err });
     }
+    if (!k.measuredInline) k.nsPerWorkgroup = undefined;
+    k.measuredInline = true;
     learn(k, ((performance.now() - start) * 1e6) / d.numWorkgroups);
   }
 

@@ -97,11 +97,18 @@ export class SharedHeap {
     if (end > this.maxBytes) throw new HeapFull(size, this.available(), false);
     const have = this.memory.buffer.byteLength;
     if (end > have) {
+      const needed = Math.ceil((end - have) / PAGE);
+      // A quarter more than needed, within the maximum: fewer grows as buffers arrive one by one.
+      const generous = Math.min(Math.max(needed, Math.ceil(have / PAGE / 4)), this.maxBytes / PAGE - have / PAGE);
       try {
-        this.memory.grow(Math.ceil((end - have) / PAGE));
+        this.memory.grow(generous);
       } catch {
-        // The host could not commit the pages (RangeError): the same answer as a full heap.
-        throw new HeapFull(size, this.available(), true);
+        try {
+          this.memory.grow(needed);
+        } catch {
+          // The host could not commit the pages (RangeError): the same answer as a full heap.
+          throw new HeapFull(size, this.available(), true);
+        }
       }
     }
     this.top = end;

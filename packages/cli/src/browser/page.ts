@@ -27,7 +27,8 @@ window.tridentBench = async (config: PageConfig): Promise<PageResult> => {
   for (const kind of config.backends as BackendKind[]) {
     let device: Awaited<ReturnType<typeof createDevice>>;
     try {
-      device = await createDevice({ backend: kind, ...(config.workers ? { options: { cpu: { workers: config.workers } } } : {}) });
+      const cpu = { ...(config.workers ? { workers: config.workers } : {}), ...(config.wasm === false ? { wasm: false } : {}) };
+      device = await createDevice({ backend: kind, ...(Object.keys(cpu).length > 0 ? { options: { cpu } } : {}) });
     } catch (err) {
       const reasons = (err as { reasons?: Array<{ reason: string }> }).reasons;
       unavailable.push({ backend: kind, runtime: 'chromium', reason: reasons?.[0]?.reason ?? String(err) });

@@ -15,6 +15,8 @@ export interface PageConfig {
   /** bench/runner.ts RunSettings: warm-up (count and ms), repeats, budget. */
   readonly settings: { readonly warmup: number; readonly warmupMs: number; readonly repeats: number; readonly budgetMs: number };
   readonly workers?: number;
+  /** false: the cpu device runs every kernel as JavaScript (bench --no-wasm). */
+  readonly wasm?: boolean;
   /** Run the peers (TensorFlow.js, gpu.js) too. */
   readonly peers: boolean;
   /** Peer sizes by algorithm (reduce, scan, sort, nbody). */

@@ -44,8 +44,8 @@ const USAGE = `usage: trident bench [options]
                      --budget-ms ends the warm-up; 0: exactly --warmup runs)
   --budget-ms MS     stop repeating a measurement after this much timed work (default 4000)
   --workers N        cpu backend worker threads (default: all cores)
-  --no-wasm          cpu backend in Node: every kernel as generated JavaScript, none as
-                     WebAssembly (to compare the two paths)
+  --no-wasm          cpu backend (Node and Chromium): every kernel as generated JavaScript,
+                     none as WebAssembly (to compare the two paths)
   --label NAME       machine label for the report (default: local)
   --out FILE         results file (default: report/results-<label>.json, which 'trident report' reads)
   --browser LIST     backends to run in headless Chromium too (default: webgl2,webgpu,cpu)
@@ -60,7 +60,7 @@ export interface BenchOptions {
   readonly sizes: (c: BenchCase) => readonly number[];
   readonly settings: RunSettings;
   readonly workers?: number;
-  /** false: the Node cpu device runs every kernel as JavaScript (--no-wasm). */
+  /** false: the cpu device (Node and Chromium) runs every kernel as JavaScript (--no-wasm). */
   readonly wasm?: boolean;
   readonly label: string;
   readonly command: string;
@@ -270,6 +270,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
           cases: options.cases.map((c) => ({ key: `${c.algorithm}:${c.variant}`, sizes: options.sizes(c) })),
           settings: options.settings,
           ...(options.workers !== undefined ? { workers: options.workers } : {}),
+          ...(options.wasm === false ? { wasm: false } : {}),
           peers: options.peers,
           peerSizes: peers,
         },
