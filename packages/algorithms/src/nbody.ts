@@ -106,10 +106,10 @@ export interface NBodyBlocking {
 
 /**
  * The default serial blocking: 8 bodies per invocation. 2048 bodies, ε² = 1e-4, one
- * thread of the 2-core Xeon VM, CPU time per interaction (2026-11-23, r² by
- * separate multiplies and adds): JavaScript B = 2 15.4–15.6 ns, 4 14.3, 8 13.4–13.5
- * (with the fma form `interactSerial` now has: 4 12.0–13.2, 8 12.0); vec4 lanes in
- * WebAssembly (s3/wasm's emitter, 'simd') B = 4 1.73, 8 1.69.
+ * thread of the 2-core Xeon VM, CPU time per interaction (bench/nbody-kernel-time.ts,
+ * 2026-11-23; r² by separate multiplies and adds): JavaScript B = 2 15.4–15.6 ns,
+ * 4 14.3, 8 13.4–13.5 (with the fma form `interactSerial` now has: 4 12.0–13.2,
+ * 8 12.0); vec4 lanes in WebAssembly (s3/wasm's emitter, 'simd') B = 4 1.73, 8 1.69.
  */
 const DEFAULT_BLOCKING: NBodyBlocking = { bodiesPerInvocation: 8 };
 
@@ -200,9 +200,10 @@ function interact(k: KernelBuilder, p: OwnedBody, q: Source, eps2: Val<'f32'>, g
  * dominate the loop) this form takes 12 roundings per interaction to
  * `interact`'s 13 and a square root and a division to a reciprocal square root and
  * three multiplications: 2048 bodies, one thread, CPU time per interaction,
- * 2026-11-23: 12.0 ns against 14.1–14.5 ns. (WebAssembly, which takes fma through
- * f64, would rather have r² by separate multiplies and adds: 4.4 ns against 7.6
- * ns; there the 'simd' devices' lanes kernel, which has them, runs wherever ε² >= 1e-12.)
+ * 2026-11-23 (bench/nbody-kernel-time.ts): 12.0 ns against 14.1–14.5 ns.
+ * (WebAssembly, which takes fma through f64, would rather have r² by separate
+ * multiplies and adds: 4.4 ns against 7.6 ns; there the 'simd' devices' lanes
+ * kernel, which has them, runs wherever ε² >= 1e-12.)
  * The rounding differs from `interact` by a few ulp per term, within the f32 bound
  * the conformance suite holds every formulation to. `guarded` as in `interact`.
  */
