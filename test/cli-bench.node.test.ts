@@ -67,7 +67,7 @@ it('bench --no-browser writes a trident-bench/1 file with verified, timed measur
   // The device measured, described for the report's capability matrix.
   expect(results.devices?.map((d) => [d.runtime, d.backend])).toEqual([['node', 'cpu']]);
   expect(results.devices?.[0]?.caps.features).toContain('host-memory');
-  expect(results.devices?.[0]?.formulations.sort).toMatch(/^radix sort/);
+  expect(results.devices?.[0]?.formulations.sort).toMatch(/radix sort/);
 });
 
 it('bench: an unknown algorithm is a usage error (exit 2)', () => {

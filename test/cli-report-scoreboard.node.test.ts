@@ -227,9 +227,11 @@ describe('capability matrix', () => {
     try {
       const f = chosenFormulations(device);
       expect(f.scan).toBe(scanFormulation(device));
-      expect(f.sort).toMatch(/^radix sort/);
       // A CPU has serial workgroups: the chunked formulations.
       expect(device.caps.features.has('serial-workgroups')).toBe(true);
+      expect(f.sort).toMatch(/^LSD radix sort, 8-bit digits over per-worker chunks/);
+      expect(f.reduce).toMatch(/^per-worker chunks/);
+      expect(f.nbody).toMatch(/^blocks of bodies per invocation/);
       expect(f.histogram).toMatch(/^per-worker chunk sub-histograms/);
       expect(f.compact).toMatch(/^per-worker chunks/);
     } finally {

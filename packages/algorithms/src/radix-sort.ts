@@ -227,7 +227,7 @@ export { transformKernel };
  * CPU): 4 passes of 8-bit digits over one chunk per worker with private histograms
  * (radix-chunked.ts), 2 reads and 1 write of each key per pass. Edge cases: n = 0 returns empty
  * buffers. Needs 'workgroup' and 'scatter' (UnsupportedFeatureError otherwise; use
- * `sort` to fall back to bitonic sort). Throws InvalidArgumentError for bad
+ * `sort` to fall back to merge sort). Throws InvalidArgumentError for bad
  * buffers, a key dtype other than u32 / i32 / f32, or a values length mismatch.
  */
 export function radixSort<K extends SortKeyType, V extends BufferDType = BufferDType>(

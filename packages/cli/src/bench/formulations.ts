@@ -1,15 +1,22 @@
 /**
  * The formulation each algorithm chooses on a device, for the report's capability
- * matrix. Scan and BFS ask the library's own selectors (`scanFormulation`,
- * `bfsFormulation`); the others follow the rule every algorithm module states in
- * its header and applies through `familyOf` (histogram and compact first take their
- * chunked formulations on 'serial-workgroups' devices): a device with the 'workgroup',
+ * matrix. Scan, N-body and BFS ask the library's own selectors (`scanFormulation`,
+ * `nbodyFormulation`, `bfsFormulation`); the others follow the rule every algorithm
+ * module states in its header and applies through `familyOf` (reduce, histogram,
+ * compact and radix sort first take their chunked formulations on
+ * 'serial-workgroups' devices): a device with the 'workgroup',
  * 'scatter' and 'gather' kernel classes gets the workgroup formulation, a
  * gather-only device the pass-based gather one. The rule reads caps only, never
  * the backend's name, as the algorithms do.
  */
-import { bfsFormulation, scanFormulation } from '@trident/algorithms';
+import { bfsFormulation, nbodyFormulation, scanFormulation } from '@trident/algorithms';
 import type { Device, Feature } from 'trident';
+
+const NBODY_FORMULATIONS = {
+  serial: 'blocks of bodies per invocation in registers, all bodies walked in order (no barriers)',
+  tiled: 'tiles through workgroup memory, register blocking',
+  gather: 'gather: 4 bodies per invocation (one texel), every body from global memory',
+} as const;
 
 const has = (device: Device, ...features: Feature[]): boolean => features.every((f) => device.caps.features.has(f));
 
@@ -19,6 +26,7 @@ export function chosenFormulations(device: Device): Record<string, string> {
   const gather = has(device, 'gather');
   const serial = has(device, 'serial-workgroups', 'scatter');
   const subgroups = has(device, 'subgroup') ? ', subgroup reductions' : '';
+  const simd = has(device, 'simd') ? ' (vec4 loads)' : '';
   const pick = (wg: string, ga: string, gaNeeds: Feature[] = []): string => {
     if (workgroup) return wg;
     const missing = (['gather', ...gaNeeds] as Feature[]).find((f) => !has(device, f));
@@ -33,7 +41,9 @@ export function chosenFormulations(device: Device): Record<string, string> {
   };
   return {
     zcopy: pick('grid-stride workgroups', 'one gather pass'),
-    reduce: pick(`grid-stride workgroup reduction${subgroups}`, 'log-step gather passes'),
+    reduce: serial
+      ? `per-worker chunks, one sequential loop each${simd}, then the partials in order`
+      : pick(`grid-stride workgroup reduction${subgroups}`, 'log-step gather passes'),
     scan: tryName(() => scanFormulation(device)),
     // Serial-workgroup devices (a CPU) take the chunked formulations first (histogram.ts, compact.ts).
     histogram: serial
@@ -46,8 +56,10 @@ export function chosenFormulations(device: Device): Record<string, string> {
     compact: serial
       ? 'per-worker chunks: count kept, host offsets, ordered write'
       : pick('scan + scatter to the scanned positions', 'scan + binary-search gather (inverted map)'),
-    sort: pick('radix sort (workgroup digits, scatter)', 'bitonic sort (gather passes)'),
-    nbody: pick('tiles through workgroup memory, register blocking', 'gather: one invocation per output component'),
+    sort: serial
+      ? 'LSD radix sort, 8-bit digits over per-worker chunks with private histograms'
+      : pick('radix sort (workgroup digits, scatter)', 'merge sort by merge path (gather passes)'),
+    nbody: tryName(() => NBODY_FORMULATIONS[nbodyFormulation(device)]),
     bfs: gather ? tryName(() => bfsFormulation(device)) : 'refused: needs gather',
   };
 }
