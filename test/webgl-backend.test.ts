@@ -204,6 +204,28 @@ describe('webgl2 gather kernels (fragment passes)', () => {
     expect(r.webgl2.y?.[400]).toBe(init[400]);
   });
 
+  it('rows past the last texel a dispatch reaches are copied through (u32, i32 and f32 storage, MRT)', async () => {
+    const k = defineKernel({
+      name: 'webgl_short_dispatch',
+      workgroupSize: 8,
+      params: { a: buffer('i32', 'write'), b: buffer('f32', 'write'), c: buffer('u32', 'write') },
+      body: ({ a, b, c }, k) => {
+        const i = k.globalIndex;
+        a.store(i, i.bitcast('i32').sub(7));
+        b.store(i, i.cast('f32').mul(0.5));
+        c.store(i, i.add(1));
+      },
+    });
+    // 2^14 elements (64 x 64 texels); 24 invocations reach the first row only.
+    const n = 2 ** 14;
+    const r = await onBoth(k as Kernel, 24, {
+      a: Int32Array.from(randomU32(n, 3), (v) => v | 0),
+      b: Float32Array.from(randomU32(n, 4), (v) => v / 2 ** 10),
+      c: randomU32(n, 5),
+    });
+    expect(r.webgl2).toEqual(r.cpu);
+  });
+
   it('vec4 outputs: each texel takes its component of the invocation that owns it', async () => {
     const k = defineKernel({
       name: 'webgl_vec4_out',

@@ -1,9 +1,11 @@
 /**
  * `sort`: the best sort the device's caps allow — radix sort where 'workgroup'
  * and 'scatter' exist, merge sort by merge path on gather-only devices (measured
- * on SwiftShader WebGL2, wall clock, best of 3 in one page: 2^12 keys 26 ms
- * against bitonic's 46, 2^16 keys 215 ms against 482: log2 n passes of about
- * 2 log2(run) reads per element beat log2 n (log2 n + 1) / 2 passes of 4).
+ * on SwiftShader WebGL2, GPU timer, medians in one page, both with 16-key blocks
+ * sorted in registers and four outputs a fragment: 2^16 keys 71-91 ms against
+ * bitonic's 121-194, 2^20 1.4-3.5 s against 3.7-5.5 s: log2(n / 16) merge passes
+ * with a search per texel beat about log2² n / 2 bitonic passes, since every
+ * fragment of a pass has a cost of its own).
  */
 import type { Buffer, BufferDType, Device } from '@trident/core';
 import { familyOf } from './common.ts';

@@ -83,6 +83,8 @@ export class WebGLDevice implements BackendDevice {
   private blend: number | null = null;
   private mask = '';
   private fboBound = false;
+  /** The read side of row copies (copyRows), made on first use. */
+  private readFbo: WebGLFramebuffer | undefined;
   private readonly attachedTex: Array<WebGLTexture | null> = [];
   private drawBuffers = -1;
   private viewport: [number, number] = [-1, -1];
@@ -314,11 +316,18 @@ export class WebGLDevice implements BackendDevice {
         const targets = chunk.map((o) => this.spare(buf(o)));
         // Texels past the longest output's last element hold nothing: one-row textures draw only the used ones.
         const width = first.height === 1 ? Math.max(...chunk.map((o) => buf(o).shape.texels)) : first.width;
-        this.attach(targets, [width, first.height]);
+        // Invocations store only at globalIndex: rows past the last texel they reach are copied, not shaded
+        // (a pooled temporary far larger than the dispatch would otherwise cost a fragment per texel).
+        const rows = Math.min(first.height, Math.ceil(storedTexels(total, this.vectorOf(k.kernel, chunk[0] as string)) / first.width));
+        this.attach(targets, [width, rows]);
         const prog = this.program(k, { kind: 'gather', outputs: chunk });
         this.useProgram(prog, uniforms, { t_outS: first.shape.shift });
         gl.drawArrays(gl.TRIANGLES, 0, 3);
-        for (const [j, o] of chunk.entries()) swaps.push([buf(o), targets[j] as WebGLTexture]);
+        for (const [j, o] of chunk.entries()) {
+          const b = buf(o);
+          if (rows < b.height) this.copyRows(b.texture, targets[j] as WebGLTexture, b.width, rows, b.height);
+          swaps.push([b, targets[j] as WebGLTexture]);
+        }
       }
     }
 
@@ -448,16 +457,35 @@ export class WebGLDevice implements BackendDevice {
       } finally {
         if (this.timer && query) gl.endQuery(this.timer.TIME_ELAPSED_EXT);
       }
-      await this.flush();
-      const wall = performance.now() - start;
-      if (!this.timer || !query) return { ms: wall, source: 'wall' };
-      // Query results only become available after the page returns to its event loop.
-      const polled = performance.now();
-      for (let i = 0; !gl.getQueryParameter(query, gl.QUERY_RESULT_AVAILABLE); i++) {
-        this.check();
-        if (i > 2000) return { ms: wall, source: 'wall' };
-        await tick(polled);
+      if (!this.timer || !query) {
+        await this.flush();
+        return { ms: performance.now() - start, source: 'wall' };
       }
+      // The query's result is available once the GPU has run everything up to endQuery, so it is
+      // the wait: waiting for the fence first added a round of polling (about 1 ms of wall on
+      // SwiftShader). The fence still bounds the wait: a result not available 2000 polls after it
+      // signalled voids the timing. Results only become available after the page returns to its
+      // event loop.
+      this.check();
+      const sync = gl.fenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0);
+      if (!sync) throw new DeviceLostError('webgl2', 'fenceSync failed');
+      gl.flush();
+      const polled = performance.now();
+      try {
+        let after = 0;
+        while (!gl.getQueryParameter(query, gl.QUERY_RESULT_AVAILABLE)) {
+          this.check();
+          const status = gl.clientWaitSync(sync, 0, 0);
+          if (status === gl.WAIT_FAILED) throw new DeviceLostError('webgl2', 'clientWaitSync failed');
+          if ((status === gl.ALREADY_SIGNALED || status === gl.CONDITION_SATISFIED) && ++after > 2000) {
+            return { ms: performance.now() - start, source: 'wall' };
+          }
+          await tick(polled);
+        }
+      } finally {
+        gl.deleteSync(sync);
+      }
+      const wall = performance.now() - start;
       // A disjoint event (clock change, GPU reset) voids the measurement: fall back to the wall clock, labelled.
       const disjoint = gl.getParameter(this.timer.GPU_DISJOINT_EXT) as boolean;
       const ns = gl.getQueryParameter(query, gl.QUERY_RESULT) as number;
@@ -483,6 +511,7 @@ export class WebGLDevice implements BackendDevice {
       for (const p of this.utilPrograms.values()) gl.deleteProgram(p.program);
       if (this.countTex) gl.deleteTexture(this.countTex);
       gl.deleteFramebuffer(this.fbo);
+      if (this.readFbo) gl.deleteFramebuffer(this.readFbo);
     }
     this.buffers.clear();
     this.spares.clear();
@@ -660,6 +689,23 @@ export class WebGLDevice implements BackendDevice {
     }
   }
 
+  /** Copies rows [y0, y1) of `src` into `dst` (same format and size), through a read framebuffer. */
+  private copyRows(src: WebGLTexture, dst: WebGLTexture, width: number, y0: number, y1: number): void {
+    const gl = this.gl;
+    if (!this.readFbo) {
+      const fbo = gl.createFramebuffer();
+      if (!fbo) throw new DeviceLostError('webgl2', 'could not create a framebuffer');
+      this.readFbo = fbo;
+    }
+    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, this.readFbo);
+    gl.framebufferTexture2D(gl.READ_FRAMEBUFFER, gl.COLOR_ATTACHMENT0, gl.TEXTURE_2D, src, 0);
+    gl.readBuffer(gl.COLOR_ATTACHMENT0);
+    this.bindForUpload(dst);
+    gl.copyTexSubImage2D(gl.TEXTURE_2D, 0, 0, y0, 0, y0, width, y1 - y0);
+    gl.framebufferTexture2D(gl.READ_FRAMEBUFFER, gl.COLOR_ATTACHMENT0, gl.TEXTURE_2D, null, 0);
+    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, this.fboBound ? this.fbo : null);
+  }
+
   private spare(b: GlBuffer): WebGLTexture {
     return this.spareOf(texFormat(this.gl, b.dtype), b.width, b.height);
   }
@@ -825,3 +871,8 @@ export const webglAdapter: BackendAdapter<'webgl2'> = {
     return new WebGLDevice(gl, canvas, options);
   },
 };
+
+/** Texels of an output of vector width `w` that `total` invocations can store (one element each, at globalIndex). */
+function storedTexels(total: number, w: number): number {
+  return Math.ceil((total * (w === 3 ? 3 : w)) / LANES);
+}

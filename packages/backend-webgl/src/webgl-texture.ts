@@ -46,10 +46,19 @@ export interface TextureShape {
   readonly height: number;
 }
 
-/** The texture shape of a buffer of `length` elements. */
+/**
+ * The texture shape of a buffer of `length` elements: about square (a power-of-two
+ * width near the square root of the texels, wider only where the height would pass
+ * the size limit). Rasterisers split a pass by rows and shade 2x2 quads: one-row
+ * textures (what a width of the next power of two gave every buffer of up to
+ * 4 · MAX_TEXTURE_SIZE elements) ran each pass on one of SwiftShader's threads with
+ * half of every quad empty.
+ */
 export function textureShape(length: number, maxTextureSize: number): TextureShape {
   const texels = Math.max(1, Math.ceil(length / LANES));
-  const width = Math.min(2 ** Math.ceil(Math.log2(texels)), floorPow2(maxTextureSize));
+  const widest = floorPow2(maxTextureSize);
+  let width = Math.min(2 ** Math.ceil(Math.log2(texels) / 2), widest);
+  while (width < widest && Math.ceil(texels / width) > maxTextureSize) width *= 2;
   return { texels, width, shift: Math.log2(width), height: Math.ceil(texels / width) };
 }
 
