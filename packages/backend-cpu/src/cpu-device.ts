@@ -17,6 +17,7 @@ import {
   LimitExceededError,
 } from '@trident/core';
 import { CpuBuffer } from './cpu-buffer.ts';
+import { inlineIsFaster, ROUND_TRIP_DEFAULT_NS, RoundTripEstimate } from './dispatch-choice.ts';
 import { HeapFull, SharedHeap } from './heap.ts';
 import { instantiateWasmKernel, type WasmCode } from './wasm-kernel.mjs';
 import { type BatchDispatch, BatchFailure, type KernelCode, type WorkerPool } from './worker-pool.ts';
@@ -60,10 +61,11 @@ interface CpuCompiled extends CompiledKernel {
   readonly code: KernelCode;
   /** The kernel compiled on the calling thread, for dispatches run inline. */
   inline?: JsRun;
-  /** Measured cost of one workgroup on one thread, in ns (an average that follows recent runs). */
+  /**
+   * Measured cost of one workgroup on one thread, in ns (an average that follows
+   * recent runs): timed inline, or by the workers themselves (their kernel time summed).
+   */
   nsPerWorkgroup?: number;
-  /** nsPerWorkgroup comes from runs on the calling thread (not inferred from the workers' wall time). */
-  measuredInline?: boolean;
 }
 
 type JsRun = (
@@ -80,15 +82,6 @@ interface DispatchCommand extends BatchDispatch {
 }
 
 type Command = { readonly host: () => void } | DispatchCommand;
-
-/**
- * The wake-up of the workers plus their join, in µs, as measured on a 2-core VM in
- * Node 20 (issue 10: bench/cpu-dispatch.ts); a dispatch predicted to take less on
- * one thread than this plus its share on all runs inline on the calling thread.
- */
-const WORKER_ROUND_TRIP_MICROS = 25;
-/** A kernel whose one-thread time, as inferred from a worker run, is below this runs once inline to measure it. */
-const INLINE_PROBE_NS = 2e6;
 
 const FEATURES: ReadonlySet<Feature> = new Set<Feature>([
   'gather',
@@ -138,6 +131,8 @@ export class CpuDevice implements BackendDevice {
     if (!this.destroyed) this.heap.release(b.offset, b.bytes);
   });
   private readonly kernels = new Map<string, CpuCompiled>();
+  /** The workers' round trip (wake-up and join) as measured on recent batches. */
+  private readonly roundTrip = new RoundTripEstimate();
   private pending: Command[] = [];
   private running: Promise<void> = Promise.resolve();
   private nextKernelId = 0;
@@ -179,7 +174,7 @@ export class CpuDevice implements BackendDevice {
       preferredWorkgroupSize: 64,
       concurrency: env.workers,
       // Waking the persistent workers through shared memory and joining them (issue 10).
-      dispatchCostMicros: WORKER_ROUND_TRIP_MICROS,
+      dispatchCostMicros: ROUND_TRIP_DEFAULT_NS / 1000,
     };
   }
 
@@ -347,37 +342,44 @@ export class CpuDevice implements BackendDevice {
         const detail = err instanceof Error ? err.message : String(err);
         throw new KernelExecutionError('cpu', failed?.compiled.kernel.name ?? '?', detail, { cause: err });
       }
-      const only = sent.length === 1 ? sent[0] : undefined;
-      if (only) {
-        // Per workgroup on one thread: what the workers spent beyond their round trip, times their number (ns).
-        const ns = (performance.now() - start) * 1e6;
-        const share = Math.min(this.workers, only.numWorkgroups);
-        learn(only.compiled, (Math.max(0, ns - WORKER_ROUND_TRIP_MICROS * 1000) * share) / only.numWorkgroups);
+      // The workers timed their kernels: the sum is the one-thread cost, the wall time beyond the longest the round trip.
+      const wallMs = performance.now() - start;
+      const { maxBusyMs, sumBusyMs } = this.pool.lastTimings();
+      const first = sent[0] as DispatchCommand;
+      if (sent.length === 1) this.roundTrip.record((wallMs - maxBusyMs) * 1e6);
+      // A batch of one kernel (a loop of dispatches) teaches its cost too; a mixed one cannot be apportioned.
+      if (sent.every((d) => d.compiled === first.compiled)) {
+        let workgroups = 0;
+        for (const d of sent) workgroups += d.numWorkgroups;
+        learn(first.compiled, (sumBusyMs * 1e6) / workgroups);
       }
     };
     for (const command of commands) {
       if ('host' in command) {
         await runBatch();
         command.host();
-      } else if (this.inlineIsFaster(command)) {
+      } else if (this.allowInline && this.runsInline(command)) {
         await runBatch();
         this.runInline(command);
+      } else if (command.compiled.nsPerWorkgroup === undefined) {
+        // Never measured: alone in its batch, so that the workers' timings are its own.
+        await runBatch();
+        batch.push(command);
+        await runBatch();
       } else batch.push(command);
     }
     await runBatch();
   }
 
-  /** One thread for `t` vs the workers' round trip plus t split over them. */
-  private inlineIsFaster(d: DispatchCommand): boolean {
-    if (!this.allowInline) return false;
-    // One workgroup runs on one thread either way; an unknown kernel runs on the workers once (its loops may be long).
-    if (d.numWorkgroups === 1) return true;
-    if (d.compiled.nsPerWorkgroup === undefined) return false;
-    const oneThreadNs = d.compiled.nsPerWorkgroup * d.numWorkgroups;
-    // Inferred from the workers' wall time, the cost holds their round trip too: measure it once here when short.
-    if (!d.compiled.measuredInline && oneThreadNs < INLINE_PROBE_NS) return true;
-    const share = Math.min(this.workers, d.numWorkgroups);
-    return oneThreadNs < WORKER_ROUND_TRIP_MICROS * 1000 + oneThreadNs / share;
+  /** One thread for the kernel's learned time vs the workers' learned round trip plus that time split over them. */
+  private runsInline(d: DispatchCommand): boolean {
+    const ns = d.compiled.nsPerWorkgroup;
+    return inlineIsFaster({
+      oneThreadNs: ns === undefined ? undefined : ns * d.numWorkgroups,
+      workgroups: d.numWorkgroups,
+      workers: this.workers,
+      roundTripNs: this.roundTrip.ns,
+    });
   }
 
   private runInline(d: DispatchCommand): void {
@@ -396,8 +398,6 @@ export class CpuDevice implements BackendDevice {
       const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
       throw new KernelExecutionError('cpu', k.kernel.name, detail, { cause: err });
     }
-    if (!k.measuredInline) k.nsPerWorkgroup = undefined;
-    k.measuredInline = true;
     learn(k, ((performance.now() - start) * 1e6) / d.numWorkgroups);
   }
 

@@ -14,9 +14,11 @@ const VIEW = { u32: Uint32Array, i32: Int32Array, f32: Float32Array };
 const SPIN = 2000;
 
 /**
- * @typedef {{ run: Function, buffers: string[], uniforms: string[] }} Layout
+ * @typedef {{ run: Function, buffers: string[], uniforms: string[],
+ *   b: Record<string, Uint32Array | Int32Array | Float32Array | undefined>, u: Record<string, number> }} Layout
+ *   (`b` and `u`: the arguments' objects, filled anew for each dispatch rather than made per dispatch)
  * @typedef {import('./wasm-kernel.mjs').WasmCode} WasmCode
- * @typedef {{ type: 'init', control: SharedArrayBuffer, memory: WebAssembly.Memory, index: number, workers: number }
+ * @typedef {{ type: 'init', control: SharedArrayBuffer, timings: SharedArrayBuffer, memory: WebAssembly.Memory, index: number, workers: number }
  *   | { type: 'register', reg: number, commands?: SharedArrayBuffer, release: number[],
  *       kernels: Array<{ id: number, source: string, wasm?: WasmCode }>,
  *       layouts: Array<{ id: number, kernel: number, buffers: string[], uniforms: string[] }>,
@@ -28,6 +30,9 @@ const SPIN = 2000;
 export function createWorker(port) {
   /** @type {Int32Array} */
   let control = new Int32Array(0);
+  /** Per worker: ms spent in kernels during the last batch (the device tells its round trip from the rest). */
+  /** @type {Float64Array} */
+  let timings = new Float64Array(1);
   /** The device's memory: every buffer is a block of it (heap.ts). */
   /** @type {WebAssembly.Memory | undefined} */
   let memory;
@@ -58,6 +63,7 @@ export function createWorker(port) {
   }
 
   function runBatch() {
+    let busy = 0;
     let p = 0;
     const count = commands[p++] ?? 0;
     for (let d = 0; d < count; d++) {
@@ -67,15 +73,13 @@ export function createWorker(port) {
       const gy = commands[p++] ?? 1;
       const grid = [gx, gy, nwg / (gx * gy)];
       if (!layout) throw new Error('internal: dispatch of an unregistered kernel');
-      /** @type {Record<string, Uint32Array | Int32Array | Float32Array | undefined>} */
-      const b = {};
+      const { b, u } = layout;
       for (const name of layout.buffers) b[name] = buffers.get(commands[p++] ?? -1);
-      /** @type {Record<string, number>} */
-      const u = {};
       for (const name of layout.uniforms) u[name] = commands[p++] ?? 0;
       const start = Math.floor((nwg * index) / workers);
       const end = Math.floor((nwg * (index + 1)) / workers);
       if (start < end) {
+        const t = performance.now();
         try {
           layout.run(b, u, start, end, nwg, grid);
         } catch (err) {
@@ -88,6 +92,7 @@ export function createWorker(port) {
             message: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
           });
         }
+        busy += performance.now() - t;
       }
       if (d + 1 < count) {
         barrier();
@@ -96,6 +101,7 @@ export function createWorker(port) {
         if (failed !== 0 && failed <= d + 1) break;
       }
     }
+    timings[index] = busy;
   }
 
   function finish() {
@@ -130,6 +136,7 @@ export function createWorker(port) {
   return function onMessage(m) {
     if (m.type === 'init') {
       control = new Int32Array(m.control);
+      timings = new Float64Array(m.timings);
       memory = m.memory;
       index = m.index;
       workers = m.workers;
@@ -151,7 +158,7 @@ export function createWorker(port) {
       for (const l of m.layouts) {
         const run = kernels.get(l.kernel);
         if (!run) throw new Error('internal: layout of an unregistered kernel');
-        layouts.set(l.id, { run, buffers: l.buffers, uniforms: l.uniforms });
+        layouts.set(l.id, { run, buffers: l.buffers, uniforms: l.uniforms, b: {}, u: {} });
       }
       // memory.buffer now: a buffer registered after a growth lies past the end of views made before it.
       const heap = /** @type {ArrayBuffer} */ (/** @type {unknown} */ (memory?.buffer));
