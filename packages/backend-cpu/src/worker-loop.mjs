@@ -10,15 +10,13 @@ import { BAR_COUNT, BAR_GEN, DONE, EPOCH, ERROR, NOTIFY_BY_MESSAGE, REG, STOP } 
 import { instantiateWasmKernel } from './wasm-kernel.mjs';
 
 const VIEW = { u32: Uint32Array, i32: Int32Array, f32: Float32Array };
-/** Spins before sleeping: a wake-up from Atomics.wait costs tens of µs, a spin of this length a few. */
-const SPIN = 2000;
 
 /**
  * @typedef {{ run: Function, buffers: string[], uniforms: string[],
  *   b: Record<string, Uint32Array | Int32Array | Float32Array | undefined>, u: Record<string, number> }} Layout
  *   (`b` and `u`: the arguments' objects, filled anew for each dispatch rather than made per dispatch)
  * @typedef {import('./wasm-kernel.mjs').WasmCode} WasmCode
- * @typedef {{ type: 'init', control: SharedArrayBuffer, timings: SharedArrayBuffer, memory: WebAssembly.Memory, index: number, workers: number }
+ * @typedef {{ type: 'init', control: SharedArrayBuffer, timings: SharedArrayBuffer, memory: WebAssembly.Memory, index: number, workers: number, spin: number }
  *   | { type: 'register', reg: number, commands?: SharedArrayBuffer, release: number[],
  *       kernels: Array<{ id: number, source: string, wasm?: WasmCode }>,
  *       layouts: Array<{ id: number, kernel: number, buffers: string[], uniforms: string[] }>,
@@ -41,6 +39,8 @@ export function createWorker(port) {
   let index = 0;
   let workers = 1;
   let seenEpoch = 0;
+  /** Loads of a control slot before sleeping in Atomics.wait (the pool's choice: 0 where threads outnumber cores). */
+  let spin = 0;
   let reg = 0;
   /** @type {Map<number, Function>} */
   const kernels = new Map();
@@ -58,7 +58,7 @@ export function createWorker(port) {
       Atomics.notify(control, BAR_GEN);
       return;
     }
-    for (let i = 0; i < SPIN; i++) if (Atomics.load(control, BAR_GEN) !== gen) return;
+    for (let i = 0; i < spin; i++) if (Atomics.load(control, BAR_GEN) !== gen) return;
     while (Atomics.load(control, BAR_GEN) === gen) Atomics.wait(control, BAR_GEN, gen);
   }
 
@@ -118,7 +118,7 @@ export function createWorker(port) {
       const epoch = Atomics.load(control, EPOCH);
       if (epoch === seenEpoch) {
         let changed = false;
-        for (let i = 0; i < SPIN && !changed; i++) changed = Atomics.load(control, EPOCH) !== epoch;
+        for (let i = 0; i < spin && !changed; i++) changed = Atomics.load(control, EPOCH) !== epoch;
         if (!changed) Atomics.wait(control, EPOCH, epoch);
         continue;
       }
@@ -140,6 +140,7 @@ export function createWorker(port) {
       memory = m.memory;
       index = m.index;
       workers = m.workers;
+      spin = m.spin;
       port.post({ type: 'ready' });
     } else {
       for (const id of m.release) buffers.delete(id);
