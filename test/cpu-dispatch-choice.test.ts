@@ -5,6 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   inlineIsFaster,
+  learnCost,
+  predictOneThreadNs,
   ROUND_TRIP_CEILING_NS,
   ROUND_TRIP_DEFAULT_NS,
   ROUND_TRIP_FLOOR_NS,
@@ -73,5 +75,32 @@ describe('RoundTripEstimate', () => {
     e.record(Number.NaN);
     e.record(Number.POSITIVE_INFINITY);
     expect(e.ns).toBe(ROUND_TRIP_CEILING_NS);
+  });
+});
+
+describe('predictOneThreadNs', () => {
+  it('has no prediction for a kernel never measured', () => {
+    expect(predictOneThreadNs(undefined, 4, 1024)).toBeUndefined();
+  });
+
+  it('scales a cost learned on 2^10 elements up to 2^24 even at the same workgroup count, so that run goes to the workers', () => {
+    // A chunked reduce: two workgroups whatever the size; 1 µs for 2^10 elements on one thread.
+    const small = learnCost(undefined, 1_000, 2, 2 ** 10);
+    const predicted = predictOneThreadNs(small, 2, 2 ** 24) as number;
+    expect(predicted).toBe(1_000 * 2 ** 14);
+    expect(inlineIsFaster({ oneThreadNs: predicted, workgroups: 2, workers: 2, roundTripNs: ROUND_TRIP_CEILING_NS })).toBe(false);
+  });
+
+  it('scales an elementwise kernel by its workgroups where they grow faster than its buffers', () => {
+    const cost = learnCost(undefined, 8_000, 8, 8 * 64);
+    expect(predictOneThreadNs(cost, 64, 8 * 64)).toBe(64_000);
+    expect(predictOneThreadNs(cost, 8, 8 * 64)).toBe(8_000);
+  });
+
+  it('follows recent runs: each new measurement weighs half', () => {
+    const first = learnCost(undefined, 4_000, 4, 400);
+    const second = learnCost(first, 8_000, 4, 400);
+    expect(second.nsPerWorkgroup).toBe(1_500);
+    expect(second.nsPerElement).toBe(15);
   });
 });

@@ -39,6 +39,41 @@ export function inlineIsFaster(d: DispatchCost): boolean {
 }
 
 /**
+ * A kernel's measured one-thread cost, per workgroup and per element of the buffers
+ * it was given (averages that follow recent runs: uniforms change the cost).
+ */
+export interface KernelCost {
+  readonly nsPerWorkgroup: number;
+  readonly nsPerElement: number;
+}
+
+/**
+ * Folds one measured run (ns on one thread, over `workgroups` workgroups and buffers
+ * of `elements` elements together) into the kernel's cost.
+ */
+export function learnCost(cost: KernelCost | undefined, ns: number, workgroups: number, elements: number): KernelCost {
+  const perWorkgroup = ns / workgroups;
+  const perElement = ns / Math.max(1, elements);
+  if (!cost) return { nsPerWorkgroup: perWorkgroup, nsPerElement: perElement };
+  return {
+    nsPerWorkgroup: 0.5 * cost.nsPerWorkgroup + 0.5 * perWorkgroup,
+    nsPerElement: 0.5 * cost.nsPerElement + 0.5 * perElement,
+  };
+}
+
+/**
+ * The dispatch's predicted one-thread time: the larger of its cost scaled by its
+ * workgroups and by the elements of its buffers. A kernel whose workgroups loop over
+ * their share of the data (a chunked reduce: two workgroups at 2^10 and at 2^24
+ * elements) costs in proportion to the data, an elementwise one to both; taking the
+ * larger keeps a cost learned on small data from sending large data inline.
+ */
+export function predictOneThreadNs(cost: KernelCost | undefined, workgroups: number, elements: number): number | undefined {
+  if (!cost) return undefined;
+  return Math.max(cost.nsPerWorkgroup * workgroups, cost.nsPerElement * Math.max(1, elements));
+}
+
+/**
  * The workers' round trip from the last few measured batches (wall time minus the
  * longest worker's kernel time): their lower quartile, so that one slow batch
  * (the machine busy elsewhere, a garbage collection) moves nothing, bounded by
