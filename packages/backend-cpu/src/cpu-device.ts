@@ -68,6 +68,9 @@ interface CpuCompiled extends CompiledKernel {
   readonly code: KernelCode;
   /** The kernel compiled on the calling thread, for dispatches run inline. */
   inline?: JsRun;
+  inlineArgs?: { readonly b: Record<string, HostArray>; readonly u: Record<string, number> };
+  /** Names of its f32 uniforms (rounded to f32 when dispatched). */
+  f32Uniforms?: ReadonlySet<string>;
   /** Measured one-thread cost: timed inline, or by the workers themselves (their kernel time summed). */
   cost?: KernelCost;
 }
@@ -296,7 +299,7 @@ export class CpuDevice implements BackendDevice {
     let elements = 0;
     for (const [name, value] of args) {
       // An f32 uniform is an f32 in the kernel (JavaScript would otherwise compute with the double).
-      if (typeof value === 'number') uniforms.push([name, isF32Uniform(k, name) ? Math.fround(value) : value]);
+      if (typeof value === 'number') uniforms.push([name, f32Uniforms(k).has(name) ? Math.fround(value) : value]);
       else {
         buffers.push([name, value as CpuBuffer]);
         elements += value.length;
@@ -371,10 +374,10 @@ export class CpuDevice implements BackendDevice {
     };
     for (const command of commands) {
       if ('host' in command) {
-        await runBatch();
+        if (batch.length > 0) await runBatch();
         command.host();
       } else if (this.allowInline && this.runsInline(command)) {
-        await runBatch();
+        if (batch.length > 0) await runBatch();
         this.runInline(command);
       } else if (command.compiled.cost === undefined) {
         // Never measured: alone in its batch, so that the workers' timings are its own.
@@ -383,7 +386,7 @@ export class CpuDevice implements BackendDevice {
         await runBatch();
       } else batch.push(command);
     }
-    await runBatch();
+    if (batch.length > 0) await runBatch();
   }
 
   /** One thread for the kernel's learned time vs the workers' learned round trip plus that time split over them. */
@@ -398,9 +401,10 @@ export class CpuDevice implements BackendDevice {
 
   private runInline(d: DispatchCommand): void {
     const k = d.compiled;
-    const b: Record<string, HostArray> = {};
+    // One pair of argument objects per kernel, filled anew: a kernel run inline is never re-entered.
+    k.inlineArgs ??= { b: {}, u: {} };
+    const { b, u } = k.inlineArgs;
     for (const [name, buffer] of d.buffers) b[name] = buffer.view;
-    const u: Record<string, number> = {};
     for (const [name, value] of d.uniforms) u[name] = value;
     let start = 0;
     try {
@@ -504,8 +508,9 @@ function wasmRuns(): boolean {
   return wasmProbe;
 }
 
-function isF32Uniform(k: CpuCompiled, name: string): boolean {
-  return k.kernel.ir.params.some(([n, d]) => n === name && d.kind === 'uniform' && d.dtype === 'f32');
+function f32Uniforms(k: CpuCompiled): ReadonlySet<string> {
+  k.f32Uniforms ??= new Set(k.kernel.ir.params.flatMap(([n, d]) => (d.kind === 'uniform' && d.dtype === 'f32' ? [n] : [])));
+  return k.f32Uniforms;
 }
 
 /**
