@@ -39,7 +39,12 @@ export const cpuAdapter: BackendAdapter<'cpu'> = {
     return new CpuDevice({
       heap,
       wasm: options?.wasm,
-      pool: new WorkerPool(workers, spawnWebWorker, heap.memory),
+      pool: new WorkerPool(
+        workers,
+        spawnWebWorker,
+        heap.memory,
+        typeof navigator !== 'undefined' ? navigator.hardwareConcurrency : undefined,
+      ),
       workers,
       inline: options?.inline,
       timeLimitMs: options?.timeLimitMs,

@@ -17,6 +17,14 @@ import {
   LimitExceededError,
 } from '@trident/core';
 import { CpuBuffer } from './cpu-buffer.ts';
+import {
+  inlineIsFaster,
+  type KernelCost,
+  learnCost,
+  predictOneThreadNs,
+  ROUND_TRIP_DEFAULT_NS,
+  RoundTripEstimate,
+} from './dispatch-choice.ts';
 import { HeapFull, SharedHeap } from './heap.ts';
 import { instantiateWasmKernel, type WasmCode } from './wasm-kernel.mjs';
 import { type BatchDispatch, BatchFailure, type KernelCode, type WorkerPool } from './worker-pool.ts';
@@ -60,10 +68,11 @@ interface CpuCompiled extends CompiledKernel {
   readonly code: KernelCode;
   /** The kernel compiled on the calling thread, for dispatches run inline. */
   inline?: JsRun;
-  /** Measured cost of one workgroup on one thread, in ns (an average that follows recent runs). */
-  nsPerWorkgroup?: number;
-  /** nsPerWorkgroup comes from runs on the calling thread (not inferred from the workers' wall time). */
-  measuredInline?: boolean;
+  inlineArgs?: { readonly b: Record<string, HostArray>; readonly u: Record<string, number> };
+  /** Names of its f32 uniforms (rounded to f32 when dispatched). */
+  f32Uniforms?: ReadonlySet<string>;
+  /** Measured one-thread cost: timed inline, or by the workers themselves (their kernel time summed). */
+  cost?: KernelCost;
 }
 
 type JsRun = (
@@ -77,18 +86,11 @@ type JsRun = (
 
 interface DispatchCommand extends BatchDispatch {
   readonly compiled: CpuCompiled;
+  /** Elements of its buffers together (what a kernel looping over its data costs in proportion to). */
+  readonly elements: number;
 }
 
 type Command = { readonly host: () => void } | DispatchCommand;
-
-/**
- * The wake-up of the workers plus their join, in µs, as measured on a 2-core VM in
- * Node 20 (issue 10: bench/cpu-dispatch.ts); a dispatch predicted to take less on
- * one thread than this plus its share on all runs inline on the calling thread.
- */
-const WORKER_ROUND_TRIP_MICROS = 25;
-/** A kernel whose one-thread time, as inferred from a worker run, is below this runs once inline to measure it. */
-const INLINE_PROBE_NS = 2e6;
 
 const FEATURES: ReadonlySet<Feature> = new Set<Feature>([
   'gather',
@@ -138,6 +140,8 @@ export class CpuDevice implements BackendDevice {
     if (!this.destroyed) this.heap.release(b.offset, b.bytes);
   });
   private readonly kernels = new Map<string, CpuCompiled>();
+  /** The workers' round trip (wake-up and join) as measured on recent batches. */
+  private readonly roundTrip = new RoundTripEstimate();
   private pending: Command[] = [];
   private running: Promise<void> = Promise.resolve();
   private nextKernelId = 0;
@@ -179,7 +183,7 @@ export class CpuDevice implements BackendDevice {
       preferredWorkgroupSize: 64,
       concurrency: env.workers,
       // Waking the persistent workers through shared memory and joining them (issue 10).
-      dispatchCostMicros: WORKER_ROUND_TRIP_MICROS,
+      dispatchCostMicros: ROUND_TRIP_DEFAULT_NS / 1000,
     };
   }
 
@@ -292,10 +296,14 @@ export class CpuDevice implements BackendDevice {
     const k = compiled as CpuCompiled;
     const buffers: Array<readonly [string, CpuBuffer]> = [];
     const uniforms: Array<readonly [string, number]> = [];
+    let elements = 0;
     for (const [name, value] of args) {
       // An f32 uniform is an f32 in the kernel (JavaScript would otherwise compute with the double).
-      if (typeof value === 'number') uniforms.push([name, isF32Uniform(k, name) ? Math.fround(value) : value]);
-      else buffers.push([name, value as CpuBuffer]);
+      if (typeof value === 'number') uniforms.push([name, f32Uniforms(k).has(name) ? Math.fround(value) : value]);
+      else {
+        buffers.push([name, value as CpuBuffer]);
+        elements += value.length;
+      }
     }
     const total = grid[0] * grid[1] * grid[2];
     if (total === 0) return;
@@ -308,6 +316,7 @@ export class CpuDevice implements BackendDevice {
       uniforms,
       numWorkgroups: total,
       grid: [grid[0], grid[1], grid[2]],
+      elements,
     });
   }
 
@@ -347,44 +356,55 @@ export class CpuDevice implements BackendDevice {
         const detail = err instanceof Error ? err.message : String(err);
         throw new KernelExecutionError('cpu', failed?.compiled.kernel.name ?? '?', detail, { cause: err });
       }
-      const only = sent.length === 1 ? sent[0] : undefined;
-      if (only) {
-        // Per workgroup on one thread: what the workers spent beyond their round trip, times their number (ns).
-        const ns = (performance.now() - start) * 1e6;
-        const share = Math.min(this.workers, only.numWorkgroups);
-        learn(only.compiled, (Math.max(0, ns - WORKER_ROUND_TRIP_MICROS * 1000) * share) / only.numWorkgroups);
+      // The workers timed their kernels: the sum is the one-thread cost, the wall time beyond the longest the round trip.
+      const wallMs = performance.now() - start;
+      const { maxBusyMs, sumBusyMs } = this.pool.lastTimings();
+      const first = sent[0] as DispatchCommand;
+      if (sent.length === 1) this.roundTrip.record((wallMs - maxBusyMs) * 1e6);
+      // A batch of one kernel (a loop of dispatches) teaches its cost too; a mixed one cannot be apportioned.
+      if (sent.every((d) => d.compiled === first.compiled)) {
+        let workgroups = 0;
+        let elements = 0;
+        for (const d of sent) {
+          workgroups += d.numWorkgroups;
+          elements += d.elements;
+        }
+        first.compiled.cost = learnCost(first.compiled.cost, sumBusyMs * 1e6, workgroups, elements);
       }
     };
     for (const command of commands) {
       if ('host' in command) {
-        await runBatch();
+        if (batch.length > 0) await runBatch();
         command.host();
-      } else if (this.inlineIsFaster(command)) {
-        await runBatch();
+      } else if (this.allowInline && this.runsInline(command)) {
+        if (batch.length > 0) await runBatch();
         this.runInline(command);
+      } else if (command.compiled.cost === undefined) {
+        // Never measured: alone in its batch, so that the workers' timings are its own.
+        await runBatch();
+        batch.push(command);
+        await runBatch();
       } else batch.push(command);
     }
-    await runBatch();
+    if (batch.length > 0) await runBatch();
   }
 
-  /** One thread for `t` vs the workers' round trip plus t split over them. */
-  private inlineIsFaster(d: DispatchCommand): boolean {
-    if (!this.allowInline) return false;
-    // One workgroup runs on one thread either way; an unknown kernel runs on the workers once (its loops may be long).
-    if (d.numWorkgroups === 1) return true;
-    if (d.compiled.nsPerWorkgroup === undefined) return false;
-    const oneThreadNs = d.compiled.nsPerWorkgroup * d.numWorkgroups;
-    // Inferred from the workers' wall time, the cost holds their round trip too: measure it once here when short.
-    if (!d.compiled.measuredInline && oneThreadNs < INLINE_PROBE_NS) return true;
-    const share = Math.min(this.workers, d.numWorkgroups);
-    return oneThreadNs < WORKER_ROUND_TRIP_MICROS * 1000 + oneThreadNs / share;
+  /** One thread for the kernel's learned time vs the workers' learned round trip plus that time split over them. */
+  private runsInline(d: DispatchCommand): boolean {
+    return inlineIsFaster({
+      oneThreadNs: predictOneThreadNs(d.compiled.cost, d.numWorkgroups, d.elements),
+      workgroups: d.numWorkgroups,
+      workers: this.workers,
+      roundTripNs: this.roundTrip.ns,
+    });
   }
 
   private runInline(d: DispatchCommand): void {
     const k = d.compiled;
-    const b: Record<string, HostArray> = {};
+    // One pair of argument objects per kernel, filled anew: a kernel run inline is never re-entered.
+    k.inlineArgs ??= { b: {}, u: {} };
+    const { b, u } = k.inlineArgs;
     for (const [name, buffer] of d.buffers) b[name] = buffer.view;
-    const u: Record<string, number> = {};
     for (const [name, value] of d.uniforms) u[name] = value;
     let start = 0;
     try {
@@ -396,9 +416,7 @@ export class CpuDevice implements BackendDevice {
       const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
       throw new KernelExecutionError('cpu', k.kernel.name, detail, { cause: err });
     }
-    if (!k.measuredInline) k.nsPerWorkgroup = undefined;
-    k.measuredInline = true;
-    learn(k, ((performance.now() - start) * 1e6) / d.numWorkgroups);
+    k.cost = learnCost(k.cost, (performance.now() - start) * 1e6, d.numWorkgroups, d.elements);
   }
 
   async measure(body: () => void | Promise<void>): Promise<{ ms: number; source: 'wall' }> {
@@ -490,8 +508,9 @@ function wasmRuns(): boolean {
   return wasmProbe;
 }
 
-function isF32Uniform(k: CpuCompiled, name: string): boolean {
-  return k.kernel.ir.params.some(([n, d]) => n === name && d.kind === 'uniform' && d.dtype === 'f32');
+function f32Uniforms(k: CpuCompiled): ReadonlySet<string> {
+  k.f32Uniforms ??= new Set(k.kernel.ir.params.flatMap(([n, d]) => (d.kind === 'uniform' && d.dtype === 'f32' ? [n] : [])));
+  return k.f32Uniforms;
 }
 
 /**
@@ -512,9 +531,4 @@ function inlineRun(k: CpuCompiled, memory: WebAssembly.Memory, workers: number):
   }
   // The source is generated by @trident/core's JS code generator, never user text.
   return new Function(`"use strict"; return ${k.source};`)() as JsRun;
-}
-
-/** Follows a kernel's cost per workgroup (uniforms change it, so recent runs weigh most). */
-function learn(k: CpuCompiled, nsPerWorkgroup: number): void {
-  k.nsPerWorkgroup = k.nsPerWorkgroup === undefined ? nsPerWorkgroup : 0.5 * k.nsPerWorkgroup + 0.5 * nsPerWorkgroup;
 }

@@ -32,7 +32,7 @@ export const cpuAdapter: BackendAdapter<'cpu'> = {
     return new CpuDevice({
       heap,
       wasm: options?.wasm,
-      pool: new WorkerPool(workers, spawnNodeWorker, heap.memory),
+      pool: new WorkerPool(workers, spawnNodeWorker, heap.memory, availableParallelism()),
       workers,
       inline: options?.inline,
       timeLimitMs: options?.timeLimitMs,

@@ -10,13 +10,13 @@ import { BAR_COUNT, BAR_GEN, DONE, EPOCH, ERROR, NOTIFY_BY_MESSAGE, REG, STOP } 
 import { instantiateWasmKernel } from './wasm-kernel.mjs';
 
 const VIEW = { u32: Uint32Array, i32: Int32Array, f32: Float32Array };
-/** Spins before sleeping: a wake-up from Atomics.wait costs tens of µs, a spin of this length a few. */
-const SPIN = 2000;
 
 /**
- * @typedef {{ run: Function, buffers: string[], uniforms: string[] }} Layout
+ * @typedef {{ run: Function, buffers: string[], uniforms: string[],
+ *   b: Record<string, Uint32Array | Int32Array | Float32Array | undefined>, u: Record<string, number> }} Layout
+ *   (`b` and `u`: the arguments' objects, filled anew for each dispatch rather than made per dispatch)
  * @typedef {import('./wasm-kernel.mjs').WasmCode} WasmCode
- * @typedef {{ type: 'init', control: SharedArrayBuffer, memory: WebAssembly.Memory, index: number, workers: number }
+ * @typedef {{ type: 'init', control: SharedArrayBuffer, timings: SharedArrayBuffer, memory: WebAssembly.Memory, index: number, workers: number, spin: number }
  *   | { type: 'register', reg: number, commands?: SharedArrayBuffer, release: number[],
  *       kernels: Array<{ id: number, source: string, wasm?: WasmCode }>,
  *       layouts: Array<{ id: number, kernel: number, buffers: string[], uniforms: string[] }>,
@@ -28,6 +28,9 @@ const SPIN = 2000;
 export function createWorker(port) {
   /** @type {Int32Array} */
   let control = new Int32Array(0);
+  /** Per worker: ms spent in kernels during the last batch (the device tells its round trip from the rest). */
+  /** @type {Float64Array} */
+  let timings = new Float64Array(1);
   /** The device's memory: every buffer is a block of it (heap.ts). */
   /** @type {WebAssembly.Memory | undefined} */
   let memory;
@@ -36,6 +39,8 @@ export function createWorker(port) {
   let index = 0;
   let workers = 1;
   let seenEpoch = 0;
+  /** Loads of a control slot before sleeping in Atomics.wait (the pool's choice: 0 where threads outnumber cores). */
+  let spin = 0;
   let reg = 0;
   /** @type {Map<number, Function>} */
   const kernels = new Map();
@@ -53,11 +58,12 @@ export function createWorker(port) {
       Atomics.notify(control, BAR_GEN);
       return;
     }
-    for (let i = 0; i < SPIN; i++) if (Atomics.load(control, BAR_GEN) !== gen) return;
+    for (let i = 0; i < spin; i++) if (Atomics.load(control, BAR_GEN) !== gen) return;
     while (Atomics.load(control, BAR_GEN) === gen) Atomics.wait(control, BAR_GEN, gen);
   }
 
   function runBatch() {
+    let busy = 0;
     let p = 0;
     const count = commands[p++] ?? 0;
     for (let d = 0; d < count; d++) {
@@ -67,15 +73,13 @@ export function createWorker(port) {
       const gy = commands[p++] ?? 1;
       const grid = [gx, gy, nwg / (gx * gy)];
       if (!layout) throw new Error('internal: dispatch of an unregistered kernel');
-      /** @type {Record<string, Uint32Array | Int32Array | Float32Array | undefined>} */
-      const b = {};
+      const { b, u } = layout;
       for (const name of layout.buffers) b[name] = buffers.get(commands[p++] ?? -1);
-      /** @type {Record<string, number>} */
-      const u = {};
       for (const name of layout.uniforms) u[name] = commands[p++] ?? 0;
       const start = Math.floor((nwg * index) / workers);
       const end = Math.floor((nwg * (index + 1)) / workers);
       if (start < end) {
+        const t = performance.now();
         try {
           layout.run(b, u, start, end, nwg, grid);
         } catch (err) {
@@ -88,6 +92,7 @@ export function createWorker(port) {
             message: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
           });
         }
+        busy += performance.now() - t;
       }
       if (d + 1 < count) {
         barrier();
@@ -96,6 +101,7 @@ export function createWorker(port) {
         if (failed !== 0 && failed <= d + 1) break;
       }
     }
+    timings[index] = busy;
   }
 
   function finish() {
@@ -112,7 +118,7 @@ export function createWorker(port) {
       const epoch = Atomics.load(control, EPOCH);
       if (epoch === seenEpoch) {
         let changed = false;
-        for (let i = 0; i < SPIN && !changed; i++) changed = Atomics.load(control, EPOCH) !== epoch;
+        for (let i = 0; i < spin && !changed; i++) changed = Atomics.load(control, EPOCH) !== epoch;
         if (!changed) Atomics.wait(control, EPOCH, epoch);
         continue;
       }
@@ -130,9 +136,11 @@ export function createWorker(port) {
   return function onMessage(m) {
     if (m.type === 'init') {
       control = new Int32Array(m.control);
+      timings = new Float64Array(m.timings);
       memory = m.memory;
       index = m.index;
       workers = m.workers;
+      spin = m.spin;
       port.post({ type: 'ready' });
     } else {
       for (const id of m.release) buffers.delete(id);
@@ -151,7 +159,7 @@ export function createWorker(port) {
       for (const l of m.layouts) {
         const run = kernels.get(l.kernel);
         if (!run) throw new Error('internal: layout of an unregistered kernel');
-        layouts.set(l.id, { run, buffers: l.buffers, uniforms: l.uniforms });
+        layouts.set(l.id, { run, buffers: l.buffers, uniforms: l.uniforms, b: {}, u: {} });
       }
       // memory.buffer now: a buffer registered after a growth lies past the end of views made before it.
       const heap = /** @type {ArrayBuffer} */ (/** @type {unknown} */ (memory?.buffer));

@@ -69,6 +69,30 @@ interface Registered {
 
 const INITIAL_COMMAND_SLOTS = 4096;
 
+/**
+ * Loads of a control slot a worker makes before sleeping in Atomics.wait, where
+ * every thread has a core: a wake-up from the wait costs tens of µs, a spin this
+ * long a few. Where the workers and the calling thread outnumber the cores, a
+ * spinning worker takes the core of the thread it waits for: issue 10 measured on
+ * a loaded 2-core VM with 2 workers an awaited 2^10 reduce on the workers of 74 µs
+ * spinning 2000 loads, 39 µs not spinning; the barrier between dispatches 20 vs 10 µs.
+ */
+const SPIN_LOADS = 2000;
+
+/** A kernel's argument layout: which buffers and uniforms, in the order the commands list them. */
+interface Layout {
+  readonly id: number;
+  readonly kernel: number;
+  readonly buffers: readonly string[];
+  readonly uniforms: readonly string[];
+}
+
+/** How the workers spent the last batch: ms in kernels, the longest of any worker and all together. */
+export interface BatchTimings {
+  readonly maxBusyMs: number;
+  readonly sumBusyMs: number;
+}
+
 /** `Atomics.waitAsync` (ES2024; Node 16+, Chromium 87+, not yet in every browser): absent, the last worker posts 'done'. */
 type WaitAsync = (
   view: Int32Array,
@@ -83,6 +107,8 @@ export class WorkerPool {
   /** The device's memory (heap.ts), sent to each worker once. */
   private readonly memory: WebAssembly.Memory;
   private control = new Int32Array(new SharedArrayBuffer(CONTROL_SLOTS * 4));
+  /** Per worker, ms spent in kernels during the last batch (worker-loop.mjs writes it before joining). */
+  private timings: Float64Array;
   private commandData = new SharedArrayBuffer(INITIAL_COMMAND_SLOTS * 8);
   private commands = new Float64Array(this.commandData);
   private workers: WorkerHandle[] = [];
@@ -90,11 +116,13 @@ export class WorkerPool {
   private reg = 0;
   /** What every (re)started worker must be told, kept so that a replacement can be. */
   private readonly kernelSources = new Map<number, KernelCode>();
-  private readonly layouts = new Map<string, { id: number; kernel: number; buffers: string[]; uniforms: string[] }>();
+  /** Every layout by id, and by kernel (found by comparing names: no key string built per dispatch). */
+  private readonly layouts: Layout[] = [];
+  private readonly layoutsByKernel = new Map<number, Layout[]>();
   private readonly buffers = new Map<number, Registered>();
   /** Registrations not yet sent to the workers. */
   private newKernels: number[] = [];
-  private newLayouts: string[] = [];
+  private newLayouts: Layout[] = [];
   private newBuffers: number[] = [];
   private released: number[] = [];
   private commandsResized = false;
@@ -113,10 +141,15 @@ export class WorkerPool {
   private failed?: Error;
   private destroyed = false;
 
-  constructor(size: number, spawn: SpawnWorker, memory: WebAssembly.Memory) {
+  private readonly spin: number;
+
+  /** `cores`: the processors the platform reports (the workers spin only when they and the caller each have one). */
+  constructor(size: number, spawn: SpawnWorker, memory: WebAssembly.Memory, cores = Number.POSITIVE_INFINITY) {
     this.size = size;
+    this.spin = size + 1 <= cores ? SPIN_LOADS : 0;
     this.spawn = spawn;
     this.memory = memory;
+    this.timings = new Float64Array(new SharedArrayBuffer(size * 8));
     this.start();
   }
 
@@ -228,13 +261,21 @@ export class WorkerPool {
           } else this.restart();
         },
       });
-      handle.post({ type: 'init', control: control.buffer, memory: this.memory, index: i, workers: this.size });
+      handle.post({
+        type: 'init',
+        control: control.buffer,
+        timings: this.timings.buffer,
+        memory: this.memory,
+        index: i,
+        workers: this.size,
+        spin: this.spin,
+      });
       workers.push(handle);
     }
     this.workers = workers;
     // A fresh worker knows nothing: send it everything still registered.
     this.newKernels = [...this.kernelSources.keys()];
-    this.newLayouts = [...this.layouts.keys()];
+    this.newLayouts = [...this.layouts];
     this.newBuffers = [...this.buffers.keys()];
     this.released = [];
     this.commandsResized = true;
@@ -244,6 +285,7 @@ export class WorkerPool {
   private restart(): void {
     this.stopWorkers();
     this.control = new Int32Array(new SharedArrayBuffer(CONTROL_SLOTS * 4));
+    this.timings = new Float64Array(new SharedArrayBuffer(this.size * 8));
     this.reg = 0;
     this.start();
   }
@@ -292,15 +334,7 @@ export class WorkerPool {
         this.kernelSources.set(d.kernelId, d.code);
         this.newKernels.push(d.kernelId);
       }
-      const bufferNames = d.buffers.map(([name]) => name);
-      const uniformNames = d.uniforms.map(([name]) => name);
-      const key = `${d.kernelId}|${bufferNames.join(',')}|${uniformNames.join(',')}`;
-      let layout = this.layouts.get(key);
-      if (!layout) {
-        layout = { id: this.layouts.size, kernel: d.kernelId, buffers: bufferNames, uniforms: uniformNames };
-        this.layouts.set(key, layout);
-        this.newLayouts.push(key);
-      }
+      const layout = this.layoutOf(d);
       cmd[p++] = layout.id;
       cmd[p++] = d.numWorkgroups;
       cmd[p++] = d.grid[0];
@@ -317,6 +351,37 @@ export class WorkerPool {
     }
   }
 
+  /** The dispatch's layout, registered on first use. */
+  private layoutOf(d: BatchDispatch): Layout {
+    let known = this.layoutsByKernel.get(d.kernelId);
+    if (!known) {
+      known = [];
+      this.layoutsByKernel.set(d.kernelId, known);
+    }
+    for (const l of known) if (sameNames(l.buffers, d.buffers) && sameNames(l.uniforms, d.uniforms)) return l;
+    const layout: Layout = {
+      id: this.layouts.length,
+      kernel: d.kernelId,
+      buffers: d.buffers.map(([name]) => name),
+      uniforms: d.uniforms.map(([name]) => name),
+    };
+    this.layouts.push(layout);
+    known.push(layout);
+    this.newLayouts.push(layout);
+    return layout;
+  }
+
+  /** What the workers spent in kernels during the batch last run (read after its join). */
+  lastTimings(): BatchTimings {
+    let maxBusyMs = 0;
+    let sumBusyMs = 0;
+    for (const ms of this.timings) {
+      maxBusyMs = Math.max(maxBusyMs, ms);
+      sumBusyMs += ms;
+    }
+    return { maxBusyMs, sumBusyMs };
+  }
+
   private sendRegistrations(): void {
     if (!this.newKernels.length && !this.newLayouts.length && !this.newBuffers.length && !this.released.length && !this.commandsResized)
       return;
@@ -325,7 +390,7 @@ export class WorkerPool {
       reg: ++this.reg,
       commands: this.commandsResized ? this.commandData : undefined,
       kernels: this.newKernels.map((id) => ({ id, ...this.kernelSources.get(id) })),
-      layouts: this.newLayouts.map((key) => this.layouts.get(key)),
+      layouts: this.newLayouts,
       buffers: this.newBuffers.flatMap((id) => {
         const b = this.buffers.get(id);
         return b ? [{ id, ...b }] : [];
@@ -340,4 +405,10 @@ export class WorkerPool {
     this.commandsResized = false;
     Atomics.store(this.control, REG, this.reg);
   }
+}
+
+function sameNames(names: readonly string[], args: ReadonlyArray<readonly [string, unknown]>): boolean {
+  if (names.length !== args.length) return false;
+  for (let i = 0; i < names.length; i++) if (names[i] !== args[i]?.[0]) return false;
+  return true;
 }

@@ -1,0 +1,106 @@
+/**
+ * Issue 10: where the CPU backend runs a dispatch (inline on the calling thread, or
+ * on its workers), as pure rules over learned costs: no timing is measured here.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  inlineIsFaster,
+  learnCost,
+  predictOneThreadNs,
+  ROUND_TRIP_CEILING_NS,
+  ROUND_TRIP_DEFAULT_NS,
+  ROUND_TRIP_FLOOR_NS,
+  RoundTripEstimate,
+} from '../packages/backend-cpu/src/dispatch-choice.ts';
+
+/** One-thread ns of a vec4 wasm reduce chunk, as bench/cpu-dispatch.ts saw it: ~0.15 ms for 2^20 u32. */
+const reduceNs = (elements: number) => (elements / 2 ** 20) * 150_000;
+const reduceWorkgroups = (elements: number) => Math.max(2, elements / 4096);
+
+describe('inlineIsFaster', () => {
+  it('runs a single workgroup inline and sends a kernel never measured to the workers', () => {
+    expect(inlineIsFaster({ oneThreadNs: undefined, workgroups: 1, workers: 2, roundTripNs: 25_000 })).toBe(true);
+    expect(inlineIsFaster({ oneThreadNs: undefined, workgroups: 64, workers: 2, roundTripNs: 25_000 })).toBe(false);
+  });
+
+  it('compares one thread with the round trip plus the share per worker', () => {
+    // 40 µs on one thread vs 25 µs + 20 µs on two workers: inline; 60 µs vs 25 + 30: workers.
+    expect(inlineIsFaster({ oneThreadNs: 40_000, workgroups: 8, workers: 2, roundTripNs: 25_000 })).toBe(true);
+    expect(inlineIsFaster({ oneThreadNs: 60_000, workgroups: 8, workers: 2, roundTripNs: 25_000 })).toBe(false);
+    // Two workgroups on four workers: only two of them have work.
+    expect(inlineIsFaster({ oneThreadNs: 60_000, workgroups: 2, workers: 4, roundTripNs: 25_000 })).toBe(false);
+    expect(inlineIsFaster({ oneThreadNs: 45_000, workgroups: 2, workers: 4, roundTripNs: 25_000 })).toBe(true);
+  });
+
+  it('sends a 2^24 reduce to the workers and runs a 2^10 one inline over the whole range the estimate can take', () => {
+    for (const roundTripNs of [ROUND_TRIP_FLOOR_NS, ROUND_TRIP_DEFAULT_NS, ROUND_TRIP_CEILING_NS]) {
+      for (const workers of [2, 4, 16]) {
+        const big = { oneThreadNs: reduceNs(2 ** 24), workgroups: reduceWorkgroups(2 ** 24), workers, roundTripNs };
+        const small = { oneThreadNs: reduceNs(2 ** 10), workgroups: reduceWorkgroups(2 ** 10), workers, roundTripNs };
+        expect(inlineIsFaster(big)).toBe(false);
+        expect(inlineIsFaster(small)).toBe(true);
+      }
+    }
+  });
+});
+
+describe('RoundTripEstimate', () => {
+  it('starts from the default and follows the lower quartile of recent samples', () => {
+    const e = new RoundTripEstimate(8);
+    expect(e.ns).toBe(ROUND_TRIP_DEFAULT_NS);
+    for (const ns of [30_000, 10_000, 20_000, 40_000, 12_000, 50_000, 18_000, 60_000]) e.record(ns);
+    // Sorted: 10, 12, 18, 20, 30, 40, 50, 60 (µs): the quartile at index 1.
+    expect(e.ns).toBe(12_000);
+  });
+
+  it('is not moved by one slow batch, nor stuck after a burst of them', () => {
+    const e = new RoundTripEstimate(8);
+    for (let i = 0; i < 8; i++) e.record(20_000);
+    e.record(5_000_000);
+    expect(e.ns).toBe(20_000);
+    for (let i = 0; i < 8; i++) e.record(90_000);
+    expect(e.ns).toBe(90_000);
+    // Fast batches again: the window forgets the slow ones.
+    for (let i = 0; i < 8; i++) e.record(15_000);
+    expect(e.ns).toBe(15_000);
+  });
+
+  it('stays within its floor and ceiling and ignores clock noise', () => {
+    const e = new RoundTripEstimate(4);
+    for (let i = 0; i < 4; i++) e.record(100);
+    expect(e.ns).toBe(ROUND_TRIP_FLOOR_NS);
+    for (let i = 0; i < 4; i++) e.record(1e9);
+    expect(e.ns).toBe(ROUND_TRIP_CEILING_NS);
+    e.record(-3);
+    e.record(Number.NaN);
+    e.record(Number.POSITIVE_INFINITY);
+    expect(e.ns).toBe(ROUND_TRIP_CEILING_NS);
+  });
+});
+
+describe('predictOneThreadNs', () => {
+  it('has no prediction for a kernel never measured', () => {
+    expect(predictOneThreadNs(undefined, 4, 1024)).toBeUndefined();
+  });
+
+  it('scales a cost learned on 2^10 elements up to 2^24 even at the same workgroup count, so that run goes to the workers', () => {
+    // A chunked reduce: two workgroups whatever the size; 1 µs for 2^10 elements on one thread.
+    const small = learnCost(undefined, 1_000, 2, 2 ** 10);
+    const predicted = predictOneThreadNs(small, 2, 2 ** 24) as number;
+    expect(predicted).toBe(1_000 * 2 ** 14);
+    expect(inlineIsFaster({ oneThreadNs: predicted, workgroups: 2, workers: 2, roundTripNs: ROUND_TRIP_CEILING_NS })).toBe(false);
+  });
+
+  it('scales an elementwise kernel by its workgroups where they grow faster than its buffers', () => {
+    const cost = learnCost(undefined, 8_000, 8, 8 * 64);
+    expect(predictOneThreadNs(cost, 64, 8 * 64)).toBe(64_000);
+    expect(predictOneThreadNs(cost, 8, 8 * 64)).toBe(8_000);
+  });
+
+  it('follows recent runs: each new measurement weighs half', () => {
+    const first = learnCost(undefined, 4_000, 4, 400);
+    const second = learnCost(first, 8_000, 4, 400);
+    expect(second.nsPerWorkgroup).toBe(1_500);
+    expect(second.nsPerElement).toBe(15);
+  });
+});
