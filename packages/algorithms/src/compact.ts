@@ -12,7 +12,9 @@
  * j finds its block (the first whose inclusive count exceeds j) by a binary search
  * between two samples (a first pass places every SAMPLE_STRIDE-th output by a
  * search over all blocks; blocks increase with j), then walks that block's flags.
- * Every kernel writes only its own element.
+ * Where the flags are whole texels (n a multiple of 4), one invocation writes four
+ * consecutive outputs as a texel from one search (gatherTexelKernel). Every kernel
+ * writes only its own element (or texel).
  */
 import {
   type Buffer,
@@ -26,6 +28,7 @@ import {
   uniform,
   type Val,
   type Var,
+  vec,
 } from '@trident/core';
 import { cachedKernel, checkBuffer, familyOf, gatherSize, hasAll, scratch } from './common.ts';
 import { compactChunked } from './compact-chunked.ts';
@@ -164,6 +167,104 @@ function gatherKernel(dtype: BufferDType, wg: number) {
   );
 }
 
+/** The flag bit (0/1) of one texel component. */
+function bit(x: Val<'u32'>): Val<'u32'> {
+  return select(x.ne(0), 1, 0, 'u32');
+}
+
+type Texel = 'vec4<u32>' | 'vec4<i32>' | 'vec4<f32>';
+
+/**
+ * The texel form of gatherKernel, for flags of whole texels (FLAG_BLOCK = 4: block
+ * b is flags texel b): invocation t writes outputs 4t … 4t + 3 as one texel of a
+ * vec4 view of `out`. It searches the block of output 4t once; each later output
+ * stays in that block while the block's inclusive count exceeds it, else tries the
+ * next block (the common case when many are kept) and searches only past it. The
+ * output's place within its block comes from the prefix counts of the block's
+ * texel (one fetch), not a walk. Outputs past `count` (the pad of the last texel)
+ * are written with some input element.
+ */
+function gatherTexelKernel(dtype: BufferDType, wg: number) {
+  return cachedKernel(`compact-gather4:${dtype}:${wg}`, () =>
+    defineKernel({
+      name: `compact_gather4_${dtype}`,
+      workgroupSize: wg,
+      params: {
+        input: buffer(dtype, 'read'),
+        flags: buffer('u32', 'read', { vector: 4 }),
+        blocks: buffer('u32', 'read'),
+        samples: buffer('u32', 'read'),
+        out: buffer(dtype, 'write', { vector: 4 }),
+        m: uniform('u32'),
+        count: uniform('u32'),
+      },
+      body: ({ input, flags, blocks, samples, out, m, count }, k) => {
+        const t = k.let(k.globalIndex, 't');
+        const j0 = k.let(t.mul(4), 'j0');
+        k.if(j0.lt(count), () => {
+          const s = k.let(j0.div(SAMPLE_STRIDE), 's');
+          // Every output of this texel lies between sample s and sample s + 1 (SAMPLE_STRIDE is a multiple of 4).
+          const lo = k.var('u32', samples.load(s), 'lo');
+          const next = k.let(samples.load(s.add(1)).add(1), 'next');
+          const end = k.let(select(next.lt(m), next, m), 'end');
+          // lowerBound narrows its bounds: each search gets its own copy of the end.
+          lowerBound(k, blocks, j0, lo, k.var('u32', end, 'hi'));
+          const before = k.var('u32', 0, 'before');
+          k.if(lo.gt(0), () => before.set(blocks.load(lo.sub(1))));
+          const incl = k.var('u32', blocks.load(lo), 'incl');
+          // Flag bits of the block's first three components: enough to place any output in it.
+          const fx = k.var('u32', 0, 'fx');
+          const fy = k.var('u32', 0, 'fy');
+          const fz = k.var('u32', 0, 'fz');
+          const loadBlock = () => {
+            const v = k.let((flags as unknown as { load(i: Val<'u32'>): Val<'vec4<u32>'> }).load(lo), 'fv');
+            fx.set(bit(v.x));
+            fy.set(bit(v.y));
+            fz.set(bit(v.z));
+          };
+          loadBlock();
+          const outs: Array<Val<BufferDType>> = [];
+          for (let q = 0; q < 4; q++) {
+            const j = q === 0 ? j0 : k.let(j0.add(q), `j${q}`);
+            if (q > 0) {
+              k.if(j.ge(incl).and(j.lt(count)), () => {
+                // Block lo is used up: j's block is lo + 1 or later (it exists: j < count).
+                before.set(incl);
+                lo.set(lo.add(1));
+                incl.set(blocks.load(lo));
+                k.if(incl.le(j), () => {
+                  const from = k.var('u32', lo.add(1), 'from');
+                  lowerBound(k, blocks, j, from, k.var('u32', end, 'hi'));
+                  lo.set(from);
+                  before.set(blocks.load(lo.sub(1)));
+                  incl.set(blocks.load(lo));
+                });
+                loadBlock();
+              });
+            }
+            // The (j - before)-th set flag of block lo: its component is the number of prefix counts not above it.
+            const want = k.let(j.sub(before), `want${q}`);
+            const px = k.let(fx, `px${q}`);
+            const py = k.let(px.add(fy), `py${q}`);
+            const pz = k.let(py.add(fz), `pz${q}`);
+            const c = k.let(
+              select(px.le(want), 1, 0, 'u32')
+                .add(select(py.le(want), 1, 0, 'u32'))
+                .add(select(pz.le(want), 1, 0, 'u32')),
+              `c${q}`,
+            );
+            outs.push(k.let(input.load(lo.mul(4).add(c)), `o${q}`));
+          }
+          (out as unknown as { store(i: Val<'u32'>, v: Val<Texel>): void }).store(
+            t,
+            vec(dtype, outs[0] as never, outs[1] as never, outs[2] as never, outs[3] as never) as Val<Texel>,
+          );
+        });
+      },
+    }),
+  );
+}
+
 export interface CompactResult<D extends BufferDType> {
   /** Number of kept elements. */
   readonly count: number;
@@ -245,7 +346,22 @@ async function compactGather<D extends BufferDType>(
       const slots = Math.ceil(count / SAMPLE_STRIDE) + 1;
       const samples = scratch(device, 'compact.samples', 'u32', slots);
       device.dispatch(sampleKernel(wg), { invocations: slots }, { blocks, samples, m, count, slots });
-      device.dispatch(gatherKernel(input.dtype, wg), { invocations: count }, { input, flags, blocks, samples, out: output, m, count });
+      if (n % 4 === 0 && FLAG_BLOCK === 4) {
+        // Texel outputs: a vec4 view needs whole texels, so a count that is not a multiple of 4 goes through a padded temporary.
+        const padded = count % 4 === 0 ? output : scratch(device, 'compact.padded', input.dtype, Math.ceil(count / 4) * 4);
+        device.dispatch(gatherTexelKernel(input.dtype, wg), { invocations: Math.ceil(count / 4) }, {
+          input,
+          flags,
+          blocks,
+          samples,
+          out: padded,
+          m,
+          count,
+        } as never);
+        if (padded !== output) device.copyBuffer(padded, output, { length: count });
+      } else {
+        device.dispatch(gatherKernel(input.dtype, wg), { invocations: count }, { input, flags, blocks, samples, out: output, m, count });
+      }
     }
     return { count, output };
   } finally {
