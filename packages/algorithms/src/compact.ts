@@ -77,6 +77,13 @@ function scatterKernel(dtype: BufferDType, wg: number) {
 const FLAG_BLOCK = 4;
 /** Outputs per sample: each output searches the blocks between two samples. */
 const SAMPLE_STRIDE = 16;
+/**
+ * Outputs per sample in the texel form (a multiple of 4: an output texel never
+ * straddles two samples). Four outputs share one search there, so a longer stride
+ * (fewer samples, each a search over all blocks) costs less than in the scalar
+ * form. SwiftShader webgl2, 2^20 half kept, interleaved runs: 64 at or below 16.
+ */
+const TEXEL_SAMPLE_STRIDE = 64;
 
 /** Lower bound over [lo, hi) of `incl`: sets lo to the first b with incl[b] > j (hi if none). */
 function lowerBound(k: KernelBuilder, incl: { load(i: Val<'u32'>): Val<'u32'> }, j: Val<'u32'>, lo: Var<'u32'>, hi: Var<'u32'>): void {
@@ -94,8 +101,8 @@ function lowerBound(k: KernelBuilder, incl: { load(i: Val<'u32'>): Val<'u32'> },
 }
 
 /** samples[s] = the block of output s · stride (first b with blocks[b] > s · stride); m - 1 past the count. */
-function sampleKernel(wg: number) {
-  return cachedKernel(`compact-sample:${wg}`, () =>
+function sampleKernel(stride: number, wg: number) {
+  return cachedKernel(`compact-sample:${stride}:${wg}`, () =>
     defineKernel({
       name: 'compact_samples',
       workgroupSize: wg,
@@ -109,7 +116,7 @@ function sampleKernel(wg: number) {
       body: ({ blocks, samples, m, count, slots }, k) => {
         const s = k.let(k.globalIndex, 's');
         k.if(s.lt(slots), () => {
-          const j = k.let(s.mul(SAMPLE_STRIDE), 'j');
+          const j = k.let(s.mul(stride), 'j');
           const lo = k.var('u32', 0, 'lo');
           const hi = k.let(m, 'hi');
           k.if(j.lt(count), () => lowerBound(k, blocks, j, lo, hi));
@@ -175,17 +182,26 @@ function bit(x: Val<'u32'>): Val<'u32'> {
 type Texel = 'vec4<u32>' | 'vec4<i32>' | 'vec4<f32>';
 
 /**
- * The texel form of gatherKernel, for flags of whole texels (FLAG_BLOCK = 4: block
- * b is flags texel b): invocation t writes outputs 4t … 4t + 3 as one texel of a
- * vec4 view of `out`. It searches the block of output 4t once; each later output
- * stays in that block while the block's inclusive count exceeds it, else tries the
- * next block (the common case when many are kept) and searches only past it. The
- * output's place within its block comes from the prefix counts of the block's
- * texel (one fetch), not a walk. Outputs past `count` (the pad of the last texel)
- * are written with some input element.
+ * Texels of flags per block in the texel form (blocks of 4 · TEXEL_BLOCK flags).
+ * A longer block shortens the block scan and the searches, and costs a walk of up
+ * to TEXEL_BLOCK texels to place an output inside its block. SwiftShader webgl2,
+ * 2^20 half kept, interleaved runs (GPU medians of 9 on a quiet spell): 1: 72-81 ms,
+ * 4: 76-79, 8: 74-81 — within the noise, so the shortest walk.
  */
-function gatherTexelKernel(dtype: BufferDType, wg: number) {
-  return cachedKernel(`compact-gather4:${dtype}:${wg}`, () =>
+const TEXEL_BLOCK = 1;
+
+/**
+ * The texel form of gatherKernel, for flags of whole texels (blocks of
+ * `texelsPerBlock` flag texels): invocation t writes outputs 4t … 4t + 3 as one
+ * texel of a vec4 view of `out`. It searches the block of output 4t once; each
+ * later output stays in the current flag texel while the texel's count allows,
+ * else walks to the next texel of the block, else tries the next block (the common
+ * case when many are kept) and searches only past it. The output's place inside
+ * its texel comes from the texel's prefix counts. Outputs past `count` (the pad of
+ * the last texel) are written with some input element.
+ */
+function gatherTexelKernel(dtype: BufferDType, texelsPerBlock: number, wg: number) {
+  return cachedKernel(`compact-gather4:${dtype}:${texelsPerBlock}:${wg}`, () =>
     defineKernel({
       name: `compact_gather4_${dtype}`,
       workgroupSize: wg,
@@ -202,8 +218,8 @@ function gatherTexelKernel(dtype: BufferDType, wg: number) {
         const t = k.let(k.globalIndex, 't');
         const j0 = k.let(t.mul(4), 'j0');
         k.if(j0.lt(count), () => {
-          const s = k.let(j0.div(SAMPLE_STRIDE), 's');
-          // Every output of this texel lies between sample s and sample s + 1 (SAMPLE_STRIDE is a multiple of 4).
+          const s = k.let(j0.div(TEXEL_SAMPLE_STRIDE), 's');
+          // Every output of this texel lies between sample s and sample s + 1 (the stride is a multiple of 4).
           const lo = k.var('u32', samples.load(s), 'lo');
           const next = k.let(samples.load(s.add(1)).add(1), 'next');
           const end = k.let(select(next.lt(m), next, m), 'end');
@@ -212,17 +228,39 @@ function gatherTexelKernel(dtype: BufferDType, wg: number) {
           const before = k.var('u32', 0, 'before');
           k.if(lo.gt(0), () => before.set(blocks.load(lo.sub(1))));
           const incl = k.var('u32', blocks.load(lo), 'incl');
-          // Flag bits of the block's first three components: enough to place any output in it.
+          // The current flag texel: its index, the kept count before it, and its flag bits.
+          const tx = k.var('u32', 0, 'tx');
+          const tb = k.var('u32', 0, 'tb');
           const fx = k.var('u32', 0, 'fx');
           const fy = k.var('u32', 0, 'fy');
           const fz = k.var('u32', 0, 'fz');
-          const loadBlock = () => {
-            const v = k.let((flags as unknown as { load(i: Val<'u32'>): Val<'vec4<u32>'> }).load(lo), 'fv');
+          const fw = k.var('u32', 0, 'fw');
+          const loadTexel = () => {
+            const v = k.let((flags as unknown as { load(i: Val<'u32'>): Val<'vec4<u32>'> }).load(tx), 'fv');
             fx.set(bit(v.x));
             fy.set(bit(v.y));
             fz.set(bit(v.z));
+            fw.set(bit(v.w));
           };
-          loadBlock();
+          const enterBlock = () => {
+            tx.set(lo.mul(texelsPerBlock));
+            tb.set(before);
+            loadTexel();
+          };
+          // Walks the texels of block lo up to the one holding output j (it is in the block).
+          const walkTo = (j: Val<'u32'>) => {
+            if (texelsPerBlock === 1) return;
+            k.while(
+              () => tb.add(fx).add(fy).add(fz).add(fw).le(j),
+              () => {
+                tb.set(tb.add(fx).add(fy).add(fz).add(fw));
+                tx.set(tx.add(1));
+                loadTexel();
+              },
+            );
+          };
+          enterBlock();
+          walkTo(j0);
           const outs: Array<Val<BufferDType>> = [];
           for (let q = 0; q < 4; q++) {
             const j = q === 0 ? j0 : k.let(j0.add(q), `j${q}`);
@@ -239,11 +277,12 @@ function gatherTexelKernel(dtype: BufferDType, wg: number) {
                   before.set(blocks.load(lo.sub(1)));
                   incl.set(blocks.load(lo));
                 });
-                loadBlock();
+                enterBlock();
               });
+              k.if(j.lt(count), () => walkTo(j));
             }
-            // The (j - before)-th set flag of block lo: its component is the number of prefix counts not above it.
-            const want = k.let(j.sub(before), `want${q}`);
+            // The (j - tb)-th set flag of texel tx: its component is the number of prefix counts not above it.
+            const want = k.let(j.sub(tb), `want${q}`);
             const px = k.let(fx, `px${q}`);
             const py = k.let(px.add(fy), `py${q}`);
             const pz = k.let(py.add(fz), `pz${q}`);
@@ -253,7 +292,7 @@ function gatherTexelKernel(dtype: BufferDType, wg: number) {
                 .add(select(pz.le(want), 1, 0, 'u32')),
               `c${q}`,
             );
-            outs.push(k.let(input.load(lo.mul(4).add(c)), `o${q}`));
+            outs.push(k.let(input.load(tx.mul(4).add(c)), `o${q}`));
           }
           (out as unknown as { store(i: Val<'u32'>, v: Val<Texel>): void }).store(
             t,
@@ -333,23 +372,27 @@ async function compactGather<D extends BufferDType>(
   n: number,
   wg: number,
 ): Promise<CompactResult<D>> {
-  const m = Math.ceil(n / FLAG_BLOCK);
+  // Whole flag texels: blocks of TEXEL_BLOCK texels and texel outputs.
+  const texels = n % 4 === 0;
+  const block = texels ? 4 * TEXEL_BLOCK : FLAG_BLOCK;
+  const m = Math.ceil(n / block);
   // Fresh: `blocks` is used after an await, when a pooled buffer could have been taken meanwhile.
   const blocks = device.createBuffer('u32', m);
   try {
     const sums = scratch(device, 'compact.sums', 'u32', m);
-    recordBlockSums(device, flags, sums, n, FLAG_BLOCK, 'flags');
+    recordBlockSums(device, flags, sums, n, block, 'flags');
     recordGatherBlockScan(device, sums, blocks, m, false, 'values', 'compact.scan');
     const count = (await blocks.read({ offset: m - 1, length: 1 }))[0] as number;
     const output = device.createBuffer(input.dtype, count);
     if (count > 0) {
-      const slots = Math.ceil(count / SAMPLE_STRIDE) + 1;
+      const stride = texels ? TEXEL_SAMPLE_STRIDE : SAMPLE_STRIDE;
+      const slots = Math.ceil(count / stride) + 1;
       const samples = scratch(device, 'compact.samples', 'u32', slots);
-      device.dispatch(sampleKernel(wg), { invocations: slots }, { blocks, samples, m, count, slots });
-      if (n % 4 === 0 && FLAG_BLOCK === 4) {
-        // Texel outputs: a vec4 view needs whole texels, so a count that is not a multiple of 4 goes through a padded temporary.
+      device.dispatch(sampleKernel(stride, wg), { invocations: slots }, { blocks, samples, m, count, slots });
+      if (texels) {
+        // A vec4 view needs whole texels, so a count that is not a multiple of 4 goes through a padded temporary.
         const padded = count % 4 === 0 ? output : scratch(device, 'compact.padded', input.dtype, Math.ceil(count / 4) * 4);
-        device.dispatch(gatherTexelKernel(input.dtype, wg), { invocations: Math.ceil(count / 4) }, {
+        device.dispatch(gatherTexelKernel(input.dtype, TEXEL_BLOCK, wg), { invocations: Math.ceil(count / 4) }, {
           input,
           flags,
           blocks,
