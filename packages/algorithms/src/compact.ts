@@ -321,8 +321,9 @@ export interface CompactResult<D extends BufferDType> {
  * Complexity: O(n) work on workgroup devices (predicate, scan, scatter: about 5
  * element moves each; serial-workgroup devices: 2 flag reads, 1 input read and
  * 1 write per kept element); on gather devices n flag reads for the block counts, a
- * scan of n / FLAG_BLOCK counts, and O(count (log(n / count) + FLAG_BLOCK)) reads
- * for the searches. One small
+ * scan of n / B counts (B = FLAG_BLOCK, or 4 · TEXEL_BLOCK where n is a multiple of
+ * 4), and O(count (log(n / count) + B)) reads for the searches (where n is a multiple
+ * of 4 and the count is not, plus a copy of the count's elements). One small
  * readback for the count. Throws InvalidArgumentError for bad buffers, a flags
  * dtype other than u32, or a length mismatch; the inputs are never modified.
  */
