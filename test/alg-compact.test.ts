@@ -101,6 +101,38 @@ describeEachBackend('compact', (ctx) => {
     }
   });
 
+  it('whole texels (lengths that are multiples of 4): every kept count mod 4, runs across samples', async () => {
+    for (const { label, device } of formulations(ctx.device, ctx.kind)) {
+      for (const n of [8, 64, 1028, 4096, 20000]) {
+        const data = randomU32(n, 5 * n + 3);
+        const input = device.createBuffer('u32', data);
+        const patterns = { ...flagPatterns(n), dense: randomU32(n, n + 7).map((x) => (x % 8 === 0 ? 0 : 1)) };
+        for (const [pattern, base] of Object.entries(patterns)) {
+          // Drop up to three kept elements so that every count mod 4 is covered.
+          for (const drop of [0, 1, 2, 3]) {
+            const flagData = base.slice();
+            for (let i = 0, left = drop; i < n && left > 0; i++) {
+              if (flagData[i] !== 0) {
+                flagData[i] = 0;
+                left--;
+              }
+            }
+            const flags = device.createBuffer('u32', flagData);
+            const { count, output } = await compact(device, input, flags);
+            const want = compactReference(data, flagData);
+            const what = `${label} n=${n} ${pattern} drop ${drop}`;
+            expect(count, what).toBe(want.length);
+            expect(output.length, what).toBe(want.length);
+            expectBitsEqual(await output.read(), want, what);
+            flags.destroy();
+            output.destroy();
+          }
+        }
+        input.destroy();
+      }
+    }
+  });
+
   it('a prime above 10^6', async () => {
     for (const { label, device } of formulations(ctx.device, ctx.kind)) {
       const data = randomU32(BIG_PRIME, 99);

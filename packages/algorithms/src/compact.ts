@@ -12,7 +12,9 @@
  * j finds its block (the first whose inclusive count exceeds j) by a binary search
  * between two samples (a first pass places every SAMPLE_STRIDE-th output by a
  * search over all blocks; blocks increase with j), then walks that block's flags.
- * Every kernel writes only its own element.
+ * Where the flags are whole texels (n a multiple of 4), one invocation writes four
+ * consecutive outputs as a texel from one search (gatherTexelKernel). Every kernel
+ * writes only its own element (or texel).
  */
 import {
   type Buffer,
@@ -26,6 +28,7 @@ import {
   uniform,
   type Val,
   type Var,
+  vec,
 } from '@trident/core';
 import { cachedKernel, checkBuffer, familyOf, gatherSize, hasAll, scratch } from './common.ts';
 import { compactChunked } from './compact-chunked.ts';
@@ -74,6 +77,13 @@ function scatterKernel(dtype: BufferDType, wg: number) {
 const FLAG_BLOCK = 4;
 /** Outputs per sample: each output searches the blocks between two samples. */
 const SAMPLE_STRIDE = 16;
+/**
+ * Outputs per sample in the texel form (a multiple of 4: an output texel never
+ * straddles two samples). Four outputs share one search there, so a longer stride
+ * (fewer samples, each a search over all blocks) costs less than in the scalar
+ * form. SwiftShader webgl2, 2^20 half kept, interleaved runs: 64 at or below 16.
+ */
+const TEXEL_SAMPLE_STRIDE = 64;
 
 /** Lower bound over [lo, hi) of `incl`: sets lo to the first b with incl[b] > j (hi if none). */
 function lowerBound(k: KernelBuilder, incl: { load(i: Val<'u32'>): Val<'u32'> }, j: Val<'u32'>, lo: Var<'u32'>, hi: Var<'u32'>): void {
@@ -91,8 +101,8 @@ function lowerBound(k: KernelBuilder, incl: { load(i: Val<'u32'>): Val<'u32'> },
 }
 
 /** samples[s] = the block of output s · stride (first b with blocks[b] > s · stride); m - 1 past the count. */
-function sampleKernel(wg: number) {
-  return cachedKernel(`compact-sample:${wg}`, () =>
+function sampleKernel(stride: number, wg: number) {
+  return cachedKernel(`compact-sample:${stride}:${wg}`, () =>
     defineKernel({
       name: 'compact_samples',
       workgroupSize: wg,
@@ -106,7 +116,7 @@ function sampleKernel(wg: number) {
       body: ({ blocks, samples, m, count, slots }, k) => {
         const s = k.let(k.globalIndex, 's');
         k.if(s.lt(slots), () => {
-          const j = k.let(s.mul(SAMPLE_STRIDE), 'j');
+          const j = k.let(s.mul(stride), 'j');
           const lo = k.var('u32', 0, 'lo');
           const hi = k.let(m, 'hi');
           k.if(j.lt(count), () => lowerBound(k, blocks, j, lo, hi));
@@ -164,6 +174,136 @@ function gatherKernel(dtype: BufferDType, wg: number) {
   );
 }
 
+/** The flag bit (0/1) of one texel component. */
+function bit(x: Val<'u32'>): Val<'u32'> {
+  return select(x.ne(0), 1, 0, 'u32');
+}
+
+type Texel = 'vec4<u32>' | 'vec4<i32>' | 'vec4<f32>';
+
+/**
+ * Texels of flags per block in the texel form (blocks of 4 · TEXEL_BLOCK flags).
+ * A longer block shortens the block scan and the searches, and costs a walk of up
+ * to TEXEL_BLOCK texels to place an output inside its block. SwiftShader webgl2,
+ * 2^20 half kept, interleaved runs (GPU medians of 9 on a quiet spell): 1: 72-81 ms,
+ * 4: 76-79, 8: 74-81 — within the noise, so the shortest walk.
+ */
+const TEXEL_BLOCK = 1;
+
+/**
+ * The texel form of gatherKernel, for flags of whole texels (blocks of
+ * `texelsPerBlock` flag texels): invocation t writes outputs 4t … 4t + 3 as one
+ * texel of a vec4 view of `out`. It searches the block of output 4t once; each
+ * later output stays in the current flag texel while the texel's count allows,
+ * else walks to the next texel of the block, else tries the next block (the common
+ * case when many are kept) and searches only past it. The output's place inside
+ * its texel comes from the texel's prefix counts. Outputs past `count` (the pad of
+ * the last texel) are written with some input element.
+ */
+function gatherTexelKernel(dtype: BufferDType, texelsPerBlock: number, wg: number) {
+  return cachedKernel(`compact-gather4:${dtype}:${texelsPerBlock}:${wg}`, () =>
+    defineKernel({
+      name: `compact_gather4_${dtype}`,
+      workgroupSize: wg,
+      params: {
+        input: buffer(dtype, 'read'),
+        flags: buffer('u32', 'read', { vector: 4 }),
+        blocks: buffer('u32', 'read'),
+        samples: buffer('u32', 'read'),
+        out: buffer(dtype, 'write', { vector: 4 }),
+        m: uniform('u32'),
+        count: uniform('u32'),
+      },
+      body: ({ input, flags, blocks, samples, out, m, count }, k) => {
+        const t = k.let(k.globalIndex, 't');
+        const j0 = k.let(t.mul(4), 'j0');
+        k.if(j0.lt(count), () => {
+          const s = k.let(j0.div(TEXEL_SAMPLE_STRIDE), 's');
+          // Every output of this texel lies between sample s and sample s + 1 (the stride is a multiple of 4).
+          const lo = k.var('u32', samples.load(s), 'lo');
+          const next = k.let(samples.load(s.add(1)).add(1), 'next');
+          const end = k.let(select(next.lt(m), next, m), 'end');
+          // lowerBound narrows its bounds: each search gets its own copy of the end.
+          lowerBound(k, blocks, j0, lo, k.var('u32', end, 'hi'));
+          const before = k.var('u32', 0, 'before');
+          k.if(lo.gt(0), () => before.set(blocks.load(lo.sub(1))));
+          const incl = k.var('u32', blocks.load(lo), 'incl');
+          // The current flag texel: its index, the kept count before it, and its flag bits.
+          const tx = k.var('u32', 0, 'tx');
+          const tb = k.var('u32', 0, 'tb');
+          const fx = k.var('u32', 0, 'fx');
+          const fy = k.var('u32', 0, 'fy');
+          const fz = k.var('u32', 0, 'fz');
+          const fw = k.var('u32', 0, 'fw');
+          const loadTexel = () => {
+            const v = k.let((flags as unknown as { load(i: Val<'u32'>): Val<'vec4<u32>'> }).load(tx), 'fv');
+            fx.set(bit(v.x));
+            fy.set(bit(v.y));
+            fz.set(bit(v.z));
+            fw.set(bit(v.w));
+          };
+          const enterBlock = () => {
+            tx.set(lo.mul(texelsPerBlock));
+            tb.set(before);
+            loadTexel();
+          };
+          // Walks the texels of block lo up to the one holding output j (it is in the block).
+          const walkTo = (j: Val<'u32'>) => {
+            if (texelsPerBlock === 1) return;
+            k.while(
+              () => tb.add(fx).add(fy).add(fz).add(fw).le(j),
+              () => {
+                tb.set(tb.add(fx).add(fy).add(fz).add(fw));
+                tx.set(tx.add(1));
+                loadTexel();
+              },
+            );
+          };
+          enterBlock();
+          walkTo(j0);
+          const outs: Array<Val<BufferDType>> = [];
+          for (let q = 0; q < 4; q++) {
+            const j = q === 0 ? j0 : k.let(j0.add(q), `j${q}`);
+            if (q > 0) {
+              k.if(j.ge(incl).and(j.lt(count)), () => {
+                // Block lo is used up: j's block is lo + 1 or later (it exists: j < count).
+                before.set(incl);
+                lo.set(lo.add(1));
+                incl.set(blocks.load(lo));
+                k.if(incl.le(j), () => {
+                  const from = k.var('u32', lo.add(1), 'from');
+                  lowerBound(k, blocks, j, from, k.var('u32', end, 'hi'));
+                  lo.set(from);
+                  before.set(blocks.load(lo.sub(1)));
+                  incl.set(blocks.load(lo));
+                });
+                enterBlock();
+              });
+              k.if(j.lt(count), () => walkTo(j));
+            }
+            // The (j - tb)-th set flag of texel tx: its component is the number of prefix counts not above it.
+            const want = k.let(j.sub(tb), `want${q}`);
+            const px = k.let(fx, `px${q}`);
+            const py = k.let(px.add(fy), `py${q}`);
+            const pz = k.let(py.add(fz), `pz${q}`);
+            const c = k.let(
+              select(px.le(want), 1, 0, 'u32')
+                .add(select(py.le(want), 1, 0, 'u32'))
+                .add(select(pz.le(want), 1, 0, 'u32')),
+              `c${q}`,
+            );
+            outs.push(k.let(input.load(tx.mul(4).add(c)), `o${q}`));
+          }
+          (out as unknown as { store(i: Val<'u32'>, v: Val<Texel>): void }).store(
+            t,
+            vec(dtype, outs[0] as never, outs[1] as never, outs[2] as never, outs[3] as never) as Val<Texel>,
+          );
+        });
+      },
+    }),
+  );
+}
+
 export interface CompactResult<D extends BufferDType> {
   /** Number of kept elements. */
   readonly count: number;
@@ -181,8 +321,9 @@ export interface CompactResult<D extends BufferDType> {
  * Complexity: O(n) work on workgroup devices (predicate, scan, scatter: about 5
  * element moves each; serial-workgroup devices: 2 flag reads, 1 input read and
  * 1 write per kept element); on gather devices n flag reads for the block counts, a
- * scan of n / FLAG_BLOCK counts, and O(count (log(n / count) + FLAG_BLOCK)) reads
- * for the searches. One small
+ * scan of n / B counts (B = FLAG_BLOCK, or 4 · TEXEL_BLOCK where n is a multiple of
+ * 4), and O(count (log(n / count) + B)) reads for the searches (where n is a multiple
+ * of 4 and the count is not, plus a copy of the count's elements). One small
  * readback for the count. Throws InvalidArgumentError for bad buffers, a flags
  * dtype other than u32, or a length mismatch; the inputs are never modified.
  */
@@ -232,20 +373,39 @@ async function compactGather<D extends BufferDType>(
   n: number,
   wg: number,
 ): Promise<CompactResult<D>> {
-  const m = Math.ceil(n / FLAG_BLOCK);
+  // Whole flag texels: blocks of TEXEL_BLOCK texels and texel outputs.
+  const texels = n % 4 === 0;
+  const block = texels ? 4 * TEXEL_BLOCK : FLAG_BLOCK;
+  const m = Math.ceil(n / block);
   // Fresh: `blocks` is used after an await, when a pooled buffer could have been taken meanwhile.
   const blocks = device.createBuffer('u32', m);
   try {
     const sums = scratch(device, 'compact.sums', 'u32', m);
-    recordBlockSums(device, flags, sums, n, FLAG_BLOCK, 'flags');
+    recordBlockSums(device, flags, sums, n, block, 'flags');
     recordGatherBlockScan(device, sums, blocks, m, false, 'values', 'compact.scan');
     const count = (await blocks.read({ offset: m - 1, length: 1 }))[0] as number;
     const output = device.createBuffer(input.dtype, count);
     if (count > 0) {
-      const slots = Math.ceil(count / SAMPLE_STRIDE) + 1;
+      const stride = texels ? TEXEL_SAMPLE_STRIDE : SAMPLE_STRIDE;
+      const slots = Math.ceil(count / stride) + 1;
       const samples = scratch(device, 'compact.samples', 'u32', slots);
-      device.dispatch(sampleKernel(wg), { invocations: slots }, { blocks, samples, m, count, slots });
-      device.dispatch(gatherKernel(input.dtype, wg), { invocations: count }, { input, flags, blocks, samples, out: output, m, count });
+      device.dispatch(sampleKernel(stride, wg), { invocations: slots }, { blocks, samples, m, count, slots });
+      if (texels) {
+        // A vec4 view needs whole texels, so a count that is not a multiple of 4 goes through a padded temporary.
+        const padded = count % 4 === 0 ? output : scratch(device, 'compact.padded', input.dtype, Math.ceil(count / 4) * 4);
+        device.dispatch(gatherTexelKernel(input.dtype, TEXEL_BLOCK, wg), { invocations: Math.ceil(count / 4) }, {
+          input,
+          flags,
+          blocks,
+          samples,
+          out: padded,
+          m,
+          count,
+        } as never);
+        if (padded !== output) device.copyBuffer(padded, output, { length: count });
+      } else {
+        device.dispatch(gatherKernel(input.dtype, wg), { invocations: count }, { input, flags, blocks, samples, out: output, m, count });
+      }
     }
     return { count, output };
   } finally {
