@@ -182,26 +182,24 @@ function bit(x: Val<'u32'>): Val<'u32'> {
 type Texel = 'vec4<u32>' | 'vec4<i32>' | 'vec4<f32>';
 
 /**
- * Texels of flags per block in the texel form (blocks of 4 · TEXEL_BLOCK flags).
- * A longer block shortens the block scan and the searches, and costs a walk of up
- * to TEXEL_BLOCK texels to place an output inside its block. SwiftShader webgl2,
- * 2^20 half kept, interleaved runs (GPU medians of 9 on a quiet spell): 1: 72-81 ms,
- * 4: 76-79, 8: 74-81 — within the noise, so the shortest walk.
+ * Flags per block in the texel form: one texel. Longer blocks (a walk over several
+ * texels to place an output) measured the same, SwiftShader webgl2, 2^20 half kept,
+ * interleaved runs (GPU medians of 9 on a quiet spell): 1 texel 72-81 ms, 4: 76-79,
+ * 8: 74-81 — so the form without the walk.
  */
-const TEXEL_BLOCK = 1;
+const TEXEL_FLAGS_BLOCK = 4;
 
 /**
- * The texel form of gatherKernel, for flags of whole texels (blocks of
- * `texelsPerBlock` flag texels): invocation t writes outputs 4t … 4t + 3 as one
- * texel of a vec4 view of `out`. It searches the block of output 4t once; each
- * later output stays in the current flag texel while the texel's count allows,
- * else walks to the next texel of the block, else tries the next block (the common
+ * The texel form of gatherKernel, for flags of whole texels (a block is one flag
+ * texel): invocation t writes outputs 4t … 4t + 3 as one texel of a vec4 view of
+ * `out`. It searches the block of output 4t once; each later output stays in the
+ * current block while its count allows, else tries the next block (the common
  * case when many are kept) and searches only past it. The output's place inside
  * its texel comes from the texel's prefix counts. Outputs past `count` (the pad of
  * the last texel) are written with some input element.
  */
-function gatherTexelKernel(dtype: BufferDType, texelsPerBlock: number, wg: number) {
-  return cachedKernel(`compact-gather4:${dtype}:${texelsPerBlock}:${wg}`, () =>
+function gatherTexelKernel(dtype: BufferDType, wg: number) {
+  return cachedKernel(`compact-gather4:${dtype}:${wg}`, () =>
     defineKernel({
       name: `compact_gather4_${dtype}`,
       workgroupSize: wg,
@@ -243,24 +241,11 @@ function gatherTexelKernel(dtype: BufferDType, texelsPerBlock: number, wg: numbe
             fw.set(bit(v.w));
           };
           const enterBlock = () => {
-            tx.set(lo.mul(texelsPerBlock));
+            tx.set(lo);
             tb.set(before);
             loadTexel();
           };
-          // Walks the texels of block lo up to the one holding output j (it is in the block).
-          const walkTo = (j: Val<'u32'>) => {
-            if (texelsPerBlock === 1) return;
-            k.while(
-              () => tb.add(fx).add(fy).add(fz).add(fw).le(j),
-              () => {
-                tb.set(tb.add(fx).add(fy).add(fz).add(fw));
-                tx.set(tx.add(1));
-                loadTexel();
-              },
-            );
-          };
           enterBlock();
-          walkTo(j0);
           const outs: Array<Val<BufferDType>> = [];
           for (let q = 0; q < 4; q++) {
             const j = q === 0 ? j0 : k.let(j0.add(q), `j${q}`);
@@ -279,7 +264,6 @@ function gatherTexelKernel(dtype: BufferDType, texelsPerBlock: number, wg: numbe
                 });
                 enterBlock();
               });
-              k.if(j.lt(count), () => walkTo(j));
             }
             // The (j - tb)-th set flag of texel tx: its component is the number of prefix counts not above it.
             const want = k.let(j.sub(tb), `want${q}`);
@@ -321,7 +305,7 @@ export interface CompactResult<D extends BufferDType> {
  * Complexity: O(n) work on workgroup devices (predicate, scan, scatter: about 5
  * element moves each; serial-workgroup devices: 2 flag reads, 1 input read and
  * 1 write per kept element); on gather devices n flag reads for the block counts, a
- * scan of n / B counts (B = FLAG_BLOCK, or 4 · TEXEL_BLOCK where n is a multiple of
+ * scan of n / B counts (B = FLAG_BLOCK, or TEXEL_FLAGS_BLOCK where n is a multiple of
  * 4), and O(count (log(n / count) + B)) reads for the searches (where n is a multiple
  * of 4 and the count is not, plus a copy of the count's elements). One small
  * readback for the count. Throws InvalidArgumentError for bad buffers, a flags
@@ -373,9 +357,9 @@ async function compactGather<D extends BufferDType>(
   n: number,
   wg: number,
 ): Promise<CompactResult<D>> {
-  // Whole flag texels: blocks of TEXEL_BLOCK texels and texel outputs.
+  // Whole flag texels: blocks of one texel and texel outputs.
   const texels = n % 4 === 0;
-  const block = texels ? 4 * TEXEL_BLOCK : FLAG_BLOCK;
+  const block = texels ? TEXEL_FLAGS_BLOCK : FLAG_BLOCK;
   const m = Math.ceil(n / block);
   // Fresh: `blocks` is used after an await, when a pooled buffer could have been taken meanwhile.
   const blocks = device.createBuffer('u32', m);
@@ -393,7 +377,7 @@ async function compactGather<D extends BufferDType>(
       if (texels) {
         // A vec4 view needs whole texels, so a count that is not a multiple of 4 goes through a padded temporary.
         const padded = count % 4 === 0 ? output : scratch(device, 'compact.padded', input.dtype, Math.ceil(count / 4) * 4);
-        device.dispatch(gatherTexelKernel(input.dtype, TEXEL_BLOCK, wg), { invocations: Math.ceil(count / 4) }, {
+        device.dispatch(gatherTexelKernel(input.dtype, wg), { invocations: Math.ceil(count / 4) }, {
           input,
           flags,
           blocks,
