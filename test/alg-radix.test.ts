@@ -10,10 +10,13 @@ import { sortReference } from '@trident/algorithms';
 import type { Buffer, Device, DeviceCaps, Feature } from 'trident';
 import { expect, it } from 'vitest';
 import {
+  KEY_RANK_BATCH,
   MULTISPLIT_ITEMS,
   MULTISPLIT_PAIR_ITEMS,
   type MultisplitShape,
   multisplitShape,
+  PAIR_RANK_BATCH,
+  sortShape,
 } from '../packages/algorithms/src/radix-multisplit.ts';
 import { recordOnesweepPasses } from '../packages/algorithms/src/radix-onesweep.ts';
 import { recordRadixSort } from '../packages/algorithms/src/radix-sort.ts';
@@ -38,6 +41,11 @@ function formulationsOf(device: Device): Array<[string, MultisplitShape | null]>
   const rank = shape?.rank === 'atomic' ? 'barrier' : 'atomic';
   const late = multisplitShape(device.caps, 5, 128, { valueLoads: 'late', rank });
   if (late) out.push([`multisplit ${late.passes} late values, ${rank} ranking wg=${late.wg} items=5`, late]);
+  // The batched ranking, with a last batch shorter than the others (6 items in batches of 4), both pass kinds.
+  for (const passes of ['reduce-then-scan', 'onesweep'] as const) {
+    const batched = multisplitShape(device.caps, 6, 128, { rank: 'batched', rankBatch: 4, passes });
+    if (batched) out.push([`multisplit ${passes} batched ranking wg=${batched.wg} items=6 batch=4`, batched]);
+  }
   return out;
 }
 
@@ -118,13 +126,11 @@ describeEachBackend('radix sort formulations', (ctx) => {
     }
   });
 
-  it('partial last tiles: sizes just around a tile, for the keys and the pairs default tiles', async () => {
+  it('partial last tiles: sizes just around a tile, for the keys and the pairs default shapes', async () => {
     const device = ctx.device;
-    for (const [items, pairs] of [
-      [MULTISPLIT_ITEMS, false],
-      [MULTISPLIT_PAIR_ITEMS, true],
-    ] as const) {
-      const shape = multisplitShape(device.caps, items);
+    // radixSort's own shapes (sortShape: the batched ranking, keys and pairs).
+    for (const pairs of [false, true]) {
+      const shape = sortShape(device.caps, pairs);
       if (!shape) return;
       const tile = shape.wg * shape.items;
       for (const n of [tile - 1, tile, tile + 1, 2 * tile + shape.wg + 3]) {
@@ -168,6 +174,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     valueLoads: 'early',
     passes: 'onesweep',
     rank: 'atomic',
+    rankBatch: 12,
   });
   // The pairs tile (16 keys and 16 values per invocation) still fits 48 KiB at 256 invocations.
   expect(multisplitShape(caps(all, 49152, 32, 32), MULTISPLIT_PAIR_ITEMS)).toEqual({
@@ -179,6 +186,20 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     valueLoads: 'early',
     passes: 'onesweep',
     rank: 'atomic',
+    rankBatch: 16,
+  });
+  // radixSort's shapes: the batched ranking, reduce-then-scan passes for keys, onesweep for pairs.
+  expect(sortShape(caps(all, 49152, 32, 32), false)).toMatchObject({
+    items: MULTISPLIT_ITEMS,
+    passes: 'reduce-then-scan',
+    rank: 'batched',
+    rankBatch: KEY_RANK_BATCH,
+  });
+  expect(sortShape(caps(all, 49152, 32, 32), true)).toMatchObject({
+    items: MULTISPLIT_PAIR_ITEMS,
+    passes: 'onesweep',
+    rank: 'batched',
+    rankBatch: PAIR_RANK_BATCH,
   });
   // Subgroups of 4 and 32 KiB (SwiftShader): the rows (wg / 4 of them) bound the workgroup.
   expect(multisplitShape(caps(all, 32768, 4, 4))).toEqual({
@@ -190,6 +211,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     valueLoads: 'early',
     passes: 'onesweep',
     rank: 'atomic',
+    rankBatch: 12,
   });
   // Without atomics on buffers (no look-back): the reduce-then-scan passes; onesweep refused when asked for.
   const noAtomics: Feature[] = ['gather', 'scatter', 'workgroup', 'subgroup'];
@@ -205,6 +227,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     valueLoads: 'early',
     passes: 'onesweep',
     rank: 'atomic',
+    rankBatch: 12,
   });
   // Width-1 subgroups (the CPU backend's emulation): rows would fill the memory, so no multisplit.
   expect(multisplitShape(caps(all, 65536, 1, 1))).toBeUndefined();

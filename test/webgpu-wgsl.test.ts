@@ -163,7 +163,8 @@ describe('WGSL generation', () => {
     expect(src).toContain('atomicCompareExchangeWeak(&b_c[i], expected, v)');
     expect(src).toContain('if (r.exchanged || r.old_value != expected) { return r.old_value; }');
     expect(src).toContain('atomicStore(&b_c[i], v)');
-    expect(src).toContain('return atomicLoad(&b_c[i]);');
+    // Loads are branch-free: the index clamped into the array, the value kept only in range.
+    expect(src).toContain('return select(u32(), atomicLoad(&b_c[min(i, arrayLength(&b_c) - 1u)]), i < len);');
     expect(src).toMatch(/tmp_\d+ = atomic_add_h\(gid, 1i, len_h\);/);
     expect(src).toContain('  atomic_store_c(1u, ');
   });
@@ -190,7 +191,7 @@ describe('WGSL generation', () => {
     expect(w.source).toContain('fn wgatomic_add_0(i: u32, v: u32) -> u32 {\n  if (i < 256u) { return atomicAdd(&wg_0[i], v); }');
     expect(w.source).toContain('if (i < 4u) { atomicStore(&wg_1[i], v); }');
     expect(w.source).toContain('atomicCompareExchangeWeak(&wg_1[i], expected, v)');
-    expect(w.source).toContain('if (i < 256u) { return atomicLoad(&wg_0[i]); }');
+    expect(w.source).toContain('return select(u32(), atomicLoad(&wg_0[min(i, 255u)]), i < 256u);');
     expect(w.source).toMatch(/tmp_\d+ = wgatomic_add_0\(lid, 1u\);/);
     expect(w.source).toContain('  wgatomic_store_1(1u, (-2i));');
     expect(w.source).not.toMatch(/wg_\d\[i\] =|return wg_\d\[i\]/);

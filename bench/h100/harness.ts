@@ -76,3 +76,29 @@ export function verifySort(data: Uint32Array, keys: Uint32Array, values?: Uint32
   }
   return true;
 }
+
+/**
+ * Median GPU time of one `body` timed the way gpu-check.ts (the suite) times it: batches
+ * of back-to-back runs filling about 50 ms each (at most 64 runs), after at least
+ * `warmupMs` (default 500) of such batches, so the clock is up for every timed batch.
+ */
+export async function sustainedMedian(
+  device: Device,
+  label: string,
+  body: () => void,
+  options: { reps?: number; warmupMs?: number } = {},
+): Promise<number> {
+  const { reps = 5, warmupMs = 500 } = options;
+  const once = (await device.time(`${label} (first run)`, body)).ms;
+  const perBatch = Math.max(1, Math.min(64, Math.ceil(50 / Math.max(once, 1e-3))));
+  const batch = async () =>
+    (
+      await device.time(label, () => {
+        for (let r = 0; r < perBatch; r++) body();
+      })
+    ).ms / perBatch;
+  for (let warm = 0; warm < warmupMs; ) warm += (await batch()) * perBatch;
+  const ms: number[] = [];
+  for (let r = 0; r < reps; r++) ms.push(await batch());
+  return medianOf(ms);
+}

@@ -18,7 +18,7 @@ import { gammaF32, randomU32, type ScanVariant, scanFormulation, scanSumDepth, s
 /// <reference types="@webgpu/types" />
 import type { UniformSlot } from '@trident/backend-webgpu';
 import { type Buffer, createDevice, type Device, type Kernel } from 'trident';
-import { warmedMedian } from './harness.ts';
+import { sustainedMedian, warmedMedian } from './harness.ts';
 import { timeRawWgsl } from './raw-wgsl.ts';
 
 const quick = process.argv.includes('--quick');
@@ -81,7 +81,7 @@ const gpuOf = (b: Buffer): GPUBuffer => (b.impl as unknown as { gpu: GPUBuffer }
 
 /** Median GPU time of one compute pass of `code` (status cleared before each, outside the timed pass). */
 function rawTimed(code: string, bind: GPUBuffer[], uniformWords: number[], groups: number, clear: GPUBuffer): Promise<number> {
-  return timeRawWgsl(raw_.gpu, { code, bind, uniformWords, workgroups: groups, clear, reps: 7, warmup: 2 });
+  return timeRawWgsl(raw_.gpu, { code, bind, uniformWords, workgroups: groups, clear, reps: 7, warmup: 25, warmupMs: 1000 });
 }
 
 /** Strips the generated storage bounds-check helpers: `ld_x(i, len_x)` -> `b_x[i]`, `st_x(i, v, len_x)` -> `b_x[i] = v`. */
@@ -89,6 +89,35 @@ function noChecks(source: string): string {
   return source
     .replace(/\bld_(\w+)\(([^;]*?), len_\w+\)/g, 'b_$1[$2]')
     .replace(/\bst_(\w+)\((.*), (vec4<u32>\(.*\)), len_\w+\);/g, 'b_$1[$2] = $3;');
+}
+
+/** Strips the status buffer's bounds-check helpers: `atomic_load_status(i, len)` -> `atomicLoad(&b_status[i])`, likewise stores. */
+function noAtomicChecks(source: string): string {
+  return source
+    .replace(/\batomic_load_status\((.*?), len_status\)/g, 'atomicLoad(&b_status[$1])')
+    .replace(/\batomic_store_status\((.*), len_status\);/g, (_m, args: string) => {
+      // The first top-level comma splits index from value.
+      let depth = 0;
+      for (let i = 0; i < args.length; i++) {
+        const c = args[i];
+        if (c === '(') depth++;
+        else if (c === ')') depth--;
+        else if (c === ',' && depth === 0) return `atomicStore(&b_status[${args.slice(0, i)}], ${args.slice(i + 1).trim()});`;
+      }
+      return _m;
+    });
+}
+
+/** Removes the look-back's fallback block (`if ((stalls_N > u_spinLimit)) { … }`): a probe, correct only with forward progress. */
+function noFallback(source: string): string {
+  const at = source.search(/if \(\(stalls_\d+ > u_spinLimit\)\) \{/);
+  if (at < 0) return source;
+  let depth = 0;
+  for (let i = source.indexOf('{', at); i < source.length; i++) {
+    if (source[i] === '{') depth++;
+    else if (source[i] === '}' && --depth === 0) return source.slice(0, at) + source.slice(i + 1);
+  }
+  return source;
 }
 
 /** The generated kernel of `variant` (captured from its dispatch) on the raw device, as generated and without checks. */
@@ -113,6 +142,9 @@ async function rawRow(name: string, variant: ScanVariant): Promise<void> {
   for (const [label, code] of [
     ['raw-gen', compiled.source],
     ['raw-nocheck', noChecks(compiled.source)],
+    ['raw-no-atomic-checks', noAtomicChecks(compiled.source)],
+    ['raw-no-fallback', noFallback(compiled.source)],
+    ['raw-no-atomic-checks-no-fallback', noFallback(noAtomicChecks(compiled.source))],
   ] as const) {
     const row: Record<string, unknown> = { name: `${label} ${name}`, dtype: 'u32', exclusive: false };
     try {
@@ -286,20 +318,36 @@ const sub = (
   probe?: 'no-lookback' | 'no-data',
   layout: 'subgroup' | 'subgroup-blocked' = 'subgroup',
 ): ScanVariant => sp({ layout, wg, vecs, ids, ...(probe ? { probe } : {}) });
-const blk = (wg: number, vecs: number) => sub(wg, vecs, 'workgroup', undefined, 'subgroup-blocked');
+// Session 4 (2026-11-23): the sweep again under the warmed protocol (the first sweeps ran each
+// variant after a single warm-up run, when the H100's clock had not risen: 2.15 ms for what the
+// suite's warmed timing measured at 1.03 ms).
+// Call 2 (warmed by 3 s of scans first, all rows under the suite's protocol): default
+// 1.029 ms, 512 x 8 1.033, 128 x 16 1.040, 256 x 16 1.047, counter ids 1.047, 256 x 8
+// 1.087; no-lookback probe 0.730; the hand-written kernel of the same layout 0.899 (256 x 12)
+// / 0.895 (128 x 16): the generated look-back costs 0.30 ms against the hand one's 0.18.
+// Call 3: the nested spin loop measured the same (1.022 ms against 1.026; 128 x 16 1.026,
+// 512 x 8 1.024). Call 4: the generated WGSL with parts removed, on the raw device (--raw).
 const variants: Array<[string, ScanVariant, readonly Mode[]]> = [
-  ['reduce-then-scan', { formulation: 'reduce-then-scan' }, U32],
   ['default', {}, ALL],
-  ['subgroup wg256 x8q workgroup ids', sub(256, 8, 'workgroup'), U32],
-  ['subgroup wg256 x12q counter ids', sub(256, 12), U32],
-  ['subgroup wg128 x16q workgroup ids', sub(128, 16, 'workgroup'), ALL],
-  ['subgroup wg512 x8q workgroup ids', sub(512, 8, 'workgroup'), U32],
-  ['subgroup-blocked wg256 x4q workgroup ids', blk(256, 4), U32],
   ['PROBE no-lookback subgroup wg256 x12q workgroup ids', sub(256, 12, 'workgroup', 'no-lookback'), U32],
-  ['PROBE no-data subgroup wg256 x12q workgroup ids', sub(256, 12, 'workgroup', 'no-data'), U32],
 ];
 
 const rows: Array<Record<string, unknown>> = [];
+// The clock rises only under sustained work: 3 s of back-to-back scans first (as gpu-check.ts does).
+for (const start = performance.now(); performance.now() - start < 3000; )
+  await device.time('warm-up', () => void scanVariant(device, u32In, { output: u32Out }, {}));
+// The call-pattern check: the default timed in batches of 4 after 100 ms (warmedMedian) and in
+// batches filling 50 ms after 500 ms (sustainedMedian, the suite's protocol), back to back.
+for (const [protocol, time] of [
+  ['batches of 4', (label: string, body: () => void) => warmedMedian(device, label, body, { reps: 7, batch: 4 })],
+  ['sustained', (label: string, body: () => void) => sustainedMedian(device, label, body, { reps: 7 })],
+  ['single runs', (label: string, body: () => void) => warmedMedian(device, label, body, { reps: 7, batch: 1 })],
+] as const) {
+  const ms = await time(`default ${protocol}`, () => void scanVariant(device, u32In, { output: u32Out }, {}));
+  const row = { name: `default, ${protocol}`, dtype: 'u32', exclusive: false, ms: +ms.toFixed(4), GBps: +((8 * N) / ms / 1e6).toFixed(1) };
+  rows.push(row);
+  console.log(JSON.stringify(row));
+}
 for (const [name, variant, modes] of quick ? variants.slice(0, 3) : variants) {
   for (const [dtype, exclusive] of modes) {
     const input = dtype === 'u32' ? u32In : f32In;
@@ -307,11 +355,11 @@ for (const [name, variant, modes] of quick ? variants.slice(0, 3) : variants) {
     output.fill(0);
     let ms: number;
     try {
-      ms = await warmedMedian(
+      ms = await sustainedMedian(
         device,
         name,
         () => void scanVariant(device, input as Buffer<'u32'>, { exclusive, output: output as Buffer<'u32'> }, variant),
-        { reps: 7, warmupMs: 0 },
+        { reps: 7 },
       );
     } catch (e) {
       console.log(JSON.stringify({ name, dtype, exclusive, error: String(e) }));
@@ -328,11 +376,12 @@ for (const [name, variant, modes] of quick ? variants.slice(0, 3) : variants) {
 // progress, as CUB does): 'full', without the look-back, and a tile copy (loads and stores
 // of the same addresses, nothing else). Call 1 also ran the generated kernel's WGSL on the
 // raw device with and without its bounds-check helpers (rawRow): no difference (2.230 / 2.239 ms).
-if (process.argv.includes('--raw')) await rawRow('subgroup wg256 x8q workgroup ids', sub(256, 8, 'workgroup'));
+if (process.argv.includes('--raw')) await rawRow('default (subgroup wg256 x12q workgroup ids)', sp({}));
 if (!quick) {
   for (const [wg, quads, ids, mode] of [
     [256, 8, 'workgroup', 'full'],
     [256, 12, 'workgroup', 'full'],
+    [128, 16, 'workgroup', 'full'],
     [256, 8, 'workgroup', 'no-lookback'],
     [256, 8, 'workgroup', 'copy'],
     [512, 4, 'workgroup', 'copy'],

@@ -102,15 +102,19 @@ export interface MultisplitShape {
    * subgroup's atomic adds to one counter taking effect in program order: the next
    * item's add comes after the shuffle that consumed this item's result, which holds
    * on hardware that executes a subgroup's lanes together (WGSL's memory model does
-   * not state it for different lanes).
+   * not state it for different lanes). 'batched' issues the adds of `rankBatch` items
+   * back to back before their shuffles (rankBatched), so it relies further on a
+   * subgroup's adds taking effect in the order it issues them.
    */
   readonly rank: MultisplitRank;
+  /** Items per batch of the 'batched' ranking (see rankBatched). */
+  readonly rankBatch: number;
 }
 
 export type MultisplitCount = 'ballot' | 'atomic';
 export type MultisplitValueLoads = 'late' | 'early';
 export type MultisplitPasses = 'onesweep' | 'reduce-then-scan';
-export type MultisplitRank = 'barrier' | 'atomic';
+export type MultisplitRank = 'barrier' | 'atomic' | 'batched';
 
 /** Optional choices of multisplitShape (benchmarks and tests sweep them). */
 export interface MultisplitOptions {
@@ -118,6 +122,7 @@ export interface MultisplitOptions {
   readonly valueLoads?: MultisplitValueLoads;
   readonly passes?: MultisplitPasses;
   readonly rank?: MultisplitRank;
+  readonly rankBatch?: number;
 }
 
 /**
@@ -172,31 +177,40 @@ export function multisplitShape(
   if (options.passes === 'onesweep' && !lookback) return undefined;
   const passes = options.passes ?? (lookback ? 'onesweep' : 'reduce-then-scan');
   const rank = options.rank ?? 'atomic';
+  const rankBatch = options.rankBatch ?? items;
   const top = floorPow2(Math.min(maxWg, caps.limits.maxComputeInvocationsPerWorkgroup));
   for (let wg = top; wg >= Math.max(64, ceilToPow2(maxSubgroupSize)); wg /= 2) {
     const rows = Math.max(1, wg / floorPow2(minSubgroupSize));
     const rowBytes = rows * DIGITS * 4;
     // rows + staged keys and values + per-digit destinations + the workgroup scan's array.
     const bytes = rowBytes + 2 * wg * items * 4 + DIGITS * 4 + wg * 4;
-    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words, count, valueLoads, passes, rank };
+    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words, count, valueLoads, passes, rank, rankBatch };
   }
   return undefined;
 }
 
 /**
  * The shape radixSort uses for `caps`: MULTISPLIT_ITEMS keys per invocation
- * (MULTISPLIT_PAIR_ITEMS with values) and the atomic ranking; onesweep passes for
- * key-value sorts, reduce-then-scan passes for keys alone. H100 (Dawn/Vulkan,
- * u32, back-to-back sorts into reused outputs, bench/h100/onesweep-check.ts, two
- * calls that agreed within 0.1%): keys 2^28 reduce-then-scan 13.08 ms, onesweep
- * 13.38; 2^24 0.955 / 0.966. Pairs 2^28 20.08 / 19.44; 2^24 1.41 / 1.366. (With
- * the barrier ranking: keys 13.83 / 14.78 (window 1), pairs 21.16 / 22.25.)
+ * (MULTISPLIT_PAIR_ITEMS with values) and the batched ranking; reduce-then-scan
+ * passes for keys alone (batches of KEY_RANK_BATCH items), onesweep passes for
+ * key-value sorts (batches of PAIR_RANK_BATCH). H100 (Dawn/Vulkan, u32, back-to-back
+ * sorts into reused outputs, bench/h100/onesweep-check.ts,
+ * bench/results/tuning/h100-rank-batch-scan-2026-11-23.json, two calls with CUB at 6.44 /
+ * 6.41 ms keys and 9.15 / 9.14 pairs): keys 2^28 reduce-then-scan with the atomic
+ * ranking 13.08 ms, batched by 2 / 3 / 4 / 6 / 12 items 13.01 / 12.93 / 12.49 / 12.55 /
+ * 12.68; onesweep 13.09 at best. Pairs 2^28 onesweep atomic 19.43, batched by 2 / 3 / 4 / 6
+ * 19.45 / 19.16 / 18.87 / 18.67 (reduce-then-scan batched by 6: 18.49). 2^24 (batches of
+ * 4): keys 0.912 (atomic 0.950), pairs onesweep 1.324 (reduce-then-scan 1.367).
  */
 export function sortShape(caps: DeviceCaps, pairs: boolean): MultisplitShape | undefined {
   return pairs
-    ? multisplitShape(caps, MULTISPLIT_PAIR_ITEMS)
-    : multisplitShape(caps, MULTISPLIT_ITEMS, 256, { passes: 'reduce-then-scan' });
+    ? multisplitShape(caps, MULTISPLIT_PAIR_ITEMS, 256, { rank: 'batched', rankBatch: PAIR_RANK_BATCH })
+    : multisplitShape(caps, MULTISPLIT_ITEMS, 256, { passes: 'reduce-then-scan', rank: 'batched', rankBatch: KEY_RANK_BATCH });
 }
+
+/** Items per batch of the batched ranking in radixSort's keys-only and key-value shapes (see sortShape). */
+export const KEY_RANK_BATCH = 4;
+export const PAIR_RANK_BATCH = 6;
 
 function ceilToPow2(x: number): number {
   return 2 ** Math.ceil(Math.log2(Math.max(1, x)));
@@ -296,6 +310,10 @@ function multisplit(
     out.valid.push(k.let(i.lt(n), `ok${j}`));
     out.key.push(k.let(keys.load(i), `k${j}`));
   }
+  if (shape.rank === 'batched') {
+    rankBatched(k, shape, rows, shift, rowBase, lane, below, out);
+    return out;
+  }
   for (let j = 0; j < shape.items; j++) {
     const valid = out.valid[j] as Val<'bool'>;
     const d = k.let((out.key[j] as U).shr(shift).and(DIGITS - 1), `d${j}`);
@@ -316,6 +334,48 @@ function multisplit(
     out.digit.push(d);
   }
   return out;
+}
+
+/**
+ * The 'batched' ranking: per batch of `shape.rankBatch` items, first every item's
+ * match mask and rank among the lower lanes (ballots only), then every item's
+ * workgroup atomic add by its run's lowest lane, in item order, then every item's
+ * shuffle of the old counts. The adds of a batch are issued back to back instead of
+ * each waiting for the previous item's shuffle, so their latencies overlap. Like
+ * 'atomic', it relies on one subgroup's adds to one counter taking effect in the
+ * order the subgroup issues them.
+ */
+function rankBatched(
+  k: KernelBuilder,
+  shape: MultisplitShape,
+  rows: CounterRows,
+  shift: U,
+  rowBase: U,
+  lane: U,
+  below: U[],
+  out: Ranked,
+): void {
+  const batch = Math.max(1, Math.min(shape.rankBatch, shape.items));
+  for (let first = 0; first < shape.items; first += batch) {
+    const js = Array.from({ length: Math.min(batch, shape.items - first) }, (_, i) => first + i);
+    const matched = js.map((j) => {
+      const valid = out.valid[j] as Val<'bool'>;
+      const d = k.let((out.key[j] as U).shr(shift).and(DIGITS - 1), `d${j}`);
+      out.digit.push(d);
+      const match = matchDigit(k, shape.words, valid, d);
+      return { valid, d, match, before: k.let(popcount(match, below), `lower${j}`) };
+    });
+    const olds = matched.map(({ valid, d, match, before }, i) => {
+      const old = k.var('u32', 0, `old${js[i]}`);
+      k.if(valid.and(before.eq(0)), () => old.set(rows.atomicAdd(rowBase.add(d), popcount(match))));
+      return old;
+    });
+    matched.forEach(({ valid, match, before }, i) => {
+      const leader = k.let(select(valid, lowestLane(match), lane), 'leader');
+      out.rank.push(k.let(k.subgroupShuffle(olds[i] as U, leader).add(before), `r${js[i]}`));
+    });
+  }
+  k.barrier();
 }
 
 /**
@@ -454,7 +514,7 @@ export function rankAndScatter(
   const tile = wg * items;
   const { keys, keysOut, vals, valsOut, n, shift, tiles } = io;
   const rows: CounterRows =
-    shape.rank === 'atomic'
+    shape.rank !== 'barrier'
       ? k.workgroupArray('u32', shape.rows * DIGITS, { atomic: true })
       : Object.assign(k.workgroupArray('u32', shape.rows * DIGITS), {
           atomicAdd: (): U => {
@@ -548,7 +608,7 @@ export function rankAndScatter(
 export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
   return cachedKernel(
-    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${valueType ?? 'none'}`,
+    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${shape.rankBatch}:${valueType ?? 'none'}`,
     () =>
       defineKernel({
         name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,

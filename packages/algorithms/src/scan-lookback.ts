@@ -91,6 +91,12 @@ export interface LookbackTuning {
   /** Never trust a published state: every predecessor is reduced from the input (tests of the fallback). */
   readonly forceFallback: boolean;
   /**
+   * Where the fallback sits: 'flat' (inside the look-back loop, checked every round) or
+   * 'nested' (a spin loop of rounds alone, inside a loop that runs the fallback when the
+   * spin loop gives up). The same rounds and the same fallback either way.
+   */
+  readonly spin?: 'flat' | 'nested';
+  /**
    * Measurement only: skip the look-back or the loads and stores (results are wrong).
    */
   readonly probe?: 'no-lookback' | 'no-data';
@@ -98,41 +104,28 @@ export interface LookbackTuning {
 
 /**
  * Defaults, measured on an NVIDIA H100 through Dawn/Vulkan at n = 2^28 u32, inclusive,
- * GPU-timestamp medians (bench/h100/scan-check.ts), in three device calls with
- * cub::DeviceScan::InclusiveSum at 0.880 / 0.884 / 0.884 ms and a 1 GiB memcpy at
- * 0.717 / 0.719 / 0.720 ms in the same calls ("w" = tile ids from the workgroup
- * index, "c" = from the counter):
+ * GPU-timestamp medians under sustained load (bench/h100/scan-check.ts after 3 s of
+ * back-to-back scans, each row in batches filling 50 ms after 500 ms;
+ * bench/results/tuning/h100-rank-batch-scan-2026-11-23.json; cub::DeviceScan 0.886-0.892
+ * ms and a 1 GiB memcpy 0.719-0.722 ms in the same calls). Layout 'subgroup', tile ids
+ * from the workgroup index unless said:
  *
- *   layout            wg    quads  ids  ms (per call)          x CUB
- *   subgroup          256   12     w    2.151 / 2.163 / 2.155  0.41   <- default
- *                                       (exclusive 1.965 / 1.967, f32 2.144 / 2.140)
- *   subgroup          128   16     w    2.097 / 2.093          0.42   (only u32 inclusive checked)
- *   subgroup          256   12     c    2.238
- *   subgroup          256   8      w    2.229 / 2.226
- *   subgroup          256   8      c    2.327
- *   subgroup          512   8      w/c  2.220 / 2.315
- *   subgroup          256   16     w    2.299
- *   subgroup          128   8      w/c  3.005 / 3.124
- *   subgroup          64    16     w    2.994
- *   subgroup          256 / 512 / 1024 with 4 quads  3.0 … 3.8
- *   subgroup-blocked  128 … 512  2 … 8  w    4.19 … 5.42
- *   striped           512   4      c    3.181 / 3.176 / 3.175  0.28   (the previous default, removed)
- *   reduce-then-scan                   4.166
+ *   wg × quads   ms       wg × quads       ms
+ *   256 × 12     1.029    256 × 16         1.047   <- 256 × 12 is the default
+ *   512 × 8      1.033    256 × 12 counter 1.047
+ *   128 × 16     1.040    256 × 8          1.087
+ *   1024 × 4     1.173    512 × 4          1.310
  *
- * The platform's ceiling for this structure, hand-written WGSL on the raw GPUDevice in
- * the same calls: the same 'subgroup' scan without helpers or fallback 1.91 ms (256 ×
- * 12 quads) / 1.96 ms (256 × 8); without its look-back 1.49 ms; a plain one-tile-per-
- * workgroup copy (load a 256 × 8-quad tile, store it) 1.29 … 1.40 ms, against 0.72 ms
- * for memcpy. The generated kernel's WGSL without its bounds-check helpers ran as fast
- * as with them (2.239 / 2.230 ms). Probes of the default layout: without the look-back
- * 1.80 ms, without loads and stores 0.64 ms (at 256 × 8).
- *
- * Tried and dropped: persistent workgroups looping over static tile ids (256 × 8, a
- * grid of 512: 2.27 ms, no gain; a grid larger than what is resident at once, e.g.
- * 1024 workgroups, or 512 with 12 quads, left whole rounds of tiles to workgroups that
- * only start when others finish, and the look-back fell back on them: 1.3 … 3.3 s).
- * Earlier: busy-wait backoff before re-polling (+6 … 116%), spin limits 16 … 4096
- * (no difference).
+ * (before the branch-free atomic loads of the WGSL generator; with them the generated
+ * default ran as fast as the same layout hand-written in WGSL on the raw GPUDevice, 0.886
+ * against 0.891 ms, where it had cost 0.14 ms more.) Probes of the default: without the
+ * look-back 0.730 ms, without loads and stores 0.108. The fallback's place (inside the
+ * look-back loop or around a spin loop of its own, `spin`) made no difference. An earlier
+ * table (2.1-5.4 ms) was taken at the H100's idle clock and no longer holds; dropped
+ * before it: a 'striped' layout (slower, and a wrong prefix for tile 1 on the H100 at
+ * 32 invocations × 4 quads, cause not found), persistent workgroups over static tile ids
+ * (no gain; grids larger than what is resident fell back), busy-wait backoff and spin
+ * limits 16 … 4096 (no difference).
  */
 const DEFAULT_TUNING: LookbackTuning = { wg: 256, vecs: 12, layout: 'subgroup', ids: 'workgroup', spinLimit: 256, forceFallback: false };
 
@@ -275,8 +268,9 @@ interface Params {
 
 function lookbackKernel(p: Params) {
   const { dtype, width, subgroups, exclusive } = p;
-  const { wg, vecs, layout, ids, probe } = p.tuning;
-  const key = `scan-lb:${dtype}:${width}:${wg}:${vecs}:${layout}:${ids}:${subgroups}:${exclusive}:${probe ?? ''}`;
+  const { wg, vecs, layout, ids, probe, forceFallback } = p.tuning;
+  const spin = p.tuning.spin ?? 'flat';
+  const key = `scan-lb:${dtype}:${width}:${wg}:${vecs}:${layout}:${ids}:${spin}:${forceFallback}:${subgroups}:${exclusive}:${probe ?? ''}`;
   return cachedKernel(key, () =>
     defineKernel({
       name: `scan_lookback_${dtype}_v${width}_${layout.replace('-', '_')}${exclusive ? '_excl' : ''}`,
@@ -289,9 +283,8 @@ function lookbackKernel(p: Params) {
         n: uniform('u32'),
         tiles: uniform('u32'),
         spinLimit: uniform('u32'),
-        forceFallback: uniform('u32'),
       },
-      body: ({ src, dst, status, n, tiles, spinLimit, forceFallback }, k) => {
+      body: ({ src, dst, status, n, tiles, spinLimit }, k) => {
         const lid = k.localIndex;
         const tileQuads = wg * vecs;
         const zero = () => k.var(dtype, 0) as Val<Num>;
@@ -346,41 +339,60 @@ function lookbackKernel(p: Params) {
           // Tiles [0, look) are still to be summed.
           const look = k.let(tile, 'look');
           const stalls = k.var('u32', 0, 'stalls');
-          k.while(
-            () => look.gt(0),
-            () => {
-              // Lane i reads tile look - 1 - i; lanes before tile 0 read an inclusive zero.
-              const inRange = k.let(L.lane.lt(look), 'inRange');
-              const j = k.let(look.sub(1).sub(L.lane), 'j');
-              const w0 = status.load(j.mul(2).add(1));
-              const w1 = status.load(j.mul(2).add(2));
-              const agree = w0.and(3).eq(w1.and(3)).and(forceFallback.eq(0));
-              const flag = k.let(select(inRange, select(agree, w0.and(3), NOT_READY), INCLUSIVE), 'flag');
-              const value = k.let(select(inRange, fromBits(dtype, w0.shr(2).or(w1.shr(2).shl(16))), 0) as Val<Num>, 'value') as Val<Num>;
-              const firstInclusive = k.let(L.min(select(flag.eq(INCLUSIVE), L.lane, NO_LANE)), 'firstInclusive');
-              const firstWaiting = k.let(L.min(select(flag.eq(NOT_READY), L.lane, NO_LANE)), 'firstWaiting');
-              k.if(
-                firstWaiting.lt(firstInclusive),
-                () => {
-                  // Sum the aggregates before the first tile that is not ready, then wait on it.
-                  prefix.set(prefix.add(L.add(select(L.lane.lt(firstWaiting), value, 0)) as never));
-                  look.set(look.sub(firstWaiting));
-                  stalls.set(select(firstWaiting.eq(0), stalls.add(1), u32(0)));
-                  k.if(stalls.gt(spinLimit), () => {
-                    prefix.set(prefix.add(reduceTile(k, dtype, src as never, look.sub(1), tileQuads, width, n, L) as never));
-                    look.set(look.sub(1));
-                    stalls.set(0);
-                  });
-                },
-                () => {
-                  // Every tile up to the first inclusive one (or the whole window) is ready.
-                  prefix.set(prefix.add(L.add(select(L.lane.le(firstInclusive), value, 0)) as never));
-                  look.set(select(firstInclusive.eq(NO_LANE), look.sub(L.width), u32(0)));
-                  stalls.set(0);
-                },
-              );
-            },
-          );
+          /** One round over the window of predecessors before `look`: adds what is ready, moves `look`, counts stalls. */
+          const round = () => {
+            // Lane i reads tile look - 1 - i; lanes before tile 0 read tile 0 again (no
+            // out-of-range load) and count as an inclusive zero.
+            const inRange = k.let(L.lane.lt(look), 'inRange');
+            const j = k.let(select(inRange, look.sub(1).sub(L.lane), u32(0)), 'j');
+            const w0 = status.load(j.mul(2).add(1));
+            const w1 = status.load(j.mul(2).add(2));
+            // forceFallback (tests) never trusts a state: every flag reads "not ready".
+            const ready = forceFallback ? u32(NOT_READY) : select(w0.and(3).eq(w1.and(3)), w0.and(3), NOT_READY);
+            const flag = k.let(select(inRange, ready, INCLUSIVE), 'flag');
+            const value = k.let(select(inRange, fromBits(dtype, w0.shr(2).or(w1.shr(2).shl(16))), 0) as Val<Num>, 'value') as Val<Num>;
+            const firstInclusive = k.let(L.min(select(flag.eq(INCLUSIVE), L.lane, NO_LANE)), 'firstInclusive');
+            const firstWaiting = k.let(L.min(select(flag.eq(NOT_READY), L.lane, NO_LANE)), 'firstWaiting');
+            k.if(
+              firstWaiting.lt(firstInclusive),
+              () => {
+                // Sum the aggregates before the first tile that is not ready, then wait on it.
+                prefix.set(prefix.add(L.add(select(L.lane.lt(firstWaiting), value, 0)) as never));
+                look.set(look.sub(firstWaiting));
+                stalls.set(select(firstWaiting.eq(0), stalls.add(1), u32(0)));
+              },
+              () => {
+                // Every tile up to the first inclusive one (or the whole window) is ready.
+                prefix.set(prefix.add(L.add(select(L.lane.le(firstInclusive), value, 0)) as never));
+                look.set(select(firstInclusive.eq(NO_LANE), look.sub(L.width), u32(0)));
+                stalls.set(0);
+              },
+            );
+          };
+          /** The nearest predecessor stalled `spinLimit` rounds: reduce its tile from the input. */
+          const fallback = () => {
+            prefix.set(prefix.add(reduceTile(k, dtype, src as never, look.sub(1), tileQuads, width, n, L) as never));
+            look.set(look.sub(1));
+            stalls.set(0);
+          };
+          if (spin === 'nested') {
+            // The spin loop holds the rounds alone; the fallback sits in the loop around it.
+            k.while(
+              () => look.gt(0),
+              () => {
+                k.while(() => look.gt(0).and(stalls.le(spinLimit)), round);
+                k.if(look.gt(0), fallback);
+              },
+            );
+          } else {
+            k.while(
+              () => look.gt(0),
+              () => {
+                round();
+                k.if(stalls.gt(spinLimit), fallback);
+              },
+            );
+          }
           k.if(L.lane.eq(0), () => {
             k.if(tile.gt(0), () => publish(tile, prefix.add(total as never), INCLUSIVE));
             shared.store(1, bitsOf(prefix));
@@ -554,7 +566,6 @@ export function recordLookbackScan(device: Device, src: Buffer, dst: Buffer, n: 
     n,
     tiles,
     spinLimit: tuning.spinLimit,
-    forceFallback: tuning.forceFallback ? 1 : 0,
   });
 }
 

@@ -529,11 +529,19 @@ class WgslGenerator {
     const t = this.decl(e.buffer).dtype;
     const name = `atomic_${e.fn}_${e.buffer}`;
     if (t === 'f32') {
-      this.f32AtomicHelper(name, e.fn, `&b_${e.buffer}[i]`);
+      this.f32AtomicHelper(name, e.fn, `&b_${e.buffer}[i]`, `&b_${e.buffer}[min(i, arrayLength(&b_${e.buffer}) - 1u)]`);
       return this.atomicCall(name, e, `, len_${e.buffer}`);
     }
     // The logical length travels as an argument (see the header).
-    this.atomicHelper(name, e.fn, t, `&b_${e.buffer}[i]`, 'i < len', ', len: u32');
+    this.atomicHelper(
+      name,
+      e.fn,
+      t,
+      `&b_${e.buffer}[i]`,
+      'i < len',
+      ', len: u32',
+      `&b_${e.buffer}[min(i, arrayLength(&b_${e.buffer}) - 1u)]`,
+    );
     return this.atomicCall(name, e, `, len_${e.buffer}`);
   }
 
@@ -542,7 +550,7 @@ class WgslGenerator {
     const a = this.array(e.array);
     if (!a.atomic) throw new KernelBuildError(this.ir.name, `internal: workgroup array ${e.array} is not atomic`);
     const name = `wgatomic_${e.fn}_${e.array}`;
-    this.atomicHelper(name, e.fn, a.type, `&wg_${e.array}[i]`, `i < ${a.length}u`, '');
+    this.atomicHelper(name, e.fn, a.type, `&wg_${e.array}[i]`, `i < ${a.length}u`, '', `&wg_${e.array}[min(i, ${a.length - 1}u)]`);
     return this.atomicCall(name, e, '');
   }
 
@@ -553,12 +561,12 @@ class WgslGenerator {
     return `${name}(${i}, ${this.expr(e.value)}${tail})`;
   }
 
-  /** add, load and store on an f32 atomic buffer, its bits held in atomic<u32>. */
-  private f32AtomicHelper(name: string, fn: string, ref: string): void {
+  /** add, load and store on an f32 atomic buffer, its bits held in atomic<u32> (`clamped`: see atomicHelper). */
+  private f32AtomicHelper(name: string, fn: string, ref: string, clamped: string): void {
     const guard = 'if (i >= len) { return 0.0; }';
     switch (fn) {
       case 'load':
-        this.helper(name, `fn ${name}(i: u32, len: u32) -> f32 {\n  ${guard}\n  return bitcast<f32>(atomicLoad(${ref}));\n}`);
+        this.helper(name, `fn ${name}(i: u32, len: u32) -> f32 {\n  return select(0.0, bitcast<f32>(atomicLoad(${clamped})), i < len);\n}`);
         return;
       case 'store':
         this.helper(name, `fn ${name}(i: u32, v: f32, len: u32) {\n  if (i < len) { atomicStore(${ref}, bitcast<u32>(v)); }\n}`);
@@ -586,11 +594,18 @@ class WgslGenerator {
     }
   }
 
-  /** A bounds-checked helper `name` doing atomic `fn` on `ref` (an element pointer using `i`) when `guard` holds. */
-  private atomicHelper(name: string, fn: string, t: string, ref: string, guard: string, lenParam: string): void {
+  /**
+   * A bounds-checked helper `name` doing atomic `fn` on `ref` (an element pointer using
+   * `i`) when `guard` holds. Loads are branch-free instead: they read `clamped` (the same
+   * element with its index clamped into the array) and keep the value only when `guard`
+   * holds. Reading is harmless anywhere in the array; a branch around each atomic load kept
+   * NVIDIA's compiler from issuing a look-back's loads together (H100, scan of 2^28 u32:
+   * 1.023 ms with the branches, 0.886 without, bench/h100/scan-check.ts --raw).
+   */
+  private atomicHelper(name: string, fn: string, t: string, ref: string, guard: string, lenParam: string, clamped: string): void {
     switch (fn) {
       case 'load':
-        this.helper(name, `fn ${name}(i: u32${lenParam}) -> ${t} {\n  if (${guard}) { return atomicLoad(${ref}); }\n  return ${t}();\n}`);
+        this.helper(name, `fn ${name}(i: u32${lenParam}) -> ${t} {\n  return select(${t}(), atomicLoad(${clamped}), ${guard});\n}`);
         return;
       case 'store':
         this.helper(name, `fn ${name}(i: u32, v: ${t}${lenParam}) {\n  if (${guard}) { atomicStore(${ref}, v); }\n}`);
