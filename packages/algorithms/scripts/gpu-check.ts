@@ -31,8 +31,9 @@ import {
 } from '@trident/algorithms';
 import { createDevice, type Device } from 'trident';
 import { dispatchGroups } from '../src/common.ts';
-import { countKernel, scatterKernel, sortShape } from '../src/radix-multisplit.ts';
+import { countKernel, KEY_RANK_BATCH, MULTISPLIT_ITEMS, multisplitShape, scatterKernel, sortShape } from '../src/radix-multisplit.ts';
 import { ONESWEEP_MAX_N, recordOnesweepHistogram, recordOnesweepPass } from '../src/radix-onesweep.ts';
+import { recordRadixSort } from '../src/radix-sort.ts';
 import { randomU32 } from '../src/reference/random.ts';
 import { recordScan } from '../src/scan.ts';
 
@@ -278,6 +279,26 @@ const sortRow = async (m: number, pairs: boolean) => {
 await sortRow(N / 16, false);
 await sortRow(N, false);
 await sortRow(N, true);
+// Diagnostic, not a public call: keys alone through the onesweep passes (batched ranking by
+// KEY_RANK_BATCH), against the default's reduce-then-scan passes above: the comparison
+// that decides sortShape, kept out of `results` (the report reads those).
+const diagnostics: Record<string, unknown>[] = [];
+{
+  const shape = multisplitShape(device.caps, MULTISPLIT_ITEMS, 256, { passes: 'onesweep', rank: 'batched', rankBatch: KEY_RANK_BATCH });
+  if (shape) {
+    const output = device.createBuffer('u32', N);
+    const ms = await median(device, 'radix onesweep keys', () => recordRadixSort(device, input, undefined, output, undefined, shape));
+    const row = {
+      name: 'radix sort u32 keys, onesweep passes (diagnostic)',
+      n: N,
+      ms: +ms.toFixed(4),
+      ok: sortedSameMultiset(await output.read(), data),
+    };
+    diagnostics.push(row);
+    console.log(JSON.stringify(row));
+    output.destroy();
+  }
+}
 input.destroy();
 
 // ---- N-body ----
@@ -358,6 +379,7 @@ function resultsFile(): Record<string, unknown> {
     ...(latency ? { latency, peers: latencyRows(latency) } : {}),
     ...(graph ? { graph } : {}),
     results,
+    diagnostics,
     native: { lines: native },
     ratios_ours_over_anchor_speed: ratios(native),
     notes: [
