@@ -18,12 +18,13 @@ import {
 } from '@trident/core';
 import { CpuBuffer } from './cpu-buffer.ts';
 import {
-  inlineIsFaster,
   type KernelCost,
   learnCost,
+  MeasuredChoice,
   predictOneThreadNs,
   ROUND_TRIP_DEFAULT_NS,
   RoundTripEstimate,
+  sizeClass,
 } from './dispatch-choice.ts';
 import { HeapFull, SharedHeap } from './heap.ts';
 import { instantiateWasmKernel, type WasmCode } from './wasm-kernel.mjs';
@@ -73,6 +74,8 @@ interface CpuCompiled extends CompiledKernel {
   f32Uniforms?: ReadonlySet<string>;
   /** Measured one-thread cost: timed inline, or by the workers themselves (their kernel time summed). */
   cost?: KernelCost;
+  /** Measured wall time inline vs on the workers, per size of dispatch (`sizeClass`). */
+  choices?: Map<number, MeasuredChoice>;
 }
 
 type JsRun = (
@@ -88,6 +91,8 @@ interface DispatchCommand extends BatchDispatch {
   readonly compiled: CpuCompiled;
   /** Elements of its buffers together (what a kernel looping over its data costs in proportion to). */
   readonly elements: number;
+  /** Its kernel's measured ways of running at its size. */
+  readonly choice: MeasuredChoice;
 }
 
 type Command = { readonly host: () => void } | DispatchCommand;
@@ -317,6 +322,7 @@ export class CpuDevice implements BackendDevice {
       numWorkgroups: total,
       grid: [grid[0], grid[1], grid[2]],
       elements,
+      choice: choiceOf(k, elements, total),
     });
   }
 
@@ -358,9 +364,12 @@ export class CpuDevice implements BackendDevice {
       }
       // The workers timed their kernels: the sum is the one-thread cost, the wall time beyond the longest the round trip.
       const wallMs = performance.now() - start;
-      const { maxBusyMs, sumBusyMs } = this.pool.lastTimings();
+      const { maxBusyMs, sumBusyMs, compiled } = this.pool.lastTimings();
       const first = sent[0] as DispatchCommand;
-      if (sent.length === 1) this.roundTrip.record((wallMs - maxBusyMs) * 1e6);
+      // A batch whose workers first compiled a kernel measured the compiler: no round trip, no wall time to learn from.
+      if (sent.length === 1 && !compiled) this.roundTrip.record((wallMs - maxBusyMs) * 1e6);
+      // A batch of one kernel at one size: each dispatch's share of the wall time is what the workers cost it.
+      if (!compiled && sent.every((d) => d.choice === first.choice)) first.choice.record(false, (wallMs * 1e6) / sent.length);
       // A batch of one kernel (a loop of dispatches) teaches its cost too; a mixed one cannot be apportioned.
       if (sent.every((d) => d.compiled === first.compiled)) {
         let workgroups = 0;
@@ -389,9 +398,13 @@ export class CpuDevice implements BackendDevice {
     if (batch.length > 0) await runBatch();
   }
 
-  /** One thread for the kernel's learned time vs the workers' learned round trip plus that time split over them. */
+  /**
+   * The faster way as measured for this kernel at this size, once both were; until
+   * then one thread for the kernel's learned time vs the workers' learned round trip
+   * plus that time split over them (dispatch-choice.ts).
+   */
   private runsInline(d: DispatchCommand): boolean {
-    return inlineIsFaster({
+    return d.choice.chooseInline({
       oneThreadNs: predictOneThreadNs(d.compiled.cost, d.numWorkgroups, d.elements),
       workgroups: d.numWorkgroups,
       workers: this.workers,
@@ -416,7 +429,9 @@ export class CpuDevice implements BackendDevice {
       const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
       throw new KernelExecutionError('cpu', k.kernel.name, detail, { cause: err });
     }
-    k.cost = learnCost(k.cost, (performance.now() - start) * 1e6, d.numWorkgroups, d.elements);
+    const ns = (performance.now() - start) * 1e6;
+    k.cost = learnCost(k.cost, ns, d.numWorkgroups, d.elements);
+    d.choice.record(true, ns);
   }
 
   async measure(body: () => void | Promise<void>): Promise<{ ms: number; source: 'wall' }> {
@@ -506,6 +521,18 @@ function wasmRuns(): boolean {
     }
   }
   return wasmProbe;
+}
+
+/** The measured ways of running kernel `k` over buffers of `elements` elements together and `workgroups` workgroups. */
+function choiceOf(k: CpuCompiled, elements: number, workgroups: number): MeasuredChoice {
+  k.choices ??= new Map();
+  const size = sizeClass(elements, workgroups);
+  let choice = k.choices.get(size);
+  if (!choice) {
+    choice = new MeasuredChoice();
+    k.choices.set(size, choice);
+  }
+  return choice;
 }
 
 function f32Uniforms(k: CpuCompiled): ReadonlySet<string> {
