@@ -93,6 +93,8 @@ interface DispatchCommand extends BatchDispatch {
   readonly elements: number;
   /** Its kernel's measured ways of running at its size. */
   readonly choice: MeasuredChoice;
+  /** Where it runs, decided once when it is reached (undefined before). */
+  inline: boolean | undefined;
 }
 
 type Command = { readonly host: () => void } | DispatchCommand;
@@ -302,14 +304,16 @@ export class CpuDevice implements BackendDevice {
     const buffers: Array<readonly [string, CpuBuffer]> = [];
     const uniforms: Array<readonly [string, number]> = [];
     let elements = 0;
-    for (const [name, value] of args) {
+    const f32 = f32Uniforms(k);
+    // forEach, not for-of with destructuring: this runs unoptimized for the first thousands of dispatches (issue 10).
+    args.forEach((value, name) => {
       // An f32 uniform is an f32 in the kernel (JavaScript would otherwise compute with the double).
-      if (typeof value === 'number') uniforms.push([name, f32Uniforms(k).has(name) ? Math.fround(value) : value]);
+      if (typeof value === 'number') uniforms.push([name, f32.has(name) ? Math.fround(value) : value]);
       else {
         buffers.push([name, value as CpuBuffer]);
         elements += value.length;
       }
-    }
+    });
     const total = grid[0] * grid[1] * grid[2];
     if (total === 0) return;
     this.pending.push({
@@ -323,6 +327,7 @@ export class CpuDevice implements BackendDevice {
       grid: [grid[0], grid[1], grid[2]],
       elements,
       choice: choiceOf(k, elements, total),
+      inline: undefined,
     });
   }
 
@@ -330,10 +335,21 @@ export class CpuDevice implements BackendDevice {
     if (this.pending.length === 0) return this.running;
     const commands = this.pending;
     this.pending = [];
+    // Nothing in flight: what runs on this thread runs now, without a trip through the
+    // event loop (a reduce of 2^16 is a few µs of kernels: promise hops were a good part of a call).
+    let from = 0;
+    if (this.outstanding === 0) {
+      try {
+        from = this.runHere(commands);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      if (from === commands.length) return this.running;
+    }
     this.outstanding++;
     const run = this.running.then(async () => {
       try {
-        await this.execute(commands);
+        await this.execute(commands, from);
       } finally {
         this.outstanding--;
       }
@@ -343,12 +359,23 @@ export class CpuDevice implements BackendDevice {
     return run;
   }
 
+  /** Runs commands in order on this thread up to the first one for the workers; returns its index (or the count). */
+  private runHere(commands: readonly Command[]): number {
+    for (let i = 0; i < commands.length; i++) {
+      const command = commands[i] as Command;
+      if ('host' in command) command.host();
+      else if (this.runsHere(command)) this.runInline(command);
+      else return i;
+    }
+    return commands.length;
+  }
+
   /**
-   * Runs a flushed batch in order: host commands on this thread; consecutive worker
+   * Runs a flushed batch in order from `from`: host commands on this thread; consecutive worker
    * dispatches as one batch for the workers (one wake-up, joins done among the
    * workers); dispatches too small to repay a wake-up inline on this thread.
    */
-  private async execute(commands: readonly Command[]): Promise<void> {
+  private async execute(commands: readonly Command[], from: number): Promise<void> {
     let batch: DispatchCommand[] = [];
     const runBatch = async () => {
       if (batch.length === 0) return;
@@ -381,11 +408,12 @@ export class CpuDevice implements BackendDevice {
         first.compiled.cost = learnCost(first.compiled.cost, sumBusyMs * 1e6, workgroups, elements);
       }
     };
-    for (const command of commands) {
+    for (let i = from; i < commands.length; i++) {
+      const command = commands[i] as Command;
       if ('host' in command) {
         if (batch.length > 0) await runBatch();
         command.host();
-      } else if (this.allowInline && this.runsInline(command)) {
+      } else if (this.runsHere(command)) {
         if (batch.length > 0) await runBatch();
         this.runInline(command);
       } else if (command.compiled.cost === undefined) {
@@ -403,6 +431,11 @@ export class CpuDevice implements BackendDevice {
    * then one thread for the kernel's learned time vs the workers' learned round trip
    * plus that time split over them (dispatch-choice.ts).
    */
+  private runsHere(d: DispatchCommand): boolean {
+    d.inline ??= this.allowInline && this.runsInline(d);
+    return d.inline;
+  }
+
   private runsInline(d: DispatchCommand): boolean {
     return d.choice.chooseInline({
       oneThreadNs: predictOneThreadNs(d.compiled.cost, d.numWorkgroups, d.elements),
@@ -417,8 +450,14 @@ export class CpuDevice implements BackendDevice {
     // One pair of argument objects per kernel, filled anew: a kernel run inline is never re-entered.
     k.inlineArgs ??= { b: {}, u: {} };
     const { b, u } = k.inlineArgs;
-    for (const [name, buffer] of d.buffers) b[name] = buffer.view;
-    for (const [name, value] of d.uniforms) u[name] = value;
+    for (let i = 0; i < d.buffers.length; i++) {
+      const [name, buffer] = d.buffers[i] as readonly [string, CpuBuffer];
+      b[name] = buffer.view;
+    }
+    for (let i = 0; i < d.uniforms.length; i++) {
+      const [name, value] = d.uniforms[i] as readonly [string, number];
+      u[name] = value;
+    }
     let start = 0;
     try {
       // Compiled before the clock starts: the cost learned is the kernel's.

@@ -118,7 +118,8 @@ class Window {
     // The lower quartile of at most 8 values: the smallest of up to 4, else the second smallest.
     let first = Number.POSITIVE_INFINITY;
     let second = Number.POSITIVE_INFINITY;
-    for (const x of s) {
+    for (let i = 0; i < s.length; i++) {
+      const x = s[i] as number;
       if (x < first) {
         second = first;
         first = x;
