@@ -53,6 +53,8 @@ function runBoth(
   const wasm = generateWasm(k);
   if (!wasm.bytes) throw new Error(`no module: ${wasm.reason}`);
   const memory = new WebAssembly.Memory({ initial: 2, maximum: 64, shared: true });
+  // Garbage around the buffers: a module that read past a buffer's end would read it, not 0.
+  new Uint8Array(memory.buffer).fill(0x5a);
   const nwg = grid[0] * grid[1] * grid[2];
   const lay = () => {
     const B: Record<string, Data> = {};
@@ -388,6 +390,84 @@ describe('control flow, ids and effects', () => {
     expectSame(r);
     expect((r.wasm.out as Uint32Array)[4]).toBe(0);
     expect((r.wasm.out as Uint32Array)[0]).toBeGreaterThan(0);
+  });
+
+  it('loops whose accesses are checked once (bound within the buffers, i + K not wrapping) agree wherever the bound or i leave the buffers', () => {
+    // A chunked fold (loads at i..i+3 under i + 3 < end), a scan-like copy (load and store at i under i < end),
+    // and accesses after the body moved i (those keep their checks): end from a uniform, within or past the buffers.
+    const k = defineKernel({
+      name: 'wasm_checked_once',
+      workgroupSize: 1,
+      params: {
+        x: buffer('u32', 'read'),
+        v: buffer('u32', 'read', { vector: 4 }),
+        y: buffer('u32', 'write'),
+        out: buffer('u32', 'write'),
+        start: uniform('u32'),
+        end: uniform('u32'),
+      },
+      body: ({ x, v, y, out, start, end }, k) => {
+        const a = k.var('u32', 0, 'a');
+        const i = k.var('u32', start, 'i');
+        k.while(
+          () => i.add(3).lt(end),
+          () => {
+            a.set(
+              a
+                .add(x.load(i))
+                .add(x.load(i.add(1)))
+                .add(x.load(i.add(2)))
+                .add(x.load(i.add(3))),
+            );
+            i.set(i.add(4));
+            // i moved: past the end of x here, this load must still read 0.
+            a.set(a.add(x.load(i).mul(7)));
+          },
+        );
+        out.store(0, a);
+        const b = k.var('vec4<u32>', 0, 'b');
+        const j = k.var('u32', start, 'j');
+        k.while(
+          () => j.add(1).lt(end),
+          () => {
+            b.set(b.add(v.load(j)).add(v.load(j.add(1)).mul(vec('u32', 3, 5, 7, 11))));
+            j.set(j.add(2));
+          },
+        );
+        out.store(1, b.x.add(b.y).add(b.z).add(b.w));
+        const carry = k.var('u32', 0, 'carry');
+        k.for({ from: start, to: end }, (t) => {
+          carry.set(carry.add(x.load(t)));
+          y.store(t, carry);
+          // Past i: not covered by the loop's condition, checked.
+          y.store(t.add(1), carry.mul(3));
+        });
+        out.store(2, carry);
+      },
+    });
+    const x = Uint32Array.from({ length: 37 }, (_, t) => (t * 2654435761) >>> 0);
+    const v = Uint32Array.from({ length: 40 }, (_, t) => t * 3 + 1);
+    for (const [start, end] of [
+      [0, 37],
+      [1, 37],
+      [0, 36],
+      [5, 30],
+      [0, 38],
+      [0, 1000],
+      [3, 9],
+      [9, 3],
+      [0xfffffffe, 41],
+      [0xfffffffd, 6],
+      [0xffffffff, 2],
+    ] as const) {
+      const r = runBoth(k, { x, v }, { y: new Uint32Array(37), out: new Uint32Array(3) }, { start, end });
+      expectSame(r);
+    }
+    // Within bounds the fold is the sum it should be (the checked-once copy computes, not only agrees).
+    const r = runBoth(k, { x, v }, { y: new Uint32Array(37), out: new Uint32Array(3) }, { start: 0, end: 36 });
+    let sum = 0;
+    for (let t = 0; t < 36; t++) sum = (sum + (x[t] as number) + (t % 4 === 3 && t + 1 < 37 ? 7 * (x[t + 1] as number) : 0)) >>> 0;
+    expect((r.wasm.out as Uint32Array)[0]).toBe(sum);
   });
 
   it('private arrays: per invocation, zeroed per workgroup, 0 out of range, stores out of range dropped', () => {

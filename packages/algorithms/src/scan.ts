@@ -12,7 +12,9 @@
  * worker (reduce's chunk plan). Pass 1 sums each chunk (reduce's chunk kernel);
  * pass 2 gives each chunk its carry-in (the earlier chunks' sums, in order) and
  * scans the chunk in one sequential loop. Two dispatches, about 3n element moves,
- * no workgroup memory.
+ * no workgroup memory. Inputs whose serial scan costs a few dispatches at most
+ * (SCAN_CHUNKED, by `caps.dispatchCostMicros`) skip pass 1: one chunk, one
+ * dispatch of one workgroup, 2n element moves.
  *
  * Reduce-then-scan (the other workgroup devices: software adapters): contiguous tiles, one tile per workgroup (tile count sized from
  * `caps.concurrency`). Pass 1 sums each tile; the tile sums are scanned
@@ -358,6 +360,8 @@ export function scanSumDepth(device: Device, n: number, variant: ScanVariant = {
   if (formulation === 'gather') return gatherScanSumDepth(device, n);
   if (formulation === 'single-pass') return lookbackSumDepth(device, n, lookbackTuning(device, variant.lookback));
   if (formulation === 'chunked') {
+    // One sequential pass: n - 1 additions from the carry of 0.
+    if (serialScan(device, n)) return n;
     // A chunk's sum (its lanes and their fold), the earlier sums in order, then the chunk's own serial scan.
     // The sums pass reads scalars or vectors depending on the source buffer's length: the longer chain of the two.
     return Math.max(
@@ -414,7 +418,30 @@ function chunkScanKernel(dtype: BufferDType, exclusive: boolean) {
   );
 }
 
+/**
+ * Tuning of the chunked formulation, as data: one sequential pass over the whole
+ * input (a single chunk: no sums pass, one dispatch of one workgroup, which a CPU
+ * runs on its calling thread) while that pass is predicted to take at most
+ * `serialDispatchCosts` times the device's dispatch cost (`caps.dispatchCostMicros`),
+ * at `serialNsPerElement` ns an element. Chunks over P workers cost about 1.5x the
+ * serial pass's element work split P ways, plus a wake-up and a join between the
+ * two passes: P = 2 breaks even near 6 dispatch costs of serial work. Measured on
+ * a 2-vCPU Xeon VM (Node 20, the wasm kernel): about 0.5 ns an element for u32.
+ */
+export const SCAN_CHUNKED = { serialNsPerElement: 0.5, serialDispatchCosts: 6 } as const;
+
+/** Whether the chunked scan of n elements runs as one sequential pass (SCAN_CHUNKED). */
+function serialScan(device: Device, n: number): boolean {
+  return n * SCAN_CHUNKED.serialNsPerElement <= SCAN_CHUNKED.serialDispatchCosts * device.caps.dispatchCostMicros * 1000;
+}
+
 function recordChunkedScan(device: Device, src: Buffer, dst: Buffer, n: number, exclusive: boolean): void {
+  if (serialScan(device, n)) {
+    // One chunk: its carry-in is 0 (no sums are read), so the sums buffer is any buffer of the dtype.
+    const sums = scratch(device, 'scan.chunks', src.dtype, 1);
+    device.dispatch(chunkScanKernel(src.dtype, exclusive), { invocations: 1 }, { src, dst, sums, n, chunk: n });
+    return;
+  }
   // The sums pass reads vec4s where n and src's length divide by 4 (chunks then hold whole vectors).
   const { chunks, chunk, width } = chunkPlan(device, n, src.length % 4 === 0);
   const sums = scratch(device, 'scan.chunks', src.dtype, chunks);
