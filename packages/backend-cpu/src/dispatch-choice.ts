@@ -43,7 +43,7 @@ function workersNs(d: DispatchCost, oneThreadNs: number): number {
 }
 
 /** Decisions between two tries of the way not taken, per unit of the ratio of its estimate to the taken way's. */
-export const RETRY_EVERY = 16;
+export const RETRY_EVERY = 32;
 /** Measurements a way's estimate is taken from: the last few, their lower quartile. */
 export const CHOICE_WINDOW = 8;
 
