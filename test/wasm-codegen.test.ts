@@ -361,6 +361,65 @@ describe('vectors', () => {
     expectSame(r);
     expect([...(r.wasm.out as Float32Array)]).toEqual([2, 4, 6, 5, 7, 9, 8, 10, 12, 1, 2, 3]);
   });
+
+  it('vectors built from lanes of one vector variable and zeros (shuffles) keep every lane and bit pattern', () => {
+    const k = defineKernel({
+      name: 'wasm_shuffles',
+      workgroupSize: 4,
+      params: {
+        u: buffer('u32', 'read', { vector: 4 }),
+        f: buffer('f32', 'read', { vector: 4 }),
+        outU: buffer('u32', 'write', { vector: 4 }),
+        outF: buffer('f32', 'write', { vector: 4 }),
+        out2: buffer('u32', 'write', { vector: 2 }),
+      },
+      body: ({ u, f, outU, outF, out2 }, k) => {
+        const i = k.let(k.localIndex);
+        const x = k.let(u.load(i));
+        const y = k.let(f.load(i));
+        // A lane shift, a broadcast, a reversal with a zero, and lanes of two variables (no shuffle: per lane).
+        const shifted = k.let(vec('u32', 0, x.x, x.y, x.z));
+        const broadcast = k.let(vec('u32', x.w, x.w, x.w, x.w));
+        outU.store(
+          i,
+          shifted
+            .add(broadcast.mul(3))
+            .add(vec('u32', x.w, 0, x.y, x.x))
+            .add(vec('u32', x.x, shifted.y, 0, x.w)),
+        );
+        // f32: +0 lanes from the zero vector; -0 is not a zero lane (built per lane); NaNs and -0 moved as bits.
+        outF.store(i.mul(2), vec('f32', 0, y.x, y.y, y.z));
+        outF.store(i.mul(2).add(1), vec('f32', y.w, -0, y.x, y.w));
+        out2.store(i, vec('u32', x.z, x.w));
+      },
+    });
+    const u = Uint32Array.from({ length: 16 }, (_, t) => (t * 2654435761) >>> 0);
+    const f = new Float32Array([
+      -0,
+      Number.NaN,
+      1.5,
+      -2,
+      Number.POSITIVE_INFINITY,
+      1e-45,
+      -0,
+      3,
+      0,
+      -1,
+      Number.NEGATIVE_INFINITY,
+      7,
+      8,
+      -0,
+      2,
+      1,
+    ]);
+    const r = runBoth(k, { u, f }, { outU: new Uint32Array(16), outF: new Float32Array(32), out2: new Uint32Array(8) });
+    expectSame(r);
+    const [a, b, c, d] = [...u.subarray(4, 8)] as [number, number, number, number];
+    const want = [0 + d * 3 + d + a, a + d * 3 + 0 + a, b + d * 3 + b + 0, c + d * 3 + a + d].map((v) => v >>> 0);
+    expect([...(r.wasm.outU as Uint32Array).subarray(4, 8)]).toEqual(want);
+    expect(Object.is((r.wasm.outF as Float32Array)[1], -0)).toBe(true);
+    expect(Object.is((r.wasm.outF as Float32Array)[5], -0)).toBe(true);
+  });
 });
 
 describe('control flow, ids and effects', () => {

@@ -224,6 +224,7 @@ const SIMD = {
   load: 0,
   store: 11,
   const: 12,
+  shuffle: 13,
   i32x4Splat: 17,
   f32x4Splat: 19,
   i32x4Extract: 27,
@@ -1638,12 +1639,40 @@ class WasmGenerator {
     const { scalar } = typeInfo(e.type);
     const f = scalar === 'f32';
     if (e.args.some((x) => typeInfo(x.type).width > 1)) throw new Unsupported('a vector built from vectors');
+    if (this.shuffle(e)) return;
     this.zero(e.type);
     e.args.forEach((x, l) => {
       this.expr(x);
       this.simd(f ? SIMD.f32x4Replace : SIMD.i32x4Replace);
       this.code.push(l);
     });
+  }
+
+  /**
+   * A vector built from components of one vector variable and zeros (a lane shift,
+   * a broadcast: scans in registers) as one i8x16.shuffle of the variable and a zero
+   * vector, instead of a replace_lane per component; false (nothing emitted) for any other construct.
+   */
+  private shuffle(e: Extract<Expr, { op: 'construct' }>): boolean {
+    let source: number | undefined;
+    const lanes: number[] = [];
+    for (const x of e.args) {
+      if (x.op === 'extract' && x.a.op === 'var' && (source === undefined || source === x.a.id)) {
+        source = x.a.id;
+        lanes.push(x.component);
+      } else if (x.op === 'const' && typeof x.value === 'number' && Object.is(x.value, 0)) lanes.push(-1);
+      else return false;
+    }
+    if (source === undefined) return false;
+    this.get(this.varLocal(source));
+    this.zero(e.type);
+    this.simd(SIMD.shuffle);
+    // Bytes 0-15 pick from the variable, 16-31 from the zeros; lanes past the construct's width are zero.
+    for (let l = 0; l < 4; l++) {
+      const lane = lanes[l] ?? -1;
+      for (let b = 0; b < 4; b++) this.code.push(lane < 0 ? 16 + b : lane * 4 + b);
+    }
+    return true;
   }
 
   private subgroup(e: Extract<Expr, { op: 'subgroup' }>): void {
