@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   CHOICE_WINDOW,
+  FIRST_TRY_EVERY,
   inlineIsFaster,
   learnCost,
   MeasuredChoice,
@@ -135,11 +136,11 @@ describe('MeasuredChoice', () => {
     expect(taken.slice(0, RETRY_EVERY).every((inline) => inline)).toBe(true);
   });
 
-  it('tries a way never measured that the model puts close, so that its measurement can overrule the model', () => {
+  it('tries a way never measured soon, so that its measurement can overrule the model', () => {
     const c = new MeasuredChoice();
-    // Only the workers measured, at 110 µs; the model puts inline at 150 µs: tried within RETRY_EVERY * 1.4 decisions.
+    // Only the workers measured, at 110 µs; the model puts inline at 150 µs: tried within FIRST_TRY_EVERY * 1.4 decisions.
     c.record(false, 110_000);
-    const taken = choices(c, Math.ceil(RETRY_EVERY * (150 / 110)));
+    const taken = choices(c, Math.ceil(FIRST_TRY_EVERY * (150 / 110)));
     expect(taken.filter((inline) => inline)).toHaveLength(1);
     c.record(true, 80_000);
     expect(choices(c, RETRY_EVERY - 1).every((inline) => inline)).toBe(true);

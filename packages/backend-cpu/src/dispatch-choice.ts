@@ -44,6 +44,12 @@ function workersNs(d: DispatchCost, oneThreadNs: number): number {
 
 /** Decisions between two tries of the way not taken, per unit of the ratio of its estimate to the taken way's. */
 export const RETRY_EVERY = 32;
+/**
+ * The same while one way was never measured: soon, since only a measurement can
+ * overrule the model (on a loaded 2-vCPU VM the model put a 2^24 reduce on the
+ * workers at 7-8 ms, inline ran it in 5.5; a bench's ~20 warm-up runs never tried it).
+ */
+export const FIRST_TRY_EVERY = 4;
 /** Measurements a way's estimate is taken from: the last few, their lower quartile. */
 export const CHOICE_WINDOW = 8;
 
@@ -90,7 +96,8 @@ export class MeasuredChoice {
     const workers = this.workersNs ?? workersNs(model, oneThread ?? inline);
     const inlineBetter = inline < workers;
     const ratio = Math.max(inline, workers) / Math.max(1, Math.min(inline, workers));
-    if (++this.sinceRetry >= RETRY_EVERY * ratio) {
+    const every = this.inlineNs === undefined || this.workersNs === undefined ? FIRST_TRY_EVERY : RETRY_EVERY;
+    if (++this.sinceRetry >= every * ratio) {
       this.sinceRetry = 0;
       return !inlineBetter;
     }
