@@ -15,6 +15,7 @@ import {
   ROUND_TRIP_DEFAULT_NS,
   ROUND_TRIP_FLOOR_NS,
   RoundTripEstimate,
+  SETTLED_SAMPLES,
   sizeClass,
 } from '../packages/backend-cpu/src/dispatch-choice.ts';
 
@@ -125,9 +126,11 @@ describe('MeasuredChoice', () => {
 
   it('takes the way measured faster against the model, and tries the other one again now and then', () => {
     const c = new MeasuredChoice();
-    // The workers measured 400 µs a dispatch (a loaded 2-vCPU VM), inline 150 µs.
-    c.record(false, 400_000);
-    c.record(true, 150_000);
+    // The workers measured 400 µs a dispatch (a loaded 2-vCPU VM), inline 150 µs, each SETTLED_SAMPLES times.
+    for (let i = 0; i < SETTLED_SAMPLES; i++) {
+      c.record(false, 400_000);
+      c.record(true, 150_000);
+    }
     const taken = choices(c, 1000);
     const workers = taken.filter((inline) => !inline).length;
     // Retried once per RETRY_EVERY decisions per unit of the ratio (400 / 150): never more often than 1 in RETRY_EVERY.
@@ -139,11 +142,30 @@ describe('MeasuredChoice', () => {
   it('tries a way never measured soon, so that its measurement can overrule the model', () => {
     const c = new MeasuredChoice();
     // Only the workers measured, at 110 µs; the model puts inline at 150 µs: tried within FIRST_TRY_EVERY * 1.4 decisions.
-    c.record(false, 110_000);
+    for (let i = 0; i < SETTLED_SAMPLES; i++) c.record(false, 110_000);
     const taken = choices(c, Math.ceil(FIRST_TRY_EVERY * (150 / 110)));
     expect(taken.filter((inline) => inline)).toHaveLength(1);
-    c.record(true, 80_000);
+    // Inline measured faster, as often: it is taken, the workers retried only after RETRY_EVERY decisions per unit of the ratio.
+    for (let i = 0; i < SETTLED_SAMPLES; i++) c.record(true, 80_000);
     expect(choices(c, RETRY_EVERY - 1).every((inline) => inline)).toBe(true);
+  });
+
+  it('retries a way soon until it has a few measurements: one slow first run does not decide', () => {
+    const c = new MeasuredChoice();
+    // The first run of a new size on the workers: 15.5 ms; inline then ran 7.4 ms, and the workers' next runs 3.5.
+    c.record(false, 15_500_000);
+    c.record(true, 7_400_000);
+    const model2 = { ...model, oneThreadNs: 7_400_000 };
+    let workersTried = 0;
+    for (let i = 0; i < 40; i++) {
+      const inline = c.chooseInline(model2);
+      c.record(inline, inline ? 7_400_000 : 3_500_000);
+      if (!inline) workersTried++;
+    }
+    // Retried within FIRST_TRY_EVERY times the ratio, then the workers' estimate is their own and they win.
+    expect(workersTried).toBeGreaterThan(30);
+    expect(c.workersNs).toBe(3_500_000);
+    expect(c.chooseInline(model2)).toBe(false);
   });
 
   it('follows a lasting change of the machine, not one slow run', () => {

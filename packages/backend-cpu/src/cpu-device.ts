@@ -265,7 +265,8 @@ export class CpuDevice implements BackendDevice {
       const valid = wasm?.bytes !== undefined && WebAssembly.validate(wasm.bytes as Uint8Array<ArrayBuffer>);
       const scratch = valid && wasm.bytes ? this.scratchBlocks(wasm.scratchBytes) : [];
       if (valid && wasm.bytes && scratch) {
-        const code: KernelCode = { source, wasm: { bytes: wasm.bytes, params: wasm.params, scratch } };
+        const module = compileHere(wasm.bytes);
+        const code: KernelCode = { source, wasm: { bytes: wasm.bytes, params: wasm.params, scratch, ...(module ? { module } : {}) } };
         compiled = { kernel, source, id, path: 'wasm', code };
       } else {
         const fallback = wasm
@@ -574,6 +575,19 @@ function choiceOf(k: CpuCompiled, elements: number, workgroups: number): Measure
   return choice;
 }
 
+/**
+ * The kernel's module compiled on this thread, to be shared with the workers (see
+ * WasmCode.module); undefined where this thread may not compile it synchronously
+ * (a browser's main thread, past 4 KiB): the workers then compile the bytes.
+ */
+function compileHere(bytes: Uint8Array): WebAssembly.Module | undefined {
+  try {
+    return new WebAssembly.Module(bytes as Uint8Array<ArrayBuffer>);
+  } catch {
+    return undefined;
+  }
+}
+
 function f32Uniforms(k: CpuCompiled): ReadonlySet<string> {
   k.f32Uniforms ??= new Set(k.kernel.ir.params.flatMap(([n, d]) => (d.kind === 'uniform' && d.dtype === 'f32' ? [n] : [])));
   return k.f32Uniforms;
@@ -588,7 +602,7 @@ function inlineRun(k: CpuCompiled, memory: WebAssembly.Memory, workers: number):
   const wasm: WasmCode | undefined = k.code?.wasm;
   if (wasm) {
     try {
-      const module = new WebAssembly.Module(wasm.bytes as Uint8Array<ArrayBuffer>);
+      const module = wasm.module ?? new WebAssembly.Module(wasm.bytes as Uint8Array<ArrayBuffer>);
       // This thread's private-array block follows the workers' ones.
       return instantiateWasmKernel(module, memory, wasm.params, wasm.scratch?.[workers] ?? 0) as unknown as JsRun;
     } catch {

@@ -45,11 +45,14 @@ function workersNs(d: DispatchCost, oneThreadNs: number): number {
 /** Decisions between two tries of the way not taken, per unit of the ratio of its estimate to the taken way's. */
 export const RETRY_EVERY = 32;
 /**
- * The same while one way was never measured: soon, since only a measurement can
- * overrule the model (on a loaded 2-vCPU VM the model put a 2^24 reduce on the
- * workers at 7-8 ms, inline ran it in 5.5; a bench's ~20 warm-up runs never tried it).
+ * The same while a way has fewer than SETTLED_SAMPLES measurements: soon, since only
+ * measurements can overrule the model, and a first one can be far off (on a loaded
+ * 2-vCPU VM the model put a 2^24 reduce on the workers at 7-8 ms where inline ran it
+ * in 5.5; the first run of a new size on the workers took 15.5 ms where the next
+ * took 3.5-4; a bench's ~20 warm-up runs at that size never retried either).
  */
 export const FIRST_TRY_EVERY = 4;
+export const SETTLED_SAMPLES = 3;
 /** Measurements a way's estimate is taken from: the last few, their lower quartile. */
 export const CHOICE_WINDOW = 8;
 
@@ -96,7 +99,8 @@ export class MeasuredChoice {
     const workers = this.workersNs ?? workersNs(model, oneThread ?? inline);
     const inlineBetter = inline < workers;
     const ratio = Math.max(inline, workers) / Math.max(1, Math.min(inline, workers));
-    const every = this.inlineNs === undefined || this.workersNs === undefined ? FIRST_TRY_EVERY : RETRY_EVERY;
+    const settled = Math.min(this.inline.count, this.workers.count) >= SETTLED_SAMPLES;
+    const every = settled ? RETRY_EVERY : FIRST_TRY_EVERY;
     if (++this.sinceRetry >= every * ratio) {
       this.sinceRetry = 0;
       return !inlineBetter;
@@ -116,6 +120,11 @@ class Window {
   private readonly samples: number[] = [];
   private next = 0;
   estimate: number | undefined;
+
+  /** Measurements held (at most CHOICE_WINDOW). */
+  get count(): number {
+    return this.samples.length;
+  }
 
   record(ns: number): void {
     const s = this.samples;

@@ -25,9 +25,14 @@ const MATH = {
 
 /**
  * @typedef {{ name: string, kind: 'buffer' | 'uniform' | 'scratch' }} WasmParam
- * @typedef {{ bytes: Uint8Array, params: readonly WasmParam[], scratch?: readonly number[] }} WasmCode
+ * @typedef {{ bytes: Uint8Array, params: readonly WasmParam[], scratch?: readonly number[], module?: WebAssembly.Module }} WasmCode
  *   `scratch`: where the kernel has private arrays, one block of the memory per thread
  *   (index: the worker's; the last: the device's own thread), given as the `scratch` parameter.
+ *   `module`: the module compiled once by the device, where its thread may compile
+ *   synchronously; every thread instantiates it, so all share one compiled code and
+ *   one tier-up (V8 starts a module on its baseline compiler and optimizes it once
+ *   used enough: compiled per worker, each worker warmed up its own, and on a loaded
+ *   2-core machine the optimizing compiles waited behind the busy threads).
  */
 
 /**
