@@ -521,6 +521,17 @@ export class CpuDevice implements BackendDevice {
   }
 }
 
+/**
+ * The pool once its workers have started: a device is created ready to dispatch (its
+ * first dispatch, and a benchmark's first warm-up runs, no longer wait ~0.1 s for the
+ * workers' start-up). A worker that cannot start fails the dispatches that need the
+ * workers, naming its script, as before: the wait here only ends.
+ */
+export async function startedPool(pool: WorkerPool): Promise<WorkerPool> {
+  await pool.started().catch(() => undefined);
+  return pool;
+}
+
 /** The device's memory; a runtime that cannot reserve a shared WebAssembly.Memory has no CPU backend. */
 export function createHeap(): SharedHeap {
   try {

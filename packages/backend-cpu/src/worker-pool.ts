@@ -218,6 +218,21 @@ export class WorkerPool {
     }
   }
 
+  /**
+   * Resolves once every worker has started (adapters await it, so that a device's
+   * first dispatch does not pay for their start-up); rejects with why one could not.
+   */
+  async started(): Promise<void> {
+    // Node: unreferenced workers would let the process end while it waits for them.
+    const workers = this.workers;
+    for (const w of workers) w.keepAlive?.(true);
+    try {
+      await this.ready;
+    } finally {
+      for (const w of workers) w.keepAlive?.(false);
+    }
+  }
+
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
