@@ -451,13 +451,14 @@ export class CpuDevice implements BackendDevice {
     // One pair of argument objects per kernel, filled anew: a kernel run inline is never re-entered.
     k.inlineArgs ??= { b: {}, u: {} };
     const { b, u } = k.inlineArgs;
+    // Indexed, not destructured: array destructuring runs the iterator protocol before V8 optimizes.
     for (let i = 0; i < d.buffers.length; i++) {
-      const [name, buffer] = d.buffers[i] as readonly [string, CpuBuffer];
-      b[name] = buffer.view;
+      const entry = d.buffers[i] as readonly [string, CpuBuffer];
+      b[entry[0]] = entry[1].view;
     }
     for (let i = 0; i < d.uniforms.length; i++) {
-      const [name, value] = d.uniforms[i] as readonly [string, number];
-      u[name] = value;
+      const entry = d.uniforms[i] as readonly [string, number];
+      u[entry[0]] = entry[1];
     }
     let start = 0;
     try {

@@ -331,7 +331,10 @@ export class Device {
       if (!names.has(name)) throw new InvalidArgumentError(name, `kernel '${kernel.name}' has no such parameter`);
     }
     for (let i = 0; i < params.length; i++) {
-      const [name, decl] = params[i] as (typeof params)[number];
+      // Indexed, not destructured: array destructuring runs the iterator protocol before V8 optimizes.
+      const param = params[i] as (typeof params)[number];
+      const name = param[0];
+      const decl = param[1];
       const value = args[name];
       if (decl.kind === 'uniform') {
         if (typeof value !== 'number') throw new InvalidArgumentError(name, `kernel '${kernel.name}' needs a ${decl.dtype} number`);
