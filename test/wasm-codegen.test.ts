@@ -460,12 +460,14 @@ describe('control flow, ids and effects', () => {
       params: {
         x: buffer('u32', 'read'),
         v: buffer('u32', 'read', { vector: 4 }),
+        w: buffer('f32', 'read', { vector: 2 }),
         y: buffer('u32', 'write'),
+        z: buffer('u32', 'write'),
         out: buffer('u32', 'write'),
         start: uniform('u32'),
         end: uniform('u32'),
       },
-      body: ({ x, v, y, out, start, end }, k) => {
+      body: ({ x, v, w, y, z, out, start, end }, k) => {
         const a = k.var('u32', 0, 'a');
         const i = k.var('u32', start, 'i');
         k.while(
@@ -478,6 +480,9 @@ describe('control flow, ids and effects', () => {
                 .add(x.load(i.add(2)))
                 .add(x.load(i.add(3))),
             );
+            // Offsets past the loop variable as the instructions' static offsets: a vec2 lane by lane, a store.
+            const pair = k.let(w.load(i.add(1)));
+            z.store(i.add(2), a.add(pair.x.add(pair.y).cast('u32')));
             i.set(i.add(4));
             // i moved: past the end of x here, this load must still read 0.
             a.set(a.add(x.load(i).mul(7)));
@@ -506,6 +511,7 @@ describe('control flow, ids and effects', () => {
     });
     const x = Uint32Array.from({ length: 37 }, (_, t) => (t * 2654435761) >>> 0);
     const v = Uint32Array.from({ length: 40 }, (_, t) => t * 3 + 1);
+    const w = Float32Array.from({ length: 80 }, (_, t) => t * 0.5);
     for (const [start, end] of [
       [0, 37],
       [1, 37],
@@ -519,11 +525,11 @@ describe('control flow, ids and effects', () => {
       [0xfffffffd, 6],
       [0xffffffff, 2],
     ] as const) {
-      const r = runBoth(k, { x, v }, { y: new Uint32Array(37), out: new Uint32Array(3) }, { start, end });
+      const r = runBoth(k, { x, v, w }, { y: new Uint32Array(37), z: new Uint32Array(37), out: new Uint32Array(3) }, { start, end });
       expectSame(r);
     }
     // Within bounds the fold is the sum it should be (the checked-once copy computes, not only agrees).
-    const r = runBoth(k, { x, v }, { y: new Uint32Array(37), out: new Uint32Array(3) }, { start: 0, end: 36 });
+    const r = runBoth(k, { x, v, w }, { y: new Uint32Array(37), z: new Uint32Array(37), out: new Uint32Array(3) }, { start: 0, end: 36 });
     let sum = 0;
     for (let t = 0; t < 36; t++) sum = (sum + (x[t] as number) + (t % 4 === 3 && t + 1 < 37 ? 7 * (x[t + 1] as number) : 0)) >>> 0;
     expect((r.wasm.out as Uint32Array)[0]).toBe(sum);

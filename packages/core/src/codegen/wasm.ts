@@ -34,7 +34,8 @@ import { typeInfo, type ValueType } from '../ir/types.ts';
  *   reads or writes buffers at i + c (0 <= c <= K) before it changes i is emitted
  *   twice: where E is within those buffers (checked once before the loop) and i + K
  *   cannot wrap (checked per iteration), the copy without those checks runs
- *   (`provenInBounds`); the checked copy otherwise;
+ *   (`provenInBounds`), each access addressed from i with c as its instruction's
+ *   static offset; the checked copy otherwise;
  * - `select`, `and`/`or` with an operand that has an effect (an atomic) evaluate
  *   as JavaScript's `?:`, `&&` and `||` do: only the arm taken.
  *
@@ -910,17 +911,34 @@ class WasmGenerator {
     else c.push(access === 'load' ? OP.i32Load : OP.i32Store, 2, 0);
   }
 
-  /** Loads the element of the buffer's view at the address on the stack. */
-  private loadElement(slot: BufferSlot): void {
-    if (slot.decl.vector === 2 || slot.decl.vector === 3) this.loadLanes(slot);
-    else if (slot.decl.vector === 4) {
-      this.simd(SIMD.load);
-      this.code.push(4, 0);
-    } else this.code.push(slot.decl.dtype === 'f32' ? OP.f32Load : OP.i32Load, 2, 0);
+  /**
+   * For an access proven in bounds at variable + c: pushes the address of element
+   * `variable` and returns c elements in bytes, for the instruction's static offset
+   * (one address computation for all of a loop's accesses at i, i + 1, …; no wrap
+   * to fear: variable + c is within the buffer).
+   */
+  private provenAddress(slot: BufferSlot, index: Expr): number {
+    const at = inductionOf(index);
+    if (!at) throw new Error('internal: a proven access is at a variable plus a constant');
+    this.address(slot, this.varLocal(at.variable));
+    return at.offset * 4 * slot.decl.vector;
   }
 
-  /** Loads a vec2/vec3 element lane by lane (address on the stack). */
-  private loadLanes(slot: BufferSlot): void {
+  /** Loads the element of the buffer's view at the address on the stack, plus `offset` bytes. */
+  private loadElement(slot: BufferSlot, offset = 0): void {
+    if (slot.decl.vector === 2 || slot.decl.vector === 3) this.loadLanes(slot, offset);
+    else if (slot.decl.vector === 4) {
+      this.simd(SIMD.load);
+      this.code.push(4);
+      uleb(this.code, offset);
+    } else {
+      this.code.push(slot.decl.dtype === 'f32' ? OP.f32Load : OP.i32Load, 2);
+      uleb(this.code, offset);
+    }
+  }
+
+  /** Loads a vec2/vec3 element lane by lane (address on the stack, plus `offset` bytes). */
+  private loadLanes(slot: BufferSlot, offset = 0): void {
     const f = slot.decl.dtype === 'f32';
     const addr = this.local(I32);
     this.set(addr);
@@ -929,14 +947,14 @@ class WasmGenerator {
     for (let l = 0; l < slot.decl.vector; l++) {
       this.get(addr);
       this.code.push(f ? OP.f32Load : OP.i32Load, 2);
-      uleb(this.code, l * 4);
+      uleb(this.code, offset + l * 4);
       this.simd(f ? SIMD.f32x4Replace : SIMD.i32x4Replace);
       this.code.push(l);
     }
   }
 
-  /** Stores the vec2/vec3 in local `value` lane by lane (address on the stack). */
-  private storeLanes(slot: BufferSlot, value: number): void {
+  /** Stores the vec2/vec3 in local `value` lane by lane (address on the stack, plus `offset` bytes). */
+  private storeLanes(slot: BufferSlot, value: number, offset = 0): void {
     const f = slot.decl.dtype === 'f32';
     const addr = this.local(I32);
     this.set(addr);
@@ -946,28 +964,33 @@ class WasmGenerator {
       this.simd(f ? SIMD.f32x4Extract : SIMD.i32x4Extract);
       this.code.push(l);
       this.code.push(f ? OP.f32Store : OP.i32Store, 2);
-      uleb(this.code, l * 4);
+      uleb(this.code, offset + l * 4);
     }
   }
 
   private store(s: Extract<Stmt, { op: 'store' }>): void {
     const slot = this.slot(s.buffer);
     const proven = this.provenInBounds(s.buffer, s.index);
-    const index = this.temp(s.index);
+    // A proven index is a variable plus a constant: nothing to evaluate ahead of the value.
+    const index = proven ? -1 : this.temp(s.index);
     const value = this.temp(s.value);
-    if (!proven) {
+    let offset = 0;
+    if (proven) offset = this.provenAddress(slot, s.index);
+    else {
       this.inBounds(slot, index);
       this.open(OP.if, 'store');
+      this.address(slot, index);
     }
-    this.address(slot, index);
-    if (slot.decl.vector === 2 || slot.decl.vector === 3) this.storeLanes(slot, value);
+    if (slot.decl.vector === 2 || slot.decl.vector === 3) this.storeLanes(slot, value, offset);
     else if (slot.decl.vector === 4) {
       this.get(value);
       this.simd(SIMD.store);
-      this.code.push(4, 0);
+      this.code.push(4);
+      uleb(this.code, offset);
     } else {
       this.get(value);
-      this.code.push(slot.decl.dtype === 'f32' ? OP.f32Store : OP.i32Store, 2, 0);
+      this.code.push(slot.decl.dtype === 'f32' ? OP.f32Store : OP.i32Store, 2);
+      uleb(this.code, offset);
     }
     if (!proven) this.close();
   }
@@ -1012,13 +1035,11 @@ class WasmGenerator {
         return;
       case 'load': {
         const slot = this.slot(e.buffer);
-        const proven = this.provenInBounds(e.buffer, e.index);
-        const index = this.temp(e.index);
-        if (proven) {
-          this.address(slot, index);
-          this.loadElement(slot);
+        if (this.provenInBounds(e.buffer, e.index)) {
+          this.loadElement(slot, this.provenAddress(slot, e.index));
           return;
         }
+        const index = this.temp(e.index);
         this.inBounds(slot, index);
         this.open(OP.if, 'load', wtype(e.type));
         this.address(slot, index);
