@@ -96,6 +96,16 @@ describeEachBackend('scan', (ctx) => {
           out.destroy();
         }
       }
+      if (device.caps.features.has('serial-workgroups')) {
+        // The chunked formulation's vec4 pass (integers of whole vec4s), exclusive and i32 too.
+        const n = 2 ** 20;
+        const data = patterns('i32', n).random as Data;
+        const input = device.createBuffer('i32', data as never) as Buffer;
+        const out = scan(device, input, { exclusive: true });
+        check(await out.read(), data, true, scanSumDepth(device, n), `${label} i32 exclusive n=${n}`, true);
+        input.destroy();
+        out.destroy();
+      }
     }
   });
 

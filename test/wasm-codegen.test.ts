@@ -53,6 +53,8 @@ function runBoth(
   const wasm = generateWasm(k);
   if (!wasm.bytes) throw new Error(`no module: ${wasm.reason}`);
   const memory = new WebAssembly.Memory({ initial: 2, maximum: 64, shared: true });
+  // Garbage around the buffers: a module that read past a buffer's end would read it, not 0.
+  new Uint8Array(memory.buffer).fill(0x5a);
   const nwg = grid[0] * grid[1] * grid[2];
   const lay = () => {
     const B: Record<string, Data> = {};
@@ -359,6 +361,65 @@ describe('vectors', () => {
     expectSame(r);
     expect([...(r.wasm.out as Float32Array)]).toEqual([2, 4, 6, 5, 7, 9, 8, 10, 12, 1, 2, 3]);
   });
+
+  it('vectors built from lanes of one vector variable and zeros (shuffles) keep every lane and bit pattern', () => {
+    const k = defineKernel({
+      name: 'wasm_shuffles',
+      workgroupSize: 4,
+      params: {
+        u: buffer('u32', 'read', { vector: 4 }),
+        f: buffer('f32', 'read', { vector: 4 }),
+        outU: buffer('u32', 'write', { vector: 4 }),
+        outF: buffer('f32', 'write', { vector: 4 }),
+        out2: buffer('u32', 'write', { vector: 2 }),
+      },
+      body: ({ u, f, outU, outF, out2 }, k) => {
+        const i = k.let(k.localIndex);
+        const x = k.let(u.load(i));
+        const y = k.let(f.load(i));
+        // A lane shift, a broadcast, a reversal with a zero, and lanes of two variables (no shuffle: per lane).
+        const shifted = k.let(vec('u32', 0, x.x, x.y, x.z));
+        const broadcast = k.let(vec('u32', x.w, x.w, x.w, x.w));
+        outU.store(
+          i,
+          shifted
+            .add(broadcast.mul(3))
+            .add(vec('u32', x.w, 0, x.y, x.x))
+            .add(vec('u32', x.x, shifted.y, 0, x.w)),
+        );
+        // f32: +0 lanes from the zero vector; -0 is not a zero lane (built per lane); NaNs and -0 moved as bits.
+        outF.store(i.mul(2), vec('f32', 0, y.x, y.y, y.z));
+        outF.store(i.mul(2).add(1), vec('f32', y.w, -0, y.x, y.w));
+        out2.store(i, vec('u32', x.z, x.w));
+      },
+    });
+    const u = Uint32Array.from({ length: 16 }, (_, t) => (t * 2654435761) >>> 0);
+    const f = new Float32Array([
+      -0,
+      Number.NaN,
+      1.5,
+      -2,
+      Number.POSITIVE_INFINITY,
+      1e-45,
+      -0,
+      3,
+      0,
+      -1,
+      Number.NEGATIVE_INFINITY,
+      7,
+      8,
+      -0,
+      2,
+      1,
+    ]);
+    const r = runBoth(k, { u, f }, { outU: new Uint32Array(16), outF: new Float32Array(32), out2: new Uint32Array(8) });
+    expectSame(r);
+    const [a, b, c, d] = [...u.subarray(4, 8)] as [number, number, number, number];
+    const want = [0 + d * 3 + d + a, a + d * 3 + 0 + a, b + d * 3 + b + 0, c + d * 3 + a + d].map((v) => v >>> 0);
+    expect([...(r.wasm.outU as Uint32Array).subarray(4, 8)]).toEqual(want);
+    expect(Object.is((r.wasm.outF as Float32Array)[1], -0)).toBe(true);
+    expect(Object.is((r.wasm.outF as Float32Array)[5], -0)).toBe(true);
+  });
 });
 
 describe('control flow, ids and effects', () => {
@@ -388,6 +449,90 @@ describe('control flow, ids and effects', () => {
     expectSame(r);
     expect((r.wasm.out as Uint32Array)[4]).toBe(0);
     expect((r.wasm.out as Uint32Array)[0]).toBeGreaterThan(0);
+  });
+
+  it('loops whose accesses are checked once (bound within the buffers, i + K not wrapping) agree wherever the bound or i leave the buffers', () => {
+    // A chunked fold (loads at i..i+3 under i + 3 < end), a scan-like copy (load and store at i under i < end),
+    // and accesses after the body moved i (those keep their checks): end from a uniform, within or past the buffers.
+    const k = defineKernel({
+      name: 'wasm_checked_once',
+      workgroupSize: 1,
+      params: {
+        x: buffer('u32', 'read'),
+        v: buffer('u32', 'read', { vector: 4 }),
+        w: buffer('f32', 'read', { vector: 2 }),
+        y: buffer('u32', 'write'),
+        z: buffer('u32', 'write'),
+        out: buffer('u32', 'write'),
+        start: uniform('u32'),
+        end: uniform('u32'),
+      },
+      body: ({ x, v, w, y, z, out, start, end }, k) => {
+        const a = k.var('u32', 0, 'a');
+        const i = k.var('u32', start, 'i');
+        k.while(
+          () => i.add(3).lt(end),
+          () => {
+            a.set(
+              a
+                .add(x.load(i))
+                .add(x.load(i.add(1)))
+                .add(x.load(i.add(2)))
+                .add(x.load(i.add(3))),
+            );
+            // Offsets past the loop variable as the instructions' static offsets: a vec2 lane by lane, a store.
+            const pair = k.let(w.load(i.add(1)));
+            z.store(i.add(2), a.add(pair.x.add(pair.y).cast('u32')));
+            i.set(i.add(4));
+            // i moved: past the end of x here, this load must still read 0.
+            a.set(a.add(x.load(i).mul(7)));
+          },
+        );
+        out.store(0, a);
+        const b = k.var('vec4<u32>', 0, 'b');
+        const j = k.var('u32', start, 'j');
+        k.while(
+          () => j.add(1).lt(end),
+          () => {
+            b.set(b.add(v.load(j)).add(v.load(j.add(1)).mul(vec('u32', 3, 5, 7, 11))));
+            j.set(j.add(2));
+          },
+        );
+        out.store(1, b.x.add(b.y).add(b.z).add(b.w));
+        const carry = k.var('u32', 0, 'carry');
+        k.for({ from: start, to: end }, (t) => {
+          carry.set(carry.add(x.load(t)));
+          y.store(t, carry);
+          // Past i: not covered by the loop's condition, checked.
+          y.store(t.add(1), carry.mul(3));
+        });
+        out.store(2, carry);
+      },
+    });
+    const x = Uint32Array.from({ length: 37 }, (_, t) => (t * 2654435761) >>> 0);
+    const v = Uint32Array.from({ length: 40 }, (_, t) => t * 3 + 1);
+    const w = Float32Array.from({ length: 80 }, (_, t) => t * 0.5);
+    for (const [start, end] of [
+      [0, 37],
+      [1, 37],
+      [0, 36],
+      [5, 30],
+      [0, 38],
+      [0, 1000],
+      [3, 9],
+      [9, 3],
+      [0xfffffffe, 41],
+      [0xfffffffd, 6],
+      [0xffffffff, 2],
+    ] as const) {
+      const r = runBoth(k, { x, v, w }, { y: new Uint32Array(37), z: new Uint32Array(37), out: new Uint32Array(3) }, { start, end });
+      expectSame(r);
+    }
+    // Within bounds the fold is the sum it should be (the checked-once copy computes, not only agrees).
+    const r = runBoth(k, { x, v, w }, { y: new Uint32Array(37), z: new Uint32Array(37), out: new Uint32Array(3) }, { start: 0, end: 36 });
+    let sum = 0;
+    for (let t = 0; t < 36; t++) sum = (sum + (x[t] as number) + (t % 4 === 3 && t + 1 < 37 ? 7 * (x[t + 1] as number) : 0)) >>> 0;
+    expect((r.wasm.out as Uint32Array)[0]).toBe(sum);
   });
 
   it('private arrays: per invocation, zeroed per workgroup, 0 out of range, stores out of range dropped', () => {

@@ -12,9 +12,11 @@
  *
  * Chunked formulation (devices with 'serial-workgroups': a CPU's few, fat, serial
  * workgroups): one invocation per chunk of the tuning table's size folds its
- * contiguous chunk in one sequential loop (four accumulators), writing one partial
+ * contiguous chunk in one sequential loop (eight accumulators), writing one partial
  * each; one invocation then folds the partials in order. Two dispatches, no
- * workgroup memory, no atomics.
+ * workgroup memory, no atomics; inputs small enough for one thread
+ * (REDUCE_SERIAL, by `caps.dispatchCostMicros`) are one chunk folded straight into
+ * the result: one dispatch.
  *
  * Gather formulation (gather-only devices): log-step passes, each invocation
  * combining FAN_IN consecutive elements by a pairwise tree and writing its own
@@ -70,9 +72,33 @@ const UNROLL = 8;
  * unit of `caps.concurrency` (1: one contiguous chunk per worker, the least joining),
  * the fewest elements worth a chunk of their own, the interleaved accumulators, and
  * the vector width of the loads and accumulators on devices with 'simd' (where a
- * vec4 costs about what a scalar does) when the length divides by it.
+ * vec4 costs about what a scalar does) when the length divides by it. Lanes: 8
+ * vec4 accumulators (32 elements a step) against 4, one thread on a 2-vCPU Xeon VM
+ * (Node 20, u32 sum, loop checks hoisted): 2^16 6.0 vs 6.6-7.8 µs, 2^20 equal
+ * (~148 µs, L3), 2^24 6.0-6.5 vs 7.0-7.4 ms (more loads in flight from DRAM); 12 no better.
  */
-export const CHUNKED = { chunksPerConcurrency: 1, minChunk: 4096, lanes: 4, simdWidth: 4 } as const;
+export const CHUNKED = { chunksPerConcurrency: 1, minChunk: 4096, lanes: 8, simdWidth: 4 } as const;
+
+/**
+ * When `reduce` folds the whole input as one chunk, straight into the result (one
+ * dispatch of one workgroup, which a CPU runs on its calling thread; no combine):
+ * while one thread's pass, at `serialNsPerElement` ns an element (scalar loads, or
+ * vec4), is predicted to take at most `serialDispatchCosts` dispatch costs
+ * (`caps.dispatchCostMicros`). Two workers break even at twice the round trip of
+ * the serial pass. Measured on a 2-vCPU Xeon VM (Node 20, wasm kernels, u32 sum,
+ * 2^16 elements): 0.1 ns an element as vec4, 0.3 scalar; by this rule up to
+ * 500 000 elements as vec4 run as one chunk (2^16: one dispatch instead of two).
+ */
+export const REDUCE_SERIAL = { serialNsPerElement: { 1: 0.3, 4: 0.1 }, serialDispatchCosts: 2 } as const;
+
+/** reduce's chunk plan: chunkPlan, or the whole input as one chunk where REDUCE_SERIAL says so. */
+function reducePlan(device: Device, n: number, vectors: boolean): { chunks: number; chunk: number; width: 1 | 4 } {
+  const plan = chunkPlan(device, n, vectors);
+  const serialNs = n * REDUCE_SERIAL.serialNsPerElement[plan.width];
+  if (serialNs <= REDUCE_SERIAL.serialDispatchCosts * device.caps.dispatchCostMicros * 1000)
+    return { chunks: 1, chunk: n, width: plan.width };
+  return plan;
+}
 
 export interface ReduceOptions<D extends BufferDType = BufferDType> {
   readonly op: ReduceOp;
@@ -394,7 +420,16 @@ export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<
   }
   if (device.caps.features.has('serial-workgroups')) {
     // f32 min/max fold u32 keys made from scalars: those read scalars.
-    const { chunks, chunk, width } = chunkPlan(device, input.length, !keys);
+    const { chunks, chunk, width } = reducePlan(device, input.length, !keys);
+    if (chunks === 1 && !keys) {
+      // One chunk, folded straight into the result (its type is the accumulator's).
+      device.dispatch(
+        chunkKernel(dtype, op, width),
+        { invocations: 1 },
+        { input, partials: out, n: input.length / width, chunk: chunk / width },
+      );
+      return out;
+    }
     const partials = scratch(device, 'reduce.chunks', acc, chunks);
     device.dispatch(
       chunkKernel(dtype, op, width),
@@ -501,7 +536,7 @@ export function reduceSumDepth(device: Device, n: number): number {
   const family = familyOf(device, 'reduce');
   if (device.caps.features.has('serial-workgroups')) {
     // A lane's chain over its chunk, the pairwise fold of the lanes (and components), then the partials in order.
-    const plan = chunkPlan(device, n);
+    const plan = reducePlan(device, n, true);
     return chunkSumDepth(plan) + plan.chunks;
   }
   if (family === 'gather') return Math.ceil(Math.log2(n)) + 4 * Math.ceil(Math.log(n) / Math.log(FAN_IN));

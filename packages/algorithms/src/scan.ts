@@ -12,7 +12,9 @@
  * worker (reduce's chunk plan). Pass 1 sums each chunk (reduce's chunk kernel);
  * pass 2 gives each chunk its carry-in (the earlier chunks' sums, in order) and
  * scans the chunk in one sequential loop. Two dispatches, about 3n element moves,
- * no workgroup memory.
+ * no workgroup memory. Inputs whose serial scan costs a few dispatches at most
+ * (SCAN_CHUNKED, by `caps.dispatchCostMicros`) skip pass 1: one chunk, one
+ * dispatch of one workgroup, 2n element moves.
  *
  * Reduce-then-scan (the other workgroup devices: software adapters): contiguous tiles, one tile per workgroup (tile count sized from
  * `caps.concurrency`). Pass 1 sums each tile; the tile sums are scanned
@@ -39,6 +41,7 @@ import {
   type Val,
   type Var,
   vec,
+  vecType,
 } from '@trident/core';
 import {
   blockSize,
@@ -358,6 +361,8 @@ export function scanSumDepth(device: Device, n: number, variant: ScanVariant = {
   if (formulation === 'gather') return gatherScanSumDepth(device, n);
   if (formulation === 'single-pass') return lookbackSumDepth(device, n, lookbackTuning(device, variant.lookback));
   if (formulation === 'chunked') {
+    // One sequential pass of f32 (their scans are scalar): n - 1 additions from the carry of 0.
+    if (serialScan(device, n, 1)) return n;
     // A chunk's sum (its lanes and their fold), the earlier sums in order, then the chunk's own serial scan.
     // The sums pass reads scalars or vectors depending on the source buffer's length: the longer chain of the two.
     return Math.max(
@@ -380,15 +385,23 @@ export function scanSumDepth(device: Device, n: number, variant: ScanVariant = {
 
 // ---------- chunked formulation (serial workgroups) ----------
 
-/** dst[start..end) = the scan of src's chunk c, starting from the sum of sums[0..c). */
-function chunkScanKernel(dtype: BufferDType, exclusive: boolean) {
-  return cachedKernel(`scan-chunk:${dtype}:${exclusive}`, () =>
+/**
+ * dst[start..end) = the scan of src's chunk c, starting from the sum of sums[0..c).
+ * Width 4 (u32 / i32 on 'simd' devices; n, chunk, start, end then count vec4s):
+ * each vec4 is scanned in registers — two shifted adds, x + [0, x0, x1, x2], then
+ * + [0, 0, t0, t1] — plus the carry held as a vector, and the carry becomes the
+ * result's last lane broadcast: the chain from one vec4 to the next is one add and
+ * one shuffle, not four dependent adds (integers only: f32 keeps its serial order).
+ */
+function chunkScanKernel(dtype: BufferDType, exclusive: boolean, width: 1 | 4 = 1) {
+  if (width === 4 && dtype === 'f32') throw new Error('internal: the vec4 scan is for integers');
+  return cachedKernel(`scan-chunk:${dtype}:${exclusive}:${width}`, () =>
     defineKernel({
-      name: `scan_chunk_${exclusive ? 'exclusive' : 'inclusive'}_${dtype}`,
+      name: `scan_chunk_${exclusive ? 'exclusive' : 'inclusive'}_${dtype}${width === 4 ? '_v4' : ''}`,
       workgroupSize: 1,
       params: {
-        src: buffer(dtype, 'read'),
-        dst: buffer(dtype, 'write'),
+        src: buffer(dtype, 'read', { vector: width }),
+        dst: buffer(dtype, 'write', { vector: width }),
         sums: buffer(dtype, 'read'),
         n: uniform('u32'),
         chunk: uniform('u32'),
@@ -399,6 +412,18 @@ function chunkScanKernel(dtype: BufferDType, exclusive: boolean) {
         const end = k.let(min(n, start.add(chunk)), 'end');
         const carry = k.var(dtype, 0, 'carry') as Var<'u32'>;
         k.for({ from: 0, to: c }, (j) => carry.set(carry.add(sums.load(j) as Val<'u32'>)));
+        if (width === 4) {
+          const s = dtype as 'u32';
+          const carries = k.var(vecType(dtype, 4) as 'vec4<u32>', vec(s, carry, carry, carry, carry), 'carries');
+          k.for({ from: start, to: end }, (i) => {
+            const x = k.let(src.load(i) as unknown as Val<'vec4<u32>'>, 'x');
+            const shifted = k.let(x.add(vec(s, 0, x.x, x.y, x.z)), 'shifted');
+            const inclusive = k.let(shifted.add(vec(s, 0, 0, shifted.x, shifted.y)).add(carries), 'inclusive');
+            dst.store(i, (exclusive ? inclusive.sub(x) : inclusive) as never);
+            carries.set(vec(s, inclusive.w, inclusive.w, inclusive.w, inclusive.w));
+          });
+          return;
+        }
         k.for({ from: start, to: end }, (i) => {
           const v = k.let(src.load(i) as Val<'u32'>, 'v');
           if (exclusive) {
@@ -414,7 +439,41 @@ function chunkScanKernel(dtype: BufferDType, exclusive: boolean) {
   );
 }
 
+/**
+ * Tuning of the chunked formulation, as data: one sequential pass over the whole
+ * input (a single chunk: no sums pass, one dispatch of one workgroup, which a CPU
+ * runs on its calling thread) while that pass is predicted to take at most
+ * `serialDispatchCosts` times the device's dispatch cost (`caps.dispatchCostMicros`),
+ * at `serialNsPerElement` ns an element (scalar, or vec4 scanned in registers).
+ * Chunks over P workers cost about 1.5x the serial pass's element work split P
+ * ways, plus a wake-up and a join between the two passes: P = 2 breaks even near 6
+ * dispatch costs of serial work. Measured on a 2-vCPU Xeon VM (Node 20, the wasm
+ * kernels, u32, 2^16 elements): 0.64 ns an element scalar, 0.26 as vec4 (0.42 at
+ * 2^20, past the core's L2); by this rule u32 scans up to 500 000 elements run serially.
+ */
+export const SCAN_CHUNKED = { serialNsPerElement: { 1: 0.6, 4: 0.3 }, serialDispatchCosts: 6 } as const;
+
+/** Whether the chunked scan of n elements, scanned `width` at a time, runs as one sequential pass (SCAN_CHUNKED). */
+function serialScan(device: Device, n: number, width: 1 | 4): boolean {
+  const ns = n * SCAN_CHUNKED.serialNsPerElement[width];
+  return ns <= SCAN_CHUNKED.serialDispatchCosts * device.caps.dispatchCostMicros * 1000;
+}
+
+/** The width the chunked scan's pass reads and writes: vec4 for u32 / i32 of whole vec4s on 'simd' devices. */
+function scanWidth(device: Device, src: Buffer, dst: Buffer, n: number): 1 | 4 {
+  const whole = src.length % 4 === 0 && dst.length % 4 === 0 && n % 4 === 0;
+  return src.dtype !== 'f32' && whole && device.caps.features.has('simd') ? 4 : 1;
+}
+
 function recordChunkedScan(device: Device, src: Buffer, dst: Buffer, n: number, exclusive: boolean): void {
+  const vec4s = scanWidth(device, src, dst, n);
+  if (serialScan(device, n, vec4s)) {
+    // One chunk: its carry-in is 0 (no sums are read), so the sums buffer is any buffer of the dtype.
+    const sums = scratch(device, 'scan.chunks', src.dtype, 1);
+    const m = n / vec4s;
+    device.dispatch(chunkScanKernel(src.dtype, exclusive, vec4s), { invocations: 1 }, { src, dst, sums, n: m, chunk: m });
+    return;
+  }
   // The sums pass reads vec4s where n and src's length divide by 4 (chunks then hold whole vectors).
   const { chunks, chunk, width } = chunkPlan(device, n, src.length % 4 === 0);
   const sums = scratch(device, 'scan.chunks', src.dtype, chunks);
@@ -423,5 +482,7 @@ function recordChunkedScan(device: Device, src: Buffer, dst: Buffer, n: number, 
     { invocations: chunks },
     { input: src, partials: sums, n: n / width, chunk: chunk / width },
   );
-  device.dispatch(chunkScanKernel(src.dtype, exclusive), { invocations: chunks }, { src, dst, sums, n, chunk });
+  // Chunks hold whole vec4s where the sums pass read vec4s.
+  const w: 1 | 4 = width === 4 ? vec4s : 1;
+  device.dispatch(chunkScanKernel(src.dtype, exclusive, w), { invocations: chunks }, { src, dst, sums, n: n / w, chunk: chunk / w });
 }

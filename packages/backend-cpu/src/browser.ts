@@ -7,7 +7,7 @@
 
 import { type BackendAdapter, type BackendDevice, BackendUnavailableError } from '@trident/core';
 import { spawnCpuWorker } from '#spawn-worker';
-import { type CpuBackendOptions, CpuDevice, createHeap } from './cpu-device.ts';
+import { type CpuBackendOptions, CpuDevice, createHeap, startedPool } from './cpu-device.ts';
 import { type SpawnWorker, WorkerPool, type WorkerReply } from './worker-pool.ts';
 
 export { type CpuBackendOptions, CpuDevice } from './cpu-device.ts';
@@ -39,11 +39,8 @@ export const cpuAdapter: BackendAdapter<'cpu'> = {
     return new CpuDevice({
       heap,
       wasm: options?.wasm,
-      pool: new WorkerPool(
-        workers,
-        spawnWebWorker,
-        heap.memory,
-        typeof navigator !== 'undefined' ? navigator.hardwareConcurrency : undefined,
+      pool: await startedPool(
+        new WorkerPool(workers, spawnWebWorker, heap.memory, typeof navigator !== 'undefined' ? navigator.hardwareConcurrency : undefined),
       ),
       workers,
       inline: options?.inline,

@@ -18,12 +18,13 @@ import {
 } from '@trident/core';
 import { CpuBuffer } from './cpu-buffer.ts';
 import {
-  inlineIsFaster,
   type KernelCost,
   learnCost,
+  MeasuredChoice,
   predictOneThreadNs,
   ROUND_TRIP_DEFAULT_NS,
   RoundTripEstimate,
+  sizeClass,
 } from './dispatch-choice.ts';
 import { HeapFull, SharedHeap } from './heap.ts';
 import { instantiateWasmKernel, type WasmCode } from './wasm-kernel.mjs';
@@ -73,6 +74,8 @@ interface CpuCompiled extends CompiledKernel {
   f32Uniforms?: ReadonlySet<string>;
   /** Measured one-thread cost: timed inline, or by the workers themselves (their kernel time summed). */
   cost?: KernelCost;
+  /** Measured wall time inline vs on the workers, per size of dispatch (`sizeClass`). */
+  choices?: Map<number, MeasuredChoice>;
 }
 
 type JsRun = (
@@ -88,6 +91,10 @@ interface DispatchCommand extends BatchDispatch {
   readonly compiled: CpuCompiled;
   /** Elements of its buffers together (what a kernel looping over its data costs in proportion to). */
   readonly elements: number;
+  /** Its kernel's measured ways of running at its size. */
+  readonly choice: MeasuredChoice;
+  /** Where it runs, decided once when it is reached (undefined before). */
+  inline: boolean | undefined;
 }
 
 type Command = { readonly host: () => void } | DispatchCommand;
@@ -258,7 +265,8 @@ export class CpuDevice implements BackendDevice {
       const valid = wasm?.bytes !== undefined && WebAssembly.validate(wasm.bytes as Uint8Array<ArrayBuffer>);
       const scratch = valid && wasm.bytes ? this.scratchBlocks(wasm.scratchBytes) : [];
       if (valid && wasm.bytes && scratch) {
-        const code: KernelCode = { source, wasm: { bytes: wasm.bytes, params: wasm.params, scratch } };
+        const module = compileHere(wasm.bytes);
+        const code: KernelCode = { source, wasm: { bytes: wasm.bytes, params: wasm.params, scratch, ...(module ? { module } : {}) } };
         compiled = { kernel, source, id, path: 'wasm', code };
       } else {
         const fallback = wasm
@@ -297,14 +305,16 @@ export class CpuDevice implements BackendDevice {
     const buffers: Array<readonly [string, CpuBuffer]> = [];
     const uniforms: Array<readonly [string, number]> = [];
     let elements = 0;
-    for (const [name, value] of args) {
+    const f32 = f32Uniforms(k);
+    // forEach, not for-of with destructuring: this runs unoptimized for the first thousands of dispatches (issue 10).
+    args.forEach((value, name) => {
       // An f32 uniform is an f32 in the kernel (JavaScript would otherwise compute with the double).
-      if (typeof value === 'number') uniforms.push([name, f32Uniforms(k).has(name) ? Math.fround(value) : value]);
+      if (typeof value === 'number') uniforms.push([name, f32.has(name) ? Math.fround(value) : value]);
       else {
         buffers.push([name, value as CpuBuffer]);
         elements += value.length;
       }
-    }
+    });
     const total = grid[0] * grid[1] * grid[2];
     if (total === 0) return;
     this.pending.push({
@@ -317,6 +327,8 @@ export class CpuDevice implements BackendDevice {
       numWorkgroups: total,
       grid: [grid[0], grid[1], grid[2]],
       elements,
+      choice: choiceOf(k, elements, total),
+      inline: undefined,
     });
   }
 
@@ -324,10 +336,21 @@ export class CpuDevice implements BackendDevice {
     if (this.pending.length === 0) return this.running;
     const commands = this.pending;
     this.pending = [];
+    // Nothing in flight: what runs on this thread runs now, without a trip through the
+    // event loop (a reduce of 2^16 is a few µs of kernels: promise hops were a good part of a call).
+    let from = 0;
+    if (this.outstanding === 0) {
+      try {
+        from = this.runHere(commands);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      if (from === commands.length) return this.running;
+    }
     this.outstanding++;
     const run = this.running.then(async () => {
       try {
-        await this.execute(commands);
+        await this.execute(commands, from);
       } finally {
         this.outstanding--;
       }
@@ -337,12 +360,23 @@ export class CpuDevice implements BackendDevice {
     return run;
   }
 
+  /** Runs commands in order on this thread up to the first one for the workers; returns its index (or the count). */
+  private runHere(commands: readonly Command[]): number {
+    for (let i = 0; i < commands.length; i++) {
+      const command = commands[i] as Command;
+      if ('host' in command) command.host();
+      else if (this.runsHere(command)) this.runInline(command);
+      else return i;
+    }
+    return commands.length;
+  }
+
   /**
-   * Runs a flushed batch in order: host commands on this thread; consecutive worker
+   * Runs a flushed batch in order from `from`: host commands on this thread; consecutive worker
    * dispatches as one batch for the workers (one wake-up, joins done among the
    * workers); dispatches too small to repay a wake-up inline on this thread.
    */
-  private async execute(commands: readonly Command[]): Promise<void> {
+  private async execute(commands: readonly Command[], from: number): Promise<void> {
     let batch: DispatchCommand[] = [];
     const runBatch = async () => {
       if (batch.length === 0) return;
@@ -358,9 +392,12 @@ export class CpuDevice implements BackendDevice {
       }
       // The workers timed their kernels: the sum is the one-thread cost, the wall time beyond the longest the round trip.
       const wallMs = performance.now() - start;
-      const { maxBusyMs, sumBusyMs } = this.pool.lastTimings();
+      const { maxBusyMs, sumBusyMs, compiled } = this.pool.lastTimings();
       const first = sent[0] as DispatchCommand;
-      if (sent.length === 1) this.roundTrip.record((wallMs - maxBusyMs) * 1e6);
+      // A batch whose workers first compiled a kernel measured the compiler: no round trip, no wall time to learn from.
+      if (sent.length === 1 && !compiled) this.roundTrip.record((wallMs - maxBusyMs) * 1e6);
+      // A batch of one kernel at one size: each dispatch's share of the wall time is what the workers cost it.
+      if (!compiled && sent.every((d) => d.choice === first.choice)) first.choice.record(false, (wallMs * 1e6) / sent.length);
       // A batch of one kernel (a loop of dispatches) teaches its cost too; a mixed one cannot be apportioned.
       if (sent.every((d) => d.compiled === first.compiled)) {
         let workgroups = 0;
@@ -372,11 +409,12 @@ export class CpuDevice implements BackendDevice {
         first.compiled.cost = learnCost(first.compiled.cost, sumBusyMs * 1e6, workgroups, elements);
       }
     };
-    for (const command of commands) {
+    for (let i = from; i < commands.length; i++) {
+      const command = commands[i] as Command;
       if ('host' in command) {
         if (batch.length > 0) await runBatch();
         command.host();
-      } else if (this.allowInline && this.runsInline(command)) {
+      } else if (this.runsHere(command)) {
         if (batch.length > 0) await runBatch();
         this.runInline(command);
       } else if (command.compiled.cost === undefined) {
@@ -389,9 +427,18 @@ export class CpuDevice implements BackendDevice {
     if (batch.length > 0) await runBatch();
   }
 
-  /** One thread for the kernel's learned time vs the workers' learned round trip plus that time split over them. */
+  /**
+   * The faster way as measured for this kernel at this size, once both were; until
+   * then one thread for the kernel's learned time vs the workers' learned round trip
+   * plus that time split over them (dispatch-choice.ts).
+   */
+  private runsHere(d: DispatchCommand): boolean {
+    d.inline ??= this.allowInline && this.runsInline(d);
+    return d.inline;
+  }
+
   private runsInline(d: DispatchCommand): boolean {
-    return inlineIsFaster({
+    return d.choice.chooseInline({
       oneThreadNs: predictOneThreadNs(d.compiled.cost, d.numWorkgroups, d.elements),
       workgroups: d.numWorkgroups,
       workers: this.workers,
@@ -404,8 +451,15 @@ export class CpuDevice implements BackendDevice {
     // One pair of argument objects per kernel, filled anew: a kernel run inline is never re-entered.
     k.inlineArgs ??= { b: {}, u: {} };
     const { b, u } = k.inlineArgs;
-    for (const [name, buffer] of d.buffers) b[name] = buffer.view;
-    for (const [name, value] of d.uniforms) u[name] = value;
+    // Indexed, not destructured: array destructuring runs the iterator protocol before V8 optimizes.
+    for (let i = 0; i < d.buffers.length; i++) {
+      const entry = d.buffers[i] as readonly [string, CpuBuffer];
+      b[entry[0]] = entry[1].view;
+    }
+    for (let i = 0; i < d.uniforms.length; i++) {
+      const entry = d.uniforms[i] as readonly [string, number];
+      u[entry[0]] = entry[1];
+    }
     let start = 0;
     try {
       // Compiled before the clock starts: the cost learned is the kernel's.
@@ -416,7 +470,9 @@ export class CpuDevice implements BackendDevice {
       const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
       throw new KernelExecutionError('cpu', k.kernel.name, detail, { cause: err });
     }
-    k.cost = learnCost(k.cost, (performance.now() - start) * 1e6, d.numWorkgroups, d.elements);
+    const ns = (performance.now() - start) * 1e6;
+    k.cost = learnCost(k.cost, ns, d.numWorkgroups, d.elements);
+    d.choice.record(true, ns);
   }
 
   async measure(body: () => void | Promise<void>): Promise<{ ms: number; source: 'wall' }> {
@@ -466,6 +522,17 @@ export class CpuDevice implements BackendDevice {
   }
 }
 
+/**
+ * The pool once its workers have started: a device is created ready to dispatch (its
+ * first dispatch, and a benchmark's first warm-up runs, no longer wait ~0.1 s for the
+ * workers' start-up). A worker that cannot start fails the dispatches that need the
+ * workers, naming its script, as before: the wait here only ends.
+ */
+export async function startedPool(pool: WorkerPool): Promise<WorkerPool> {
+  await pool.started().catch(() => undefined);
+  return pool;
+}
+
 /** The device's memory; a runtime that cannot reserve a shared WebAssembly.Memory has no CPU backend. */
 export function createHeap(): SharedHeap {
   try {
@@ -508,6 +575,31 @@ function wasmRuns(): boolean {
   return wasmProbe;
 }
 
+/** The measured ways of running kernel `k` over buffers of `elements` elements together and `workgroups` workgroups. */
+function choiceOf(k: CpuCompiled, elements: number, workgroups: number): MeasuredChoice {
+  k.choices ??= new Map();
+  const size = sizeClass(elements, workgroups);
+  let choice = k.choices.get(size);
+  if (!choice) {
+    choice = new MeasuredChoice();
+    k.choices.set(size, choice);
+  }
+  return choice;
+}
+
+/**
+ * The kernel's module compiled on this thread, to be shared with the workers (see
+ * WasmCode.module); undefined where this thread may not compile it synchronously
+ * (a browser's main thread, past 4 KiB): the workers then compile the bytes.
+ */
+function compileHere(bytes: Uint8Array): WebAssembly.Module | undefined {
+  try {
+    return new WebAssembly.Module(bytes as Uint8Array<ArrayBuffer>);
+  } catch {
+    return undefined;
+  }
+}
+
 function f32Uniforms(k: CpuCompiled): ReadonlySet<string> {
   k.f32Uniforms ??= new Set(k.kernel.ir.params.flatMap(([n, d]) => (d.kind === 'uniform' && d.dtype === 'f32' ? [n] : [])));
   return k.f32Uniforms;
@@ -522,7 +614,7 @@ function inlineRun(k: CpuCompiled, memory: WebAssembly.Memory, workers: number):
   const wasm: WasmCode | undefined = k.code?.wasm;
   if (wasm) {
     try {
-      const module = new WebAssembly.Module(wasm.bytes as Uint8Array<ArrayBuffer>);
+      const module = wasm.module ?? new WebAssembly.Module(wasm.bytes as Uint8Array<ArrayBuffer>);
       // This thread's private-array block follows the workers' ones.
       return instantiateWasmKernel(module, memory, wasm.params, wasm.scratch?.[workers] ?? 0) as unknown as JsRun;
     } catch {

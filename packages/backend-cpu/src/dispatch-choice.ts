@@ -34,8 +34,125 @@ export interface DispatchCost {
 export function inlineIsFaster(d: DispatchCost): boolean {
   if (d.workgroups === 1) return true;
   if (d.oneThreadNs === undefined) return false;
-  const share = Math.min(d.workers, d.workgroups);
-  return d.oneThreadNs < d.roundTripNs + d.oneThreadNs / share;
+  return d.oneThreadNs < workersNs(d, d.oneThreadNs);
+}
+
+/** The workers' predicted time for a dispatch of `oneThreadNs` on one thread: their round trip plus its share per worker. */
+function workersNs(d: DispatchCost, oneThreadNs: number): number {
+  return d.roundTripNs + oneThreadNs / Math.min(d.workers, d.workgroups);
+}
+
+/** Decisions between two tries of the way not taken, per unit of the ratio of its estimate to the taken way's. */
+export const RETRY_EVERY = 32;
+/**
+ * The same while a way has fewer than SETTLED_SAMPLES measurements: soon, since only
+ * measurements can overrule the model, and a first one can be far off (on a loaded
+ * 2-vCPU VM the model put a 2^24 reduce on the workers at 7-8 ms where inline ran it
+ * in 5.5; the first run of a new size on the workers took 15.5 ms where the next
+ * took 3.5-4; a bench's ~20 warm-up runs at that size never retried either).
+ */
+export const FIRST_TRY_EVERY = 4;
+export const SETTLED_SAMPLES = 3;
+/** Measurements a way's estimate is taken from: the last few, their lower quartile. */
+export const CHOICE_WINDOW = 8;
+
+/**
+ * The measured wall time of one kernel's dispatches of one size (elements and
+ * workgroups, to a power of two), per way of running them: inline, or on the
+ * workers (their whole round trip, from waking them to the join). The model
+ * (`inlineIsFaster`'s costs) decides until both ways were measured, then the
+ * measurements do: a model of the round trip cannot see what the machine's other
+ * load does to the workers (a 2-vCPU VM where another process holds a core: the
+ * two halves of a dispatch run one after the other) nor what one thread's memory
+ * bandwidth is worth against two, and a wrong choice of the model stayed
+ * (issue 10: reduce 2^20 on a quiet 2-vCPU VM ran 0.15 ms inline, 0.2–1.1 ms on
+ * the workers, and the model took the workers). The way not taken is tried again
+ * now and then — the sooner, the closer it was — so that an estimate made under
+ * other conditions does not stay: after RETRY_EVERY decisions per unit of the
+ * ratio of the two estimates, so that retries cost at most 1 / RETRY_EVERY of the time.
+ * Each way's estimate is the lower quartile of its last CHOICE_WINDOW measurements:
+ * noise only ever adds time (the first run after the thread did other work runs
+ * 2-4x slower, issue 10), so one slow run moves nothing, a lasting change does.
+ */
+export class MeasuredChoice {
+  private readonly inline = new Window();
+  private readonly workers = new Window();
+  private sinceRetry = 0;
+
+  /** ns per dispatch run inline (undefined: never measured). */
+  get inlineNs(): number | undefined {
+    return this.inline.estimate;
+  }
+
+  /** ns per dispatch on the workers, from waking them to the join (undefined: never measured). */
+  get workersNs(): number | undefined {
+    return this.workers.estimate;
+  }
+
+  /** Whether to run this dispatch inline; `model` stands in for a way never measured. */
+  chooseInline(model: DispatchCost): boolean {
+    if (model.workgroups === 1) return true;
+    const oneThread = model.oneThreadNs;
+    const inline = this.inlineNs ?? oneThread;
+    // A kernel never measured: on the workers (its loops may be long; only a worker run can be stopped).
+    if (inline === undefined) return false;
+    const workers = this.workersNs ?? workersNs(model, oneThread ?? inline);
+    const inlineBetter = inline < workers;
+    const ratio = Math.max(inline, workers) / Math.max(1, Math.min(inline, workers));
+    const settled = Math.min(this.inline.count, this.workers.count) >= SETTLED_SAMPLES;
+    const every = settled ? RETRY_EVERY : FIRST_TRY_EVERY;
+    if (++this.sinceRetry >= every * ratio) {
+      this.sinceRetry = 0;
+      return !inlineBetter;
+    }
+    return inlineBetter;
+  }
+
+  /** One dispatch's measured wall time, in ns, run inline (true) or on the workers. */
+  record(inline: boolean, ns: number): void {
+    if (!(ns >= 0) || !Number.isFinite(ns)) return;
+    (inline ? this.inline : this.workers).record(ns);
+  }
+}
+
+/** The last CHOICE_WINDOW measurements of one way and their lower quartile (no allocation per measurement). */
+class Window {
+  private readonly samples: number[] = [];
+  private next = 0;
+  estimate: number | undefined;
+
+  /** Measurements held (at most CHOICE_WINDOW). */
+  get count(): number {
+    return this.samples.length;
+  }
+
+  record(ns: number): void {
+    const s = this.samples;
+    if (s.length < CHOICE_WINDOW) s.push(ns);
+    else s[this.next] = ns;
+    this.next = (this.next + 1) % CHOICE_WINDOW;
+    // The lower quartile of at most 8 values: the smallest of up to 4, else the second smallest.
+    let first = Number.POSITIVE_INFINITY;
+    let second = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < s.length; i++) {
+      const x = s[i] as number;
+      if (x < first) {
+        second = first;
+        first = x;
+      } else if (x < second) second = x;
+    }
+    this.estimate = s.length <= 4 ? first : second;
+  }
+}
+
+/** The key of a dispatch's size for MeasuredChoice: its elements and workgroups, each to a power of two. */
+export function sizeClass(elements: number, workgroups: number): number {
+  return log2Floor(elements) * 64 + log2Floor(workgroups);
+}
+
+/** floor(log2(n)) for n ≥ 1, 0 below (counts past 2^32 - 1 share the top class). */
+function log2Floor(n: number): number {
+  return 31 - Math.clz32(Math.max(1, Math.min(n, 0xffffffff)));
 }
 
 /**

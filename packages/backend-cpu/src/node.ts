@@ -1,7 +1,7 @@
 import { availableParallelism, cpus } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { BackendAdapter, BackendDevice } from '@trident/core';
-import { type CpuBackendOptions, CpuDevice, createHeap } from './cpu-device.ts';
+import { type CpuBackendOptions, CpuDevice, createHeap, startedPool } from './cpu-device.ts';
 import { type SpawnWorker, WorkerPool } from './worker-pool.ts';
 
 /** A worker thread running node-worker.mjs; it keeps the process alive only while it runs a batch. */
@@ -32,7 +32,7 @@ export const cpuAdapter: BackendAdapter<'cpu'> = {
     return new CpuDevice({
       heap,
       wasm: options?.wasm,
-      pool: new WorkerPool(workers, spawnNodeWorker, heap.memory, availableParallelism()),
+      pool: await startedPool(new WorkerPool(workers, spawnNodeWorker, heap.memory, availableParallelism())),
       workers,
       inline: options?.inline,
       timeLimitMs: options?.timeLimitMs,

@@ -25,9 +25,14 @@ const MATH = {
 
 /**
  * @typedef {{ name: string, kind: 'buffer' | 'uniform' | 'scratch' }} WasmParam
- * @typedef {{ bytes: Uint8Array, params: readonly WasmParam[], scratch?: readonly number[] }} WasmCode
+ * @typedef {{ bytes: Uint8Array, params: readonly WasmParam[], scratch?: readonly number[], module?: WebAssembly.Module }} WasmCode
  *   `scratch`: where the kernel has private arrays, one block of the memory per thread
  *   (index: the worker's; the last: the device's own thread), given as the `scratch` parameter.
+ *   `module`: the module compiled once by the device, where its thread may compile
+ *   synchronously; every thread instantiates it, so all share one compiled code and
+ *   one tier-up (V8 starts a module on its baseline compiler and optimizes it once
+ *   used enough: compiled per worker, each worker warmed up its own, and on a loaded
+ *   2-core machine the optimizing compiles waited behind the busy threads).
  */
 
 /**
@@ -40,24 +45,35 @@ const MATH = {
 export function instantiateWasmKernel(module, memory, params, scratch = 0) {
   const instance = new WebAssembly.Instance(module, { env: { memory }, m: MATH });
   const run = /** @type {(...args: number[]) => void} */ (instance.exports.run);
-  const count = params.reduce((n, p) => n + (p.kind === 'buffer' ? 2 : 1), 0);
-  return function wasmRun(B, U, wgStart, wgEnd, nwg, grid = [nwg, 1, 1]) {
-    const args = new Array(count + 6);
-    let a = 0;
+  return callerFor(params)(run, scratch);
+}
+
+/**
+ * A wrapper that passes each parameter by position, made once per parameter list:
+ * no argument array and no spread call per run (a dispatch runs it unoptimized for
+ * its first thousands of calls, issue 10). Names are quoted as JSON strings, never
+ * spliced as code; they are the kernel's own parameter names.
+ * @type {Map<string, (run: (...args: number[]) => void, scratch: number) => ReturnType<typeof instantiateWasmKernel>>}
+ */
+const callers = new Map();
+
+/** @param {readonly WasmParam[]} params */
+function callerFor(params) {
+  const key = JSON.stringify(params);
+  let make = callers.get(key);
+  if (!make) {
+    /** @type {string[]} */
+    const args = [];
     for (const p of params) {
-      if (p.kind === 'scratch') args[a++] = scratch;
-      else if (p.kind === 'buffer') {
-        const view = /** @type {ArrayBufferView & { length: number }} */ (B[p.name]);
-        args[a++] = view.byteOffset;
-        args[a++] = view.length;
-      } else args[a++] = U[p.name] ?? 0;
+      const name = JSON.stringify(p.name);
+      if (p.kind === 'scratch') args.push('scratch');
+      else if (p.kind === 'buffer') args.push(`B[${name}].byteOffset`, `B[${name}].length`);
+      else args.push(`U[${name}] ?? 0`);
     }
-    args[a++] = wgStart;
-    args[a++] = wgEnd;
-    args[a++] = nwg;
-    args[a++] = grid[0] ?? nwg;
-    args[a++] = grid[1] ?? 1;
-    args[a++] = grid[2] ?? 1;
-    run(...args);
-  };
+    args.push('wgStart', 'wgEnd', 'nwg', 'grid?.[0] ?? nwg', 'grid?.[1] ?? 1', 'grid?.[2] ?? 1');
+    const source = `return function wasmRun(B, U, wgStart, wgEnd, nwg, grid) { run(${args.join(', ')}); };`;
+    make = /** @type {NonNullable<typeof make>} */ (new Function('run', 'scratch', source));
+    callers.set(key, make);
+  }
+  return make;
 }

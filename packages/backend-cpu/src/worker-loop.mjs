@@ -183,7 +183,7 @@ function jsKernel(source) {
  */
 function wasmOrJs(wasm, memory, source, index) {
   try {
-    const module = new WebAssembly.Module(/** @type {BufferSource} */ (wasm.bytes));
+    const module = wasm.module ?? new WebAssembly.Module(/** @type {BufferSource} */ (wasm.bytes));
     return instantiateWasmKernel(module, memory, wasm.params, wasm.scratch?.[index] ?? 0);
   } catch {
     return jsKernel(source);

@@ -91,6 +91,8 @@ interface Layout {
 export interface BatchTimings {
   readonly maxBusyMs: number;
   readonly sumBusyMs: number;
+  /** The batch brought the workers kernels to compile first: its wall time includes their compiler's. */
+  readonly compiled: boolean;
 }
 
 /** `Atomics.waitAsync` (ES2024; Node 16+, Chromium 87+, not yet in every browser): absent, the last worker posts 'done'. */
@@ -126,6 +128,8 @@ export class WorkerPool {
   private newBuffers: number[] = [];
   private released: number[] = [];
   private commandsResized = false;
+  /** The last batch sent the workers new kernels. */
+  private lastCompiled = false;
   private readonly finalizer = new FinalizationRegistry<number>((id) => {
     if (this.buffers.delete(id)) this.released.push(id);
   });
@@ -211,6 +215,21 @@ export class WorkerPool {
     } finally {
       clearTimeout(overrun);
       this.inFlight = undefined;
+    }
+  }
+
+  /**
+   * Resolves once every worker has started (adapters await it, so that a device's
+   * first dispatch does not pay for their start-up); rejects with why one could not.
+   */
+  async started(): Promise<void> {
+    // Node: unreferenced workers would let the process end while it waits for them.
+    const workers = this.workers;
+    for (const w of workers) w.keepAlive?.(true);
+    try {
+      await this.ready;
+    } finally {
+      for (const w of workers) w.keepAlive?.(false);
     }
   }
 
@@ -379,10 +398,11 @@ export class WorkerPool {
       maxBusyMs = Math.max(maxBusyMs, ms);
       sumBusyMs += ms;
     }
-    return { maxBusyMs, sumBusyMs };
+    return { maxBusyMs, sumBusyMs, compiled: this.lastCompiled };
   }
 
   private sendRegistrations(): void {
+    this.lastCompiled = this.newKernels.length > 0;
     if (!this.newKernels.length && !this.newLayouts.length && !this.newBuffers.length && !this.released.length && !this.commandsResized)
       return;
     const message = {

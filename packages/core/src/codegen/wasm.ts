@@ -29,7 +29,13 @@ import { typeInfo, type ValueType } from '../ir/types.ts';
  *   imported functions run in f64 and round once at the end, as the JavaScript does;
  * - min/max on f32 propagate NaN and order -0 below +0, as Math.min/Math.max;
  * - loads outside [0, length) give 0 and stores there do nothing (an unsigned
- *   compare also refuses negative i32 indices); atomics there return 0;
+ *   compare also refuses negative i32 indices); atomics there return 0. An
+ *   innermost loop `while (i + K < E)` (u32, E unchanged by the loop) whose body
+ *   reads or writes buffers at i + c (0 <= c <= K) before it changes i is emitted
+ *   twice: where E is within those buffers (checked once before the loop) and i + K
+ *   cannot wrap (checked per iteration), the copy without those checks runs
+ *   (`provenInBounds`), each access addressed from i with c as its instruction's
+ *   static offset; the checked copy otherwise;
  * - `select`, `and`/`or` with an operand that has an effect (an atomic) evaluate
  *   as JavaScript's `?:`, `&&` and `||` do: only the arm taken.
  *
@@ -219,6 +225,7 @@ const SIMD = {
   load: 0,
   store: 11,
   const: 12,
+  shuffle: 13,
   i32x4Splat: 17,
   f32x4Splat: 19,
   i32x4Extract: 27,
@@ -291,6 +298,88 @@ function hasEffect(e: Expr): boolean {
   return found;
 }
 
+/**
+ * A loop whose accesses at its variable (+ an offset up to `reach`) stay within
+ * `buffers` wherever `bound` does: `while (variable + reach < bound)`, u32.
+ */
+interface InBoundsPlan {
+  readonly variable: number;
+  readonly reach: number;
+  readonly bound: Expr;
+  readonly buffers: readonly string[];
+}
+
+/** A plan while its unchecked copy is emitted; `valid` until the code reassigns the variable. */
+interface InBoundsProof extends InBoundsPlan {
+  valid: boolean;
+}
+
+/** The largest offset from the loop variable a plan takes (larger ones keep their checks). */
+const MAX_REACH = 1024;
+
+/** `e` as variable + offset: a u32 variable, or a u32 sum of one and a constant (either side). */
+function inductionOf(e: Expr): { variable: number; offset: number } | undefined {
+  if (e.type !== 'u32') return undefined;
+  if (e.op === 'var') return { variable: e.id, offset: 0 };
+  if (e.op !== 'binary' || e.fn !== 'add') return undefined;
+  const [v, k] = e.a.op === 'var' ? [e.a, e.b] : [e.b, e.a];
+  if (v.op !== 'var' || v.type !== 'u32' || k.op !== 'const' || typeof k.value !== 'number') return undefined;
+  if (!Number.isInteger(k.value) || k.value < 0 || k.value > MAX_REACH) return undefined;
+  return { variable: v.id, offset: k.value };
+}
+
+/** Ids of the variables that statements (and their nested blocks) set. */
+function assignedVars(stmts: readonly Stmt[]): Set<number> {
+  const ids = new Set<number>();
+  walkStmts(stmts, (s) => {
+    if (s.op === 'let' || s.op === 'assign') ids.add(s.id);
+  });
+  return ids;
+}
+
+/** No effect, no memory read, no variable in `changing`: the same value wherever the loop evaluates it. */
+function invariant(e: Expr, changing: ReadonlySet<number>): boolean {
+  let ok = true;
+  walkExpr(e, (x) => {
+    const pure = ['const', 'uniform', 'builtin', 'length', 'unary', 'binary', 'select', 'convert', 'bitcast', 'extract', 'construct'];
+    if (x.op === 'var' ? changing.has(x.id) : !pure.includes(x.op)) ok = false;
+  });
+  return ok;
+}
+
+/**
+ * The plan for an innermost loop `while (i + K < E)` (u32 compare, no condition
+ * prelude, E unchanged by the loop) whose body accesses buffers at i + c, c <= K;
+ * undefined for any other loop. Innermost only: the body is emitted twice, so code grows at most twice.
+ */
+function inBoundsPlan(s: Extract<Stmt, { op: 'loop' }>): InBoundsPlan | undefined {
+  const cond = s.cond;
+  if (s.condPrelude.length > 0 || cond.op !== 'binary' || cond.fn !== 'lt' || cond.a.type !== 'u32' || cond.b.type !== 'u32')
+    return undefined;
+  const head = inductionOf(cond.a);
+  if (!head) return undefined;
+  let nested = false;
+  walkStmts(s.body, (x) => {
+    if (x.op === 'loop') nested = true;
+  });
+  if (nested || !invariant(cond.b, assignedVars([s]))) return undefined;
+  const buffers = new Set<string>();
+  const covered = (index: Expr) => {
+    const at = inductionOf(index);
+    return at !== undefined && at.variable === head.variable && at.offset <= head.offset;
+  };
+  walkStmts(s.body, (x) => {
+    if (x.op === 'store' && covered(x.index)) buffers.add(x.buffer);
+    forEachExprOfStmt(x, (root) =>
+      walkExpr(root, (e) => {
+        if (e.op === 'load' && covered(e.index)) buffers.add(e.buffer);
+      }),
+    );
+  });
+  if (buffers.size === 0) return undefined;
+  return { variable: head.variable, reach: head.offset, bound: cond.b, buffers: [...buffers] };
+}
+
 interface BufferSlot {
   readonly decl: BufferParamDecl;
   readonly offset: number;
@@ -313,6 +402,8 @@ class WasmGenerator {
   private readonly labels: string[] = [];
   private loopCount = 0;
   private readonly loopLabels: Array<{ brk: string; cont: string }> = [];
+  /** Loops whose unchecked copy is being emitted, innermost last (see `provenInBounds`). */
+  private readonly proofs: InBoundsProof[] = [];
   // Fixed locals (set in generate()).
   private scratch = 0;
   private readonly privates = new Map<number, { base: number; length: number; slot: number; type: ValueType }>();
@@ -615,10 +706,12 @@ class WasmGenerator {
       case 'let':
         this.expr(s.init);
         this.set(this.varLocal(s.id));
+        this.reassigned(s.id);
         return;
       case 'assign':
         this.expr(s.value);
         this.set(this.varLocal(s.id));
+        this.reassigned(s.id);
         return;
       case 'store':
         this.store(s);
@@ -655,6 +748,23 @@ class WasmGenerator {
         const n = this.loopCount++;
         const brk = `brk${n}`;
         const cont = `cont${n}`;
+        // An enclosing loop's proof ends where this loop changes its variable (its later iterations see the change).
+        const assigned = assignedVars([s]);
+        for (const p of this.proofs) if (assigned.has(p.variable)) p.valid = false;
+        const plan = inBoundsPlan(s);
+        let inBounds = 0;
+        if (plan) {
+          // Once before the loop: the bound (unchanged by the loop) within every buffer the plan covers.
+          const bound = this.temp(plan.bound);
+          inBounds = this.local(I32);
+          this.i32(1);
+          for (const name of plan.buffers) {
+            this.get(bound);
+            this.elementCount(this.slot(name));
+            c.push(OP.i32LeU, OP.i32And);
+          }
+          this.set(inBounds);
+        }
         this.open(OP.block, brk);
         this.open(OP.loop, `top${n}`);
         this.stmts(s.condPrelude);
@@ -663,7 +773,22 @@ class WasmGenerator {
         this.br(OP.brIf, brk);
         this.loopLabels.push({ brk, cont });
         this.open(OP.block, cont);
-        this.stmts(s.body);
+        if (plan) {
+          // Per iteration: i + K did not wrap (i <= 2^32 - 1 - K), so i + c <= i + K < bound.
+          this.get(inBounds);
+          if (plan.reach > 0) {
+            this.get(this.varLocal(plan.variable));
+            this.i32(-1 - plan.reach);
+            c.push(OP.i32LeU, OP.i32And);
+          }
+          this.open(OP.if, 'in-bounds');
+          this.proofs.push({ ...plan, valid: true });
+          this.stmts(s.body);
+          this.proofs.pop();
+          this.else_();
+          this.stmts(s.body);
+          this.close();
+        } else this.stmts(s.body);
         this.close();
         this.loopLabels.pop();
         this.stmts(s.update);
@@ -685,6 +810,26 @@ class WasmGenerator {
       default:
         throw new Unsupported(`statement '${s.op}'`);
     }
+  }
+
+  /** Variable `id` was (re)assigned: a proof about it no longer holds past this point of the code. */
+  private reassigned(id: number): void {
+    for (const p of this.proofs) if (p.variable === id) p.valid = false;
+  }
+
+  /**
+   * Whether an access of `buffer` at `index` is in bounds by an enclosing loop's
+   * proof: inside the copy of the loop's body that runs only where the bound lies
+   * within the buffer, before the body changed the loop's variable, at variable + c
+   * with c no more than the loop condition's own offset.
+   */
+  private provenInBounds(buffer: string, index: Expr): boolean {
+    const at = inductionOf(index);
+    if (!at) return false;
+    for (const p of this.proofs) {
+      if (p.valid && p.variable === at.variable && at.offset <= p.reach && p.buffers.includes(buffer)) return true;
+    }
+    return false;
   }
 
   private varLocal(id: number): number {
@@ -766,8 +911,34 @@ class WasmGenerator {
     else c.push(access === 'load' ? OP.i32Load : OP.i32Store, 2, 0);
   }
 
-  /** Loads a vec2/vec3 element lane by lane (address on the stack). */
-  private loadLanes(slot: BufferSlot): void {
+  /**
+   * For an access proven in bounds at variable + c: pushes the address of element
+   * `variable` and returns c elements in bytes, for the instruction's static offset
+   * (one address computation for all of a loop's accesses at i, i + 1, …; no wrap
+   * to fear: variable + c is within the buffer).
+   */
+  private provenAddress(slot: BufferSlot, index: Expr): number {
+    const at = inductionOf(index);
+    if (!at) throw new Error('internal: a proven access is at a variable plus a constant');
+    this.address(slot, this.varLocal(at.variable));
+    return at.offset * 4 * slot.decl.vector;
+  }
+
+  /** Loads the element of the buffer's view at the address on the stack, plus `offset` bytes. */
+  private loadElement(slot: BufferSlot, offset = 0): void {
+    if (slot.decl.vector === 2 || slot.decl.vector === 3) this.loadLanes(slot, offset);
+    else if (slot.decl.vector === 4) {
+      this.simd(SIMD.load);
+      this.code.push(4);
+      uleb(this.code, offset);
+    } else {
+      this.code.push(slot.decl.dtype === 'f32' ? OP.f32Load : OP.i32Load, 2);
+      uleb(this.code, offset);
+    }
+  }
+
+  /** Loads a vec2/vec3 element lane by lane (address on the stack, plus `offset` bytes). */
+  private loadLanes(slot: BufferSlot, offset = 0): void {
     const f = slot.decl.dtype === 'f32';
     const addr = this.local(I32);
     this.set(addr);
@@ -776,14 +947,14 @@ class WasmGenerator {
     for (let l = 0; l < slot.decl.vector; l++) {
       this.get(addr);
       this.code.push(f ? OP.f32Load : OP.i32Load, 2);
-      uleb(this.code, l * 4);
+      uleb(this.code, offset + l * 4);
       this.simd(f ? SIMD.f32x4Replace : SIMD.i32x4Replace);
       this.code.push(l);
     }
   }
 
-  /** Stores the vec2/vec3 in local `value` lane by lane (address on the stack). */
-  private storeLanes(slot: BufferSlot, value: number): void {
+  /** Stores the vec2/vec3 in local `value` lane by lane (address on the stack, plus `offset` bytes). */
+  private storeLanes(slot: BufferSlot, value: number, offset = 0): void {
     const f = slot.decl.dtype === 'f32';
     const addr = this.local(I32);
     this.set(addr);
@@ -793,27 +964,35 @@ class WasmGenerator {
       this.simd(f ? SIMD.f32x4Extract : SIMD.i32x4Extract);
       this.code.push(l);
       this.code.push(f ? OP.f32Store : OP.i32Store, 2);
-      uleb(this.code, l * 4);
+      uleb(this.code, offset + l * 4);
     }
   }
 
   private store(s: Extract<Stmt, { op: 'store' }>): void {
     const slot = this.slot(s.buffer);
-    const index = this.temp(s.index);
+    const proven = this.provenInBounds(s.buffer, s.index);
+    // A proven index is a variable plus a constant: nothing to evaluate ahead of the value.
+    const index = proven ? -1 : this.temp(s.index);
     const value = this.temp(s.value);
-    this.inBounds(slot, index);
-    this.open(OP.if, 'store');
-    this.address(slot, index);
-    if (slot.decl.vector === 2 || slot.decl.vector === 3) this.storeLanes(slot, value);
+    let offset = 0;
+    if (proven) offset = this.provenAddress(slot, s.index);
+    else {
+      this.inBounds(slot, index);
+      this.open(OP.if, 'store');
+      this.address(slot, index);
+    }
+    if (slot.decl.vector === 2 || slot.decl.vector === 3) this.storeLanes(slot, value, offset);
     else if (slot.decl.vector === 4) {
       this.get(value);
       this.simd(SIMD.store);
-      this.code.push(4, 0);
+      this.code.push(4);
+      uleb(this.code, offset);
     } else {
       this.get(value);
-      this.code.push(slot.decl.dtype === 'f32' ? OP.f32Store : OP.i32Store, 2, 0);
+      this.code.push(slot.decl.dtype === 'f32' ? OP.f32Store : OP.i32Store, 2);
+      uleb(this.code, offset);
     }
-    this.close();
+    if (!proven) this.close();
   }
 
   // ---------- expressions ----------
@@ -856,15 +1035,15 @@ class WasmGenerator {
         return;
       case 'load': {
         const slot = this.slot(e.buffer);
+        if (this.provenInBounds(e.buffer, e.index)) {
+          this.loadElement(slot, this.provenAddress(slot, e.index));
+          return;
+        }
         const index = this.temp(e.index);
         this.inBounds(slot, index);
         this.open(OP.if, 'load', wtype(e.type));
         this.address(slot, index);
-        if (slot.decl.vector === 2 || slot.decl.vector === 3) this.loadLanes(slot);
-        else if (slot.decl.vector === 4) {
-          this.simd(SIMD.load);
-          c.push(4, 0);
-        } else c.push(slot.decl.dtype === 'f32' ? OP.f32Load : OP.i32Load, 2, 0);
+        this.loadElement(slot);
         this.else_();
         this.zero(e.type);
         this.close();
@@ -1481,12 +1660,40 @@ class WasmGenerator {
     const { scalar } = typeInfo(e.type);
     const f = scalar === 'f32';
     if (e.args.some((x) => typeInfo(x.type).width > 1)) throw new Unsupported('a vector built from vectors');
+    if (this.shuffle(e)) return;
     this.zero(e.type);
     e.args.forEach((x, l) => {
       this.expr(x);
       this.simd(f ? SIMD.f32x4Replace : SIMD.i32x4Replace);
       this.code.push(l);
     });
+  }
+
+  /**
+   * A vector built from components of one vector variable and zeros (a lane shift,
+   * a broadcast: scans in registers) as one i8x16.shuffle of the variable and a zero
+   * vector, instead of a replace_lane per component; false (nothing emitted) for any other construct.
+   */
+  private shuffle(e: Extract<Expr, { op: 'construct' }>): boolean {
+    let source: number | undefined;
+    const lanes: number[] = [];
+    for (const x of e.args) {
+      if (x.op === 'extract' && x.a.op === 'var' && (source === undefined || source === x.a.id)) {
+        source = x.a.id;
+        lanes.push(x.component);
+      } else if (x.op === 'const' && typeof x.value === 'number' && Object.is(x.value, 0)) lanes.push(-1);
+      else return false;
+    }
+    if (source === undefined) return false;
+    this.get(this.varLocal(source));
+    this.zero(e.type);
+    this.simd(SIMD.shuffle);
+    // Bytes 0-15 pick from the variable, 16-31 from the zeros; lanes past the construct's width are zero.
+    for (let l = 0; l < 4; l++) {
+      const lane = lanes[l] ?? -1;
+      for (let b = 0; b < 4; b++) this.code.push(lane < 0 ? 16 + b : lane * 4 + b);
+    }
+    return true;
   }
 
   private subgroup(e: Extract<Expr, { op: 'subgroup' }>): void {
