@@ -4,6 +4,8 @@
  * WebAssembly and JavaScript differ, checked against the JavaScript path on the
  * same device kind (`wasm: false`) and against the fuzzer's reference interpreter.
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { cpuAdapter } from '@trident/backend-cpu';
 import { buffer, type CompiledKernel, Device, defineKernel, fma, generateWasm, type Kernel, max, min, uniform } from '@trident/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -342,5 +344,21 @@ describe('buffer cycles', () => {
     // 2000 leaked 4 KiB blocks would have grown it by about 8 MiB.
     expect(last - start).toBeLessThan(64 * 1024);
     await d.destroy();
+  });
+});
+
+describe('WebAssembly kernels where generated JavaScript is refused', () => {
+  it('run through the wrapper without generated code (a CSP with wasm-unsafe-eval but not unsafe-eval)', () => {
+    const script = fileURLToPath(new URL('./fixtures/cpu/wasm-without-eval.ts', import.meta.url));
+    const r = spawnSync(
+      process.execPath,
+      ['--disallow-code-generation-from-strings', '--import', 'tsx', '--conditions=trident-source', script],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout.trim().split('\n').pop() as string) as { evalAllowed: boolean; partials: number[] };
+    expect(out.evalAllowed).toBe(false);
+    // Sums of 0..499 and 500..999.
+    expect(out.partials).toEqual([124750, 374750]);
   });
 });

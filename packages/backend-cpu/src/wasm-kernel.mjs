@@ -72,8 +72,41 @@ function callerFor(params) {
     }
     args.push('wgStart', 'wgEnd', 'nwg', 'grid?.[0] ?? nwg', 'grid?.[1] ?? 1', 'grid?.[2] ?? 1');
     const source = `return function wasmRun(B, U, wgStart, wgEnd, nwg, grid) { run(${args.join(', ')}); };`;
-    make = /** @type {NonNullable<typeof make>} */ (new Function('run', 'scratch', source));
+    try {
+      make = /** @type {NonNullable<typeof make>} */ (new Function('run', 'scratch', source));
+    } catch {
+      // A Content-Security-Policy without 'unsafe-eval' (WebAssembly itself needs only 'wasm-unsafe-eval').
+      make = (run, scratch) => genericCaller(params, run, scratch);
+    }
     callers.set(key, make);
   }
   return make;
+}
+
+/**
+ * The same wrapper without generated code: an argument array filled per run.
+ * @param {readonly WasmParam[]} params @param {(...args: number[]) => void} run @param {number} scratch
+ * @returns {ReturnType<typeof instantiateWasmKernel>}
+ */
+function genericCaller(params, run, scratch) {
+  const count = params.reduce((n, p) => n + (p.kind === 'buffer' ? 2 : 1), 0);
+  return function wasmRun(B, U, wgStart, wgEnd, nwg, grid) {
+    const args = new Array(count + 6);
+    let a = 0;
+    for (const p of params) {
+      if (p.kind === 'scratch') args[a++] = scratch;
+      else if (p.kind === 'buffer') {
+        const view = /** @type {ArrayBufferView & { length: number }} */ (B[p.name]);
+        args[a++] = view.byteOffset;
+        args[a++] = view.length;
+      } else args[a++] = U[p.name] ?? 0;
+    }
+    args[a++] = wgStart;
+    args[a++] = wgEnd;
+    args[a++] = nwg;
+    args[a++] = grid?.[0] ?? nwg;
+    args[a++] = grid?.[1] ?? 1;
+    args[a++] = grid?.[2] ?? 1;
+    run(...args);
+  };
 }
