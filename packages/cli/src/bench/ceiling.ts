@@ -355,12 +355,10 @@ export async function measureCeiling(
   let warmup = 0;
   try {
     const c = await prepareCeiling(key, n, threads);
-    warmup = await warmUp(c.run, warmupRule(settings));
-    if (warmup === 0) {
-      await c.run();
-      warmup = 1;
-    }
+    // One checked run first, then the warm-up (the protocol of bench/runner.ts).
+    await c.run();
     const verified = c.verify();
+    warmup = await warmUp(c.run, warmupRule(settings));
     const samples = await timeRepeats(c.run, settings);
     const ms = summarize(samples);
     const throughput = throughputOf(bytes, undefined, ms.median);

@@ -32,13 +32,10 @@ export async function measurePeer(c: BenchCase, n: number, peer: PeerRun, settin
   let warmup = 0;
   try {
     await peer.prepare();
-    warmup = await warmUp(() => peer.run(), warmupRule(settings));
-    if (warmup === 0) {
-      // --warmup 0 --warmup-ms 0: still one run to check.
-      peer.run();
-      warmup = 1;
-    }
+    // One checked run first, then the warm-up (the protocol of bench/runner.ts).
+    peer.run();
     const verified = peer.verify();
+    warmup = await warmUp(() => peer.run(), warmupRule(settings));
     const samples = await timeRepeats(() => peer.run(), settings);
     const ms = summarize(samples);
     const throughput = throughputOf(peer.bytes, peer.flops, ms.median, base.edges);

@@ -1,7 +1,12 @@
 /**
- * Timing one case at one size on one device: warm-up runs (compile, allocate,
- * JIT; adaptive, as timing.ts says) through `device.time` as the timed runs go, one checked run, then repeated timed runs through `device.time`, which
- * gives GPU timestamps where the device has them and wall clock otherwise.
+ * Timing one case at one size on one device: one run checked against the sequential
+ * reference, warm-up runs (compile, allocate, JIT; adaptive, as timing.ts says) through
+ * `device.time` as the timed runs go, then repeated timed runs through `device.time`, which
+ * gives GPU timestamps where the device has them and wall clock otherwise. The check comes
+ * first (for peers and ceilings too, and as the page's peers always did): it reads the result
+ * back and computes the reference on the host, tens of ms at 2^24, a pause after which the
+ * first one or two timed runs measured 2-5x slower (workers asleep, caches cold, a GPU's clock
+ * down); the warm-up after it brings the device back to its steady state.
  *
  * Where the timer is gpu-timestamp, the same runs are also timed on the wall
  * clock, from the call until `device.time` resolved — it resolves once the GPU
@@ -54,11 +59,12 @@ export async function measureCase(
     prepared = c.setup(device, n);
     const p = prepared;
     const label = `${c.algorithm}:${c.variant}:${n}`;
-    // The warm-up runs what the repeats time, through device.time as they do: warmed up
-    // through run + flush instead, the first timed call compiled device.time's own path
-    // (Node cpu reduce 2^16: 130 µs against 20 for the next; peers warm up their timed call).
-    warmup = await warmUp(() => device.time(label, () => p.run()), warmupRule(settings));
+    // The checked run, then the warm-up, which runs what the repeats time, through device.time
+    // as they do: warmed up through run + flush instead, the first timed call compiled
+    // device.time's own path (Node cpu reduce 2^16: 130 µs against 20 for the next).
+    await device.time(label, () => p.run());
     const verified = await p.verify();
+    warmup = await warmUp(() => device.time(label, () => p.run()), warmupRule(settings));
     const samples: number[] = [];
     let timer: TimerSourceName | undefined;
     let spent = 0;
