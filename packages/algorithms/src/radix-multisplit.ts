@@ -189,6 +189,10 @@ export function multisplitShape(
   return undefined;
 }
 
+/** Items per batch of the batched ranking in radixSort's keys-only and key-value shapes (see sortShape). */
+export const KEY_RANK_BATCH = 4;
+export const PAIR_RANK_BATCH = 6;
+
 /**
  * The shape radixSort uses for `caps`: MULTISPLIT_ITEMS keys per invocation
  * (MULTISPLIT_PAIR_ITEMS with values) and the batched ranking; reduce-then-scan
@@ -207,10 +211,6 @@ export function sortShape(caps: DeviceCaps, pairs: boolean): MultisplitShape | u
     ? multisplitShape(caps, MULTISPLIT_PAIR_ITEMS, 256, { rank: 'batched', rankBatch: PAIR_RANK_BATCH })
     : multisplitShape(caps, MULTISPLIT_ITEMS, 256, { passes: 'reduce-then-scan', rank: 'batched', rankBatch: KEY_RANK_BATCH });
 }
-
-/** Items per batch of the batched ranking in radixSort's keys-only and key-value shapes (see sortShape). */
-export const KEY_RANK_BATCH = 4;
-export const PAIR_RANK_BATCH = 6;
 
 function ceilToPow2(x: number): number {
   return 2 ** Math.ceil(Math.log2(Math.max(1, x)));
