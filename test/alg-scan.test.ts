@@ -184,15 +184,6 @@ describeEachBackend('scan', (ctx) => {
           lookback: { wg: 16, vecs: 2, layout: 'subgroup', ids: 'workgroup', spinLimit: 0, forceFallback: true },
         },
       ],
-      // The spin loop with the fallback around it: trusting published states, and the fallback alone.
-      ['nested spin', { formulation: 'single-pass', lookback: { wg: 32, vecs: 4, layout: 'subgroup', spin: 'nested' } }],
-      [
-        'nested spin, fallback',
-        {
-          formulation: 'single-pass',
-          lookback: { wg: 16, vecs: 2, layout: 'subgroup', ids: 'workgroup', spinLimit: 0, forceFallback: true, spin: 'nested' },
-        },
-      ],
     ];
     const cases: Array<['u32' | 'i32' | 'f32', string]> = [
       ['u32', 'random'], // wraps modulo 2^32 many times

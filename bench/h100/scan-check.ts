@@ -328,7 +328,7 @@ const sub = (
 // 1.029 ms, 512 x 8 1.033, 128 x 16 1.040, 256 x 16 1.047, counter ids 1.047, 256 x 8
 // 1.087; no-lookback probe 0.730; the hand-written kernel of the same layout 0.899 (256 x 12)
 // / 0.895 (128 x 16): the generated look-back costs 0.30 ms against the hand one's 0.18.
-// Call 3: the nested spin loop measured the same (1.022 ms against 1.026; 128 x 16 1.026,
+// Call 3: the fallback outside a spin loop of its own ('nested', since removed) measured the same (1.022 ms against 1.026; 128 x 16 1.026,
 // 512 x 8 1.024). Call 4: the generated WGSL with parts removed, on the raw device (--raw):
 // without the status helpers 0.886 ms, as generated 1.023. Call 5 (after the branch-free
 // loads, which the suite measured at 1.013): which of the helpers' loads and stores costs: the

@@ -91,12 +91,6 @@ export interface LookbackTuning {
   /** Never trust a published state: every predecessor is reduced from the input (tests of the fallback). */
   readonly forceFallback: boolean;
   /**
-   * Where the fallback sits: 'flat' (inside the look-back loop, checked every round) or
-   * 'nested' (a spin loop of rounds alone, inside a loop that runs the fallback when the
-   * spin loop gives up). The same rounds and the same fallback either way.
-   */
-  readonly spin?: 'flat' | 'nested';
-  /**
    * Measurement only: skip the look-back or the loads and stores (results are wrong).
    */
   readonly probe?: 'no-lookback' | 'no-data';
@@ -120,7 +114,7 @@ export interface LookbackTuning {
  * default ran as fast as the same layout hand-written in WGSL on the raw GPUDevice, 0.886
  * against 0.891 ms, where it had cost 0.14 ms more.) Probes of the default: without the
  * look-back 0.730 ms, without loads and stores 0.108. The fallback's place (inside the
- * look-back loop or around a spin loop of its own, `spin`) made no difference. An earlier
+ * look-back loop or around a spin loop of its own) made no difference. An earlier
  * table (2.1-5.4 ms) was taken at the H100's idle clock and no longer holds; dropped
  * before it: a 'striped' layout (slower, and a wrong prefix for tile 1 on the H100 at
  * 32 invocations × 4 quads, cause not found), persistent workgroups over static tile ids
@@ -269,8 +263,7 @@ interface Params {
 function lookbackKernel(p: Params) {
   const { dtype, width, subgroups, exclusive } = p;
   const { wg, vecs, layout, ids, probe, forceFallback } = p.tuning;
-  const spin = p.tuning.spin ?? 'flat';
-  const key = `scan-lb:${dtype}:${width}:${wg}:${vecs}:${layout}:${ids}:${spin}:${forceFallback}:${subgroups}:${exclusive}:${probe ?? ''}`;
+  const key = `scan-lb:${dtype}:${width}:${wg}:${vecs}:${layout}:${ids}:${forceFallback}:${subgroups}:${exclusive}:${probe ?? ''}`;
   return cachedKernel(key, () =>
     defineKernel({
       name: `scan_lookback_${dtype}_v${width}_${layout.replace('-', '_')}${exclusive ? '_excl' : ''}`,
@@ -375,24 +368,13 @@ function lookbackKernel(p: Params) {
             look.set(look.sub(1));
             stalls.set(0);
           };
-          if (spin === 'nested') {
-            // The spin loop holds the rounds alone; the fallback sits in the loop around it.
-            k.while(
-              () => look.gt(0),
-              () => {
-                k.while(() => look.gt(0).and(stalls.le(spinLimit)), round);
-                k.if(look.gt(0), fallback);
-              },
-            );
-          } else {
-            k.while(
-              () => look.gt(0),
-              () => {
-                round();
-                k.if(stalls.gt(spinLimit), fallback);
-              },
-            );
-          }
+          k.while(
+            () => look.gt(0),
+            () => {
+              round();
+              k.if(stalls.gt(spinLimit), fallback);
+            },
+          );
           k.if(L.lane.eq(0), () => {
             k.if(tile.gt(0), () => publish(tile, prefix.add(total as never), INCLUSIVE));
             shared.store(1, bitsOf(prefix));
