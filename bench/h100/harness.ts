@@ -78,9 +78,13 @@ export function verifySort(data: Uint32Array, keys: Uint32Array, values?: Uint32
 }
 
 /**
- * Median GPU time of one `body` timed the way gpu-check.ts (the suite) times it: batches
- * of back-to-back runs filling about 50 ms each (at most 64 runs), after at least
- * `warmupMs` (default 500) of such batches, so the clock is up for every timed batch.
+ * Median GPU time of one `body` under sustained load, the suite's protocol (gpu-check.ts
+ * times every row by it): batches of back-to-back runs filling about 50 ms each (at most
+ * 64 runs, one GPU-timestamp measurement per batch), after at least `warmupMs` (default
+ * 500) of such batches; the median over `reps` batches of each batch's mean. Run one at a
+ * time (a host round trip between runs) the H100's SM clock stayed at 345-465 MHz
+ * (throttle reason "GPU idle") and memory-bound kernels took up to 1.75x longer, whereas
+ * CUB's timing loop keeps the clocks up.
  */
 export async function sustainedMedian(
   device: Device,

@@ -30,6 +30,7 @@ import {
   zfill,
 } from '@trident/algorithms';
 import { createDevice, type Device } from 'trident';
+import { sustainedMedian } from '../../../bench/h100/harness.ts';
 import { dispatchGroups } from '../src/common.ts';
 import { countKernel, KEY_RANK_BATCH, MULTISPLIT_ITEMS, multisplitShape, scatterKernel, sortShape } from '../src/radix-multisplit.ts';
 import { ONESWEEP_MAX_N, recordOnesweepHistogram, recordOnesweepPass } from '../src/radix-onesweep.ts';
@@ -53,28 +54,9 @@ const { values: args } = parseArgs({
   },
 });
 
-/**
- * Per-run time under sustained load: batches of back-to-back runs (about 50 ms of GPU
- * work each, one GPU-timestamp measurement per batch) after at least 0.5 s of the same
- * load; the median over `batches` batches of each batch's mean. Why: run one at a time
- * (a host round trip between runs) the H100's SM clock stayed at 345-465 MHz
- * (nvidia-smi in the same call: throttle reason "GPU idle") and memory-bound kernels
- * took up to 1.75x longer, whereas CUB's timing loop keeps the clocks up.
- */
-async function median(device: Device, label: string, body: () => void, batches = 5): Promise<number> {
-  const once = (await device.time(`${label} (first run)`, body)).ms; // also compiles and allocates
-  const perBatch = Math.max(1, Math.min(64, Math.ceil(50 / Math.max(once, 1e-3))));
-  const batch = async () =>
-    (
-      await device.time(label, () => {
-        for (let r = 0; r < perBatch; r++) body();
-      })
-    ).ms / perBatch;
-  for (let warm = 0; warm < 500; ) warm += (await batch()) * perBatch;
-  const ms: number[] = [];
-  for (let r = 0; r < batches; r++) ms.push(await batch());
-  ms.sort((a, b) => a - b);
-  return ms[Math.floor(batches / 2)] as number;
+/** Per-run time under sustained load (bench/h100/harness.ts sustainedMedian: why and how). */
+function median(device: Device, label: string, body: () => void, batches = 5): Promise<number> {
+  return sustainedMedian(device, label, body, { reps: batches });
 }
 
 const device = await createDevice({ backend: 'webgpu' });
