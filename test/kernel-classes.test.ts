@@ -331,6 +331,46 @@ const wgBounds = defineKernel({
   },
 });
 
+/**
+ * Every atomic on a buffer, out of range (past the end, and a negative i32 index), with
+ * the buffers' lengths just past and on a multiple of four elements: nothing changes
+ * and every result is 0 (the WebGPU backend sends these to a spare element instead of
+ * branching: wgsl.ts).
+ */
+const bufferBounds = defineKernel({
+  name: 'class_atomic_buffer_bounds',
+  workgroupSize: WG,
+  params: { a: buffer('u32', 'atomic'), b: buffer('i32', 'atomic'), got: buffer('u32', 'write'), n: uniform('u32') },
+  body: ({ a, b, got, n }, k) => {
+    const i = k.globalIndex;
+    k.if(i.lt(n), () => {
+      const past = k.let(a.length.add(i), 'past');
+      const before = k.let(i.bitcast('i32').neg().sub(1), 'before'); // -1 - i
+      const results = [
+        a.atomicAdd(past, 5),
+        a.atomicSub(past, 1),
+        a.atomicMin(past, 0),
+        a.atomicMax(past, 0xffffffff),
+        a.atomicAnd(past, 0),
+        a.atomicOr(past, 0xffffffff),
+        a.atomicXor(past, 0xffffffff),
+        a.atomicExchange(past, 9),
+        a.atomicCompareExchange(past, 0, 9),
+        a.load(past),
+        b.atomicAdd(before, 5).bitcast('u32'),
+        b.atomicMin(b.length.add(i), -50).bitcast('u32'),
+        b.atomicExchange(before, 3).bitcast('u32'),
+      ];
+      a.store(past, 77);
+      b.store(before, 99);
+      b.store(b.length.add(i), 98);
+      const o = k.let(i.mul(results.length), 'o');
+      results.forEach((r, j) => got.store(o.add(j), r));
+    });
+  },
+});
+const BUFFER_BOUNDS_RESULTS = 13;
+
 describeEachBackend('kernel classes', (ctx) => {
   it('infers the classes of each kernel from its body', () => {
     expect([...gather.info.classes]).toEqual(['gather']);
@@ -587,6 +627,27 @@ describeEachBackend('kernel classes', (ctx) => {
         const i = Array.from({ length: n }, () => [0, 0, 7]).flat();
         expect(Array.from(await got.read())).toEqual(u);
         expect(Array.from(await gotSigned.read())).toEqual(i);
+      },
+    );
+  });
+
+  it('buffer atomics: out-of-range indices (past the end, negative) change nothing and return 0', async () => {
+    const d = ctx.device;
+    const n = 100;
+    const aData = Uint32Array.from({ length: 5 }, (_, i) => 1000 + i);
+    const bData = Int32Array.from({ length: 8 }, (_, i) => -i);
+    const a = d.createBuffer('u32', aData);
+    const b = d.createBuffer('i32', bData);
+    const got = d.createBuffer('u32', BUFFER_BOUNDS_RESULTS * n);
+    got.fill(0xdead);
+    await withFeature(
+      d,
+      'atomic-other',
+      () => d.dispatch(bufferBounds, { invocations: n }, { a, b, got, n }),
+      async () => {
+        expect(Array.from(await got.read()).every((v) => v === 0)).toBe(true);
+        expect(Array.from(await a.read())).toEqual(Array.from(aData));
+        expect(Array.from(await b.read())).toEqual(Array.from(bData));
       },
     );
   });

@@ -144,7 +144,7 @@ describe('WGSL generation', () => {
     expect(src).toContain('fn rt_u32(x: u32) -> u32 { return x; }');
   });
 
-  it('lowers atomics onto atomic<T> arrays with bounds checks and a strong compare-exchange', () => {
+  it('lowers atomics onto atomic<T> arrays, branch-free where the spare element allows, with a strong compare-exchange', () => {
     const k = defineKernel({
       name: 'atomics',
       workgroupSize: 64,
@@ -158,18 +158,21 @@ describe('WGSL generation', () => {
     });
     const src = generateWgsl(k, withSubgroups).source;
     expect(src).toContain('var<storage, read_write> b_h: array<atomic<i32>>;');
-    expect(src).toContain('if (i < len) { return atomicAdd(&b_h[i], v); }');
-    expect(src).toContain('atomicMin(&b_h[i], v)');
+    // Out of range, read-modify-writes and stores go to the spare element past the logical
+    // length (webgpu-buffer.ts) instead of branching; an RMW's old value is kept only in range.
+    expect(src).toContain('return select(i32(), atomicAdd(&b_h[min(i, len)], v), i < len);');
+    expect(src).toContain('return select(i32(), atomicMin(&b_h[min(i, len)], v), i < len);');
+    expect(src).toContain('if (!(i < len)) { return u32(); }');
     expect(src).toContain('atomicCompareExchangeWeak(&b_c[i], expected, v)');
     expect(src).toContain('if (r.exchanged || r.old_value != expected) { return r.old_value; }');
-    expect(src).toContain('atomicStore(&b_c[i], v)');
+    expect(src).toContain('fn atomic_store_c(i: u32, v: u32, len: u32) {\n  atomicStore(&b_c[min(i, len)], v);\n}');
     // Loads are branch-free: the index clamped into the array, the value kept only in range.
     expect(src).toContain('return select(u32(), atomicLoad(&b_c[min(i, arrayLength(&b_c) - 1u)]), i < len);');
     expect(src).toMatch(/tmp_\d+ = atomic_add_h\(gid, 1i, len_h\);/);
     expect(src).toContain('  atomic_store_c(1u, ');
   });
 
-  it('declares atomic workgroup arrays as array<atomic<T>, N>, every access an atomic built-in with a bounds check', () => {
+  it('declares atomic workgroup arrays as array<atomic<T>, N>, every access an atomic built-in kept in bounds', () => {
     const k = defineKernel({
       name: 'wg_atomics',
       workgroupSize: 64,
@@ -188,7 +191,10 @@ describe('WGSL generation', () => {
     expect(w.source).toContain('var<workgroup> wg_0: array<atomic<u32>, 256>;');
     expect(w.source).toContain('var<workgroup> wg_1: array<atomic<i32>, 4>;');
     expect(w.workgroupStorageBytes).toBe(4 * 260);
-    expect(w.source).toContain('fn wgatomic_add_0(i: u32, v: u32) -> u32 {\n  if (i < 256u) { return atomicAdd(&wg_0[i], v); }');
+    // No spare element in workgroup memory: out of range, an RMW adds its identity to the clamped element.
+    expect(w.source).toContain(
+      'fn wgatomic_add_0(i: u32, v: u32) -> u32 {\n  return select(u32(), atomicAdd(&wg_0[min(i, 255u)], select(u32(0), v, i < 256u)), i < 256u);',
+    );
     expect(w.source).toContain('if (i < 4u) { atomicStore(&wg_1[i], v); }');
     expect(w.source).toContain('atomicCompareExchangeWeak(&wg_1[i], expected, v)');
     expect(w.source).toContain('return select(u32(), atomicLoad(&wg_0[min(i, 255u)]), i < 256u);');

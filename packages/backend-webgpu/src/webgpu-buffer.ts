@@ -2,9 +2,11 @@
 import type { BackendBuffer, BufferDType } from '@trident/core';
 
 /**
- * A WebGPU-backend buffer: one storage buffer. Its allocation is padded to a
- * multiple of 16 bytes (and at least 16), so an empty buffer still binds and a
- * vec4 view of it has whole elements; kernels see the logical length only.
+ * A WebGPU-backend buffer: one storage buffer. Its allocation holds one spare
+ * element past the logical length and is padded to a multiple of 16 bytes, so an
+ * empty buffer still binds, a vec4 view of it has whole elements, and an atomic
+ * write out of range has somewhere harmless to land (wgsl.ts, `atomicHelper`);
+ * kernels see the logical length only.
  */
 export class WebGpuBuffer implements BackendBuffer {
   readonly dtype: BufferDType;
@@ -21,9 +23,12 @@ export class WebGpuBuffer implements BackendBuffer {
   }
 }
 
-/** Bytes allocated for `length` 32-bit elements. */
+/** Elements past the logical length in every allocation (and in its binding): see `WebGpuBuffer`. */
+export const SPARE_ELEMENTS = 1;
+
+/** Bytes allocated for `length` 32-bit elements: the spare element included, padded to 16. */
 export function allocationBytes(length: number): number {
-  return Math.max(16, Math.ceil((length * 4) / 16) * 16);
+  return Math.ceil(((length + SPARE_ELEMENTS) * 4) / 16) * 16;
 }
 
 /**

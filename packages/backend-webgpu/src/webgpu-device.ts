@@ -21,7 +21,7 @@ import {
   uniform,
   workgroupShapeOf,
 } from '@trident/core';
-import { allocationBytes, BufferPool, StagingPool, WebGpuBuffer } from './webgpu-buffer.ts';
+import { allocationBytes, BufferPool, SPARE_ELEMENTS, StagingPool, WebGpuBuffer } from './webgpu-buffer.ts';
 import { generateWgsl, type UniformSlot, type WgslKernel } from './wgsl.ts';
 
 /** A compiled kernel: its WGSL, pipeline and the layout of its per-dispatch uniforms. */
@@ -189,9 +189,10 @@ export class WebGpuDevice implements BackendDevice {
     };
     this.caps = {
       limits: {
-        // Allocations are padded to 16 bytes; keep the padded size within maxBufferSize.
-        maxBufferElements: Math.floor(l.maxBufferSize / 16) * 4,
-        maxStorageBufferBindingSize: this.maxBindingBytes,
+        // Allocations hold a spare element and are padded to 16 bytes; keep them within
+        // maxBufferSize, and the spare element within the binding (webgpu-buffer.ts).
+        maxBufferElements: Math.floor(l.maxBufferSize / 16) * 4 - SPARE_ELEMENTS,
+        maxStorageBufferBindingSize: this.maxBindingBytes - (this.maxBindingBytes % 4) - 4 * SPARE_ELEMENTS,
         // One binding of every stage's storage-buffer budget; the uniforms take a uniform binding.
         maxBuffersPerKernel: l.maxStorageBuffersPerShaderStage,
         maxComputeInvocationsPerWorkgroup: maxInvocations,
@@ -418,7 +419,8 @@ export class WebGpuDevice implements BackendDevice {
     const k = kernel as WebGpuCompiled;
     const bindings = k.wgsl.bufferParams.map(({ name }): Binding => {
       const b = args.get(name) as WebGpuBuffer;
-      // The padded allocation may pass the binding limit (NVIDIA's is 2^31 - 4) where the buffer does not.
+      // The padded allocation may pass the binding limit (NVIDIA's is 2^31 - 4) where the buffer
+      // and its spare element do not (the caps' binding limit leaves room for that element).
       return {
         gpu: b.gpu,
         id: b.id,

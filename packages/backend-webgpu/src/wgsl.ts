@@ -74,6 +74,39 @@ export interface WgslKernel {
   readonly workgroupStorageBytes: number;
 }
 
+/** Where an atomic helper works: see `WgslGenerator.atomicHelper`. */
+interface AtomicTarget {
+  /** A pointer to the element at index expression `i`. */
+  readonly at: (i: string) => string;
+  /** WGSL: the helper's `i` is inside the logical length. */
+  readonly inRange: string;
+  /** The helper's length parameter, if the length is not a constant. */
+  readonly lenParam: string;
+  /** WGSL: `i` clamped into the array. */
+  readonly clamped: string;
+  /** WGSL: `i`, or an element past the logical length that nothing reads when `i` is out of range. */
+  readonly spare?: string;
+}
+
+/** The value `v` for which atomic `fn` leaves any element as it is (`x op v == x`), if one exists. */
+function atomicIdentity(fn: string, t: string): string | undefined {
+  switch (fn) {
+    case 'add':
+    case 'sub':
+    case 'or':
+    case 'xor':
+      return `${t}(0)`;
+    case 'and':
+      return t === 'u32' ? '0xffffffffu' : '-1i';
+    case 'min':
+      return t === 'u32' ? '0xffffffffu' : '0x7fffffffi';
+    case 'max':
+      return t === 'u32' ? '0u' : 'bitcast<i32>(0x80000000u)';
+    default:
+      return undefined;
+  }
+}
+
 export function generateWgsl(kernel: Kernel, options: WgslOptions): WgslKernel {
   return new WgslGenerator(kernel, options).generate();
 }
@@ -528,29 +561,33 @@ class WgslGenerator {
   private atomic(e: Extract<Expr, { op: 'atomic' }>): string {
     const t = this.decl(e.buffer).dtype;
     const name = `atomic_${e.fn}_${e.buffer}`;
-    if (t === 'f32') {
-      this.f32AtomicHelper(name, e.fn, `&b_${e.buffer}[i]`, `&b_${e.buffer}[min(i, arrayLength(&b_${e.buffer}) - 1u)]`);
-      return this.atomicCall(name, e, `, len_${e.buffer}`);
-    }
-    // The logical length travels as an argument (see the header).
-    this.atomicHelper(
-      name,
-      e.fn,
-      t,
-      `&b_${e.buffer}[i]`,
-      'i < len',
-      ', len: u32',
-      `&b_${e.buffer}[min(i, arrayLength(&b_${e.buffer}) - 1u)]`,
-    );
+    const array = `b_${e.buffer}`;
+    // The logical length travels as an argument (see the header); the element at the
+    // logical length is the allocation's spare one (webgpu-buffer.ts), inside the binding.
+    const target: AtomicTarget = {
+      at: (i) => `&${array}[${i}]`,
+      inRange: 'i < len',
+      lenParam: ', len: u32',
+      clamped: `min(i, arrayLength(&${array}) - 1u)`,
+      spare: 'min(i, len)',
+    };
+    if (t === 'f32') this.f32AtomicHelper(name, e.fn, target);
+    else this.atomicHelper(name, e.fn, t, target);
     return this.atomicCall(name, e, `, len_${e.buffer}`);
   }
 
-  /** Atomics on an atomic workgroup array: bounds from its declared length. */
+  /** Atomics on an atomic workgroup array: bounds from its declared length, no spare element. */
   private wgAtomic(e: Extract<Expr, { op: 'wgAtomic' }>): string {
     const a = this.array(e.array);
     if (!a.atomic) throw new KernelBuildError(this.ir.name, `internal: workgroup array ${e.array} is not atomic`);
     const name = `wgatomic_${e.fn}_${e.array}`;
-    this.atomicHelper(name, e.fn, a.type, `&wg_${e.array}[i]`, `i < ${a.length}u`, '', `&wg_${e.array}[min(i, ${a.length - 1}u)]`);
+    const target: AtomicTarget = {
+      at: (i) => `&wg_${e.array}[${i}]`,
+      inRange: `i < ${a.length}u`,
+      lenParam: '',
+      clamped: `min(i, ${a.length - 1}u)`,
+    };
+    this.atomicHelper(name, e.fn, a.type, target);
     return this.atomicCall(name, e, '');
   }
 
@@ -561,15 +598,18 @@ class WgslGenerator {
     return `${name}(${i}, ${this.expr(e.value)}${tail})`;
   }
 
-  /** add, load and store on an f32 atomic buffer, its bits held in atomic<u32> (`clamped`: see atomicHelper). */
-  private f32AtomicHelper(name: string, fn: string, ref: string, clamped: string): void {
-    const guard = 'if (i >= len) { return 0.0; }';
+  /** add, load and store on an f32 atomic buffer, its bits held in atomic<u32> (forms as in atomicHelper). */
+  private f32AtomicHelper(name: string, fn: string, target: AtomicTarget): void {
+    const { at, inRange, clamped, spare } = target;
     switch (fn) {
       case 'load':
-        this.helper(name, `fn ${name}(i: u32, len: u32) -> f32 {\n  return select(0.0, bitcast<f32>(atomicLoad(${clamped})), i < len);\n}`);
+        this.helper(
+          name,
+          `fn ${name}(i: u32, len: u32) -> f32 {\n  return select(0.0, bitcast<f32>(atomicLoad(${at(clamped)})), ${inRange});\n}`,
+        );
         return;
       case 'store':
-        this.helper(name, `fn ${name}(i: u32, v: f32, len: u32) {\n  if (i < len) { atomicStore(${ref}, bitcast<u32>(v)); }\n}`);
+        this.helper(name, `fn ${name}(i: u32, v: f32, len: u32) {\n  atomicStore(${at(spare as string)}, bitcast<u32>(v));\n}`);
         return;
       case 'add':
         // Read, add, and publish the sum only if the bits are unchanged; otherwise retry
@@ -578,10 +618,10 @@ class WgslGenerator {
           name,
           [
             `fn ${name}(i: u32, v: f32, len: u32) -> f32 {`,
-            `  ${guard}`,
-            `  var old = atomicLoad(${ref});`,
+            `  if (!(${inRange})) { return 0.0; }`,
+            `  var old = atomicLoad(${at('i')});`,
             '  loop {',
-            `    let r = atomicCompareExchangeWeak(${ref}, old, bitcast<u32>(bitcast<f32>(old) + v));`,
+            `    let r = atomicCompareExchangeWeak(${at('i')}, old, bitcast<u32>(bitcast<f32>(old) + v));`,
             '    if (r.exchanged) { return bitcast<f32>(old); }',
             '    old = r.old_value;',
             '  }',
@@ -595,45 +635,57 @@ class WgslGenerator {
   }
 
   /**
-   * A bounds-checked helper `name` doing atomic `fn` on `ref` (an element pointer using
-   * `i`) when `guard` holds. Loads are branch-free instead: they read `clamped` (the same
-   * element with its index clamped into the array) and keep the value only when `guard`
-   * holds. Reading is harmless anywhere in the array; a branch around each atomic load kept
-   * NVIDIA's compiler from issuing a look-back's loads together (H100, scan of 2^28 u32:
-   * 1.023 ms with the branches, 0.886 without, bench/h100/scan-check.ts --raw).
+   * A helper `name` doing atomic `fn` on the element `i` of `target` when `i` is in range,
+   * without a branch around the atomic where a form without one exists. On the H100 a
+   * branch around each atomic load kept NVIDIA's compiler from issuing a look-back's
+   * loads together (scan of 2^28 u32: 1.023 ms with the branches, 0.886 without), and a
+   * branch around the look-back's status stores cost as much again (1.008 ms guarded in
+   * the helper, 1.104 guarded at the call site, 0.886 with the index clamped; bench/h100/
+   * scan-check.ts --raw). So:
+   * - loads read the element clamped into the array and keep the value only in range;
+   * - stores and read-modify-writes on a buffer go to the spare element past the logical
+   *   length when out of range (`target.spare`), where nothing reads them, and an RMW
+   *   returns its old value only in range;
+   * - read-modify-writes on a workgroup array (no spare element) apply their identity
+   *   (x + 0, x | 0, min(x, MAX) ...) to the clamped element when out of range;
+   * - what has no such form (workgroup store and exchange, compare-exchange's loop) keeps
+   *   the guard.
    */
-  private atomicHelper(name: string, fn: string, t: string, ref: string, guard: string, lenParam: string, clamped: string): void {
-    switch (fn) {
-      case 'load':
-        this.helper(name, `fn ${name}(i: u32${lenParam}) -> ${t} {\n  return select(${t}(), atomicLoad(${clamped}), ${guard});\n}`);
-        return;
-      case 'store':
-        this.helper(name, `fn ${name}(i: u32, v: ${t}${lenParam}) {\n  if (${guard}) { atomicStore(${ref}, v); }\n}`);
-        return;
-      case 'compareExchange':
-        // WGSL only has the weak form, which may fail spuriously: retry until the
-        // element differs from `expected` or the exchange happened (a strong CAS).
-        this.helper(
-          name,
-          [
-            `fn ${name}(i: u32, expected: ${t}, v: ${t}${lenParam}) -> ${t} {`,
-            `  if (!(${guard})) { return ${t}(); }`,
-            '  loop {',
-            `    let r = atomicCompareExchangeWeak(${ref}, expected, v);`,
-            '    if (r.exchanged || r.old_value != expected) { return r.old_value; }',
-            '  }',
-            '}',
-          ].join('\n'),
-        );
-        return;
-      default: {
-        const builtin = `atomic${fn[0]?.toUpperCase()}${fn.slice(1)}`;
-        this.helper(
-          name,
-          `fn ${name}(i: u32, v: ${t}${lenParam}) -> ${t} {\n  if (${guard}) { return ${builtin}(${ref}, v); }\n  return ${t}();\n}`,
-        );
-      }
+  private atomicHelper(name: string, fn: string, t: string, target: AtomicTarget): void {
+    const { at, inRange, lenParam, clamped, spare } = target;
+    if (fn === 'load') {
+      this.helper(name, `fn ${name}(i: u32${lenParam}) -> ${t} {\n  return select(${t}(), atomicLoad(${at(clamped)}), ${inRange});\n}`);
+      return;
     }
+    if (fn === 'store') {
+      const store = spare ? `atomicStore(${at(spare)}, v);` : `if (${inRange}) { atomicStore(${at('i')}, v); }`;
+      this.helper(name, `fn ${name}(i: u32, v: ${t}${lenParam}) {\n  ${store}\n}`);
+      return;
+    }
+    if (fn === 'compareExchange') {
+      // WGSL only has the weak form, which may fail spuriously: retry until the
+      // element differs from `expected` or the exchange happened (a strong CAS).
+      this.helper(
+        name,
+        [
+          `fn ${name}(i: u32, expected: ${t}, v: ${t}${lenParam}) -> ${t} {`,
+          `  if (!(${inRange})) { return ${t}(); }`,
+          '  loop {',
+          `    let r = atomicCompareExchangeWeak(${at('i')}, expected, v);`,
+          '    if (r.exchanged || r.old_value != expected) { return r.old_value; }',
+          '  }',
+          '}',
+        ].join('\n'),
+      );
+      return;
+    }
+    const builtin = `atomic${fn[0]?.toUpperCase()}${fn.slice(1)}`;
+    const identity = atomicIdentity(fn, t);
+    const branchFree = spare ? `${builtin}(${at(spare)}, v)` : identity && `${builtin}(${at(clamped)}, select(${identity}, v, ${inRange}))`;
+    const body = branchFree
+      ? `return select(${t}(), ${branchFree}, ${inRange});`
+      : `if (${inRange}) { return ${builtin}(${at('i')}, v); }\n  return ${t}();`;
+    this.helper(name, `fn ${name}(i: u32, v: ${t}${lenParam}) -> ${t} {\n  ${body}\n}`);
   }
 
   // ---------- helper functions ----------
