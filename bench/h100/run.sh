@@ -10,7 +10,7 @@
 #   bash bench/h100/run.sh graph       # on the GPU machine: the BFS check alone (bench/h100/graph-check.ts, issue 13)
 #   bash bench/h100/run.sh dev         # on the GPU machine: the CUB anchor, then radix sort's sweep (bench/h100/onesweep-check.ts)
 #                                      # and the scan sweep (bench/h100/scan-check.ts)
-#   bash bench/h100/run.sh scan        # on the GPU machine: the CUB anchor, then the scan sweep alone
+#   bash bench/h100/run.sh scan        # on the GPU machine: the CUB anchor, the scan sweep, then the read-back probe
 #   bash bench/h100/run.sh ab          # on the GPU machine: A/B of Trident's IR kernels against hand-written WGSL (bench/webgpu-h100-ab.ts)
 #
 # With the device tool: run(kind='nvidia-h100-x1', carry=['.gpu'],
@@ -32,7 +32,7 @@ if [[ $step == pack ]]; then
   "${esb[@]}" packages/algorithms/scripts/gpu-check.ts --outfile=.gpu/alg-check.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
   "${esb[@]}" bench/webgpu-h100-ab.ts --outfile=.gpu/webgpu-h100-ab.mjs
   # Per-call latency beside TF.js webgpu (same process, same Dawn instance), and the sort probe.
-  for check in latency-check sort-probe graph-check onesweep-check scan-check; do
+  for check in latency-check sort-probe graph-check onesweep-check scan-check read-probe; do
     "${esb[@]}" bench/h100/$check.ts --outfile=.gpu/$check.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
   done
   # The conformance specs that run on any backend (not Node- or browser-only, not WebGL's).
@@ -115,8 +115,10 @@ fi
 if [[ $step == scan ]]; then
   # The scan sweep alone (issue 12), with the CUB anchor in the same call.
   nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .gpu/cub_anchor.cu && /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
-  node .gpu/scan-check.mjs --raw 2>&1 | tee "$OUT/scan-check.log"
-  exit "${PIPESTATUS[0]}"
+  node .gpu/scan-check.mjs --raw 2>&1 | tee "$OUT/scan-check.log"; scans=${PIPESTATUS[0]}
+  # Where a read-back's time goes (bench/h100/read-probe.ts), in the same call.
+  timeout 120 node .gpu/read-probe.mjs 2>&1 | tee "$OUT/read-probe.log"
+  exit "$scans"
 fi
 if [[ $step == ab ]]; then
   # A/B diagnosis of the WebGPU bandwidth gap (bench/webgpu-h100-ab.ts), with the CUB anchor beside it.
