@@ -13,6 +13,23 @@ export function medianOf(xs: readonly number[]): number {
   return s[Math.floor(s.length / 2)] as number;
 }
 
+/**
+ * Wall-clock median (and extremes) of `reps` awaited calls of `run`, after warm-up calls
+ * for at least 200 ms (and at least 5): what a caller waits for, host work included.
+ */
+export async function wallMedian(run: () => Promise<unknown>, reps = 21): Promise<{ median: number; min: number; max: number }> {
+  const start = performance.now();
+  for (let i = 0; i < 5 || performance.now() - start < 200; i++) await run();
+  const ms: number[] = [];
+  for (let r = 0; r < reps; r++) {
+    const t0 = performance.now();
+    await run();
+    ms.push(performance.now() - t0);
+  }
+  ms.sort((a, b) => a - b);
+  return { median: ms[Math.floor(reps / 2)] as number, min: ms[0] as number, max: ms[reps - 1] as number };
+}
+
 export interface WarmedMedianOptions {
   /** Timed regions (default 5). */
   readonly reps?: number;

@@ -28,6 +28,7 @@ import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs-core';
 import { randomU32, reduce, scan, sort } from '@trident/algorithms';
 import { createDevice, type Device } from 'trident';
+import { wallMedian as wallMedianOf } from './harness.ts';
 import { webGpuCounters } from './webgpu-counters.ts';
 
 const { values: args } = parseArgs({
@@ -43,19 +44,8 @@ const sizes = (args.log2 as string).split(',').map((s) => 2 ** Number(s));
 const reps = Number(args.reps);
 const ops = new Set((args.ops as string).split(','));
 
-/** Wall-clock median of `reps` awaited calls after >= 200 ms (and >= 5 calls) of warm-up. */
-async function wallMedian(run: () => Promise<unknown>): Promise<{ median: number; min: number; max: number }> {
-  const start = performance.now();
-  for (let i = 0; i < 5 || performance.now() - start < 200; i++) await run();
-  const ms: number[] = [];
-  for (let r = 0; r < reps; r++) {
-    const t0 = performance.now();
-    await run();
-    ms.push(performance.now() - t0);
-  }
-  ms.sort((a, b) => a - b);
-  return { median: ms[Math.floor(reps / 2)] as number, min: ms[0] as number, max: ms[reps - 1] as number };
-}
+/** Wall-clock median of `reps` awaited calls after >= 200 ms (and >= 5 calls) of warm-up (harness.ts). */
+const wallMedian = (run: () => Promise<unknown>) => wallMedianOf(run, reps);
 
 const rows: Record<string, unknown>[] = [];
 function row(r: Record<string, unknown>): void {

@@ -10,23 +10,11 @@
  *   (GPU machine) source .gpu/start.sh && node .gpu/read-probe.mjs
  */
 import { createDevice } from 'trident';
+import { wallMedian } from './harness.ts';
 
 const device = await createDevice({ backend: 'webgpu' });
 const gpu = (device.impl as unknown as { gpu: GPUDevice }).gpu;
 const rows: Record<string, unknown>[] = [];
-
-async function median(run: () => Promise<unknown>, reps = 21): Promise<number> {
-  const start = performance.now();
-  for (let i = 0; i < 5 || performance.now() - start < 200; i++) await run();
-  const ms: number[] = [];
-  for (let r = 0; r < reps; r++) {
-    const t0 = performance.now();
-    await run();
-    ms.push(performance.now() - t0);
-  }
-  ms.sort((a, b) => a - b);
-  return ms[Math.floor(reps / 2)] as number;
-}
 
 for (const log2 of [20, 22]) {
   const n = 2 ** log2;
@@ -58,7 +46,7 @@ for (const log2 of [20, 22]) {
   ];
   for (let round = 0; round < 3; round++) {
     for (const [name, run] of variants) {
-      const ms = await median(run);
+      const ms = (await wallMedian(run)).median;
       const row = { n: `2^${log2}`, round, name, ms: +ms.toFixed(4), GBps: +(bytes / ms / 1e6).toFixed(2) };
       rows.push(row);
       console.log(JSON.stringify(row));
