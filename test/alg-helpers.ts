@@ -173,3 +173,21 @@ export function isSlow(device: Device): boolean {
 export function foldLimit(device: Device, workgroupLimit: number): number {
   return device.caps.features.has('workgroup') ? workgroupLimit : 16;
 }
+
+/**
+ * For a test that needs `feature`: where `device` lacks it, checks that `attempt` is
+ * refused with an UnsupportedFeatureError naming it, and returns true (the test then
+ * ends, having asserted the refusal); returns false, running nothing, where it has it.
+ */
+export async function refusedWithout(device: Device, feature: Feature, attempt: () => unknown): Promise<boolean> {
+  if (device.caps.features.has(feature)) return false;
+  let error: unknown;
+  try {
+    await attempt();
+  } catch (e) {
+    error = e;
+  }
+  expect(error, `without '${feature}'`).toBeInstanceOf(UnsupportedFeatureError);
+  expect((error as UnsupportedFeatureError).feature).toBe(feature);
+  return true;
+}

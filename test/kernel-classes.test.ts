@@ -365,7 +365,7 @@ const bufferBounds = defineKernel({
       b.store(before, 99);
       b.store(b.length.add(i), 98);
       const o = k.let(i.mul(results.length), 'o');
-      results.forEach((r, j) => got.store(o.add(j), r));
+      for (const [j, r] of results.entries()) got.store(o.add(j), r);
     });
   },
 });

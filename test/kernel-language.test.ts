@@ -6,6 +6,7 @@
 import type { BufferHandle, KernelBuilder } from 'trident';
 import { buffer, defineKernel, f32, i32, KernelBuildError, select, UnsupportedFeatureError, u32, uniform, vec } from 'trident';
 import { describe, expect, it } from 'vitest';
+import { refusedWithout } from './alg-helpers.ts';
 import { describeEachBackend } from './harness.ts';
 
 function buildError(fn: () => unknown): KernelBuildError {
@@ -381,8 +382,8 @@ describeEachBackend('kernel language', (ctx) => {
 
   it('private arrays live across barriers', async () => {
     const { device } = ctx;
-    if (!device.caps.features.has('workgroup')) return; // refusal covered by kernel-classes
     const out = device.createBuffer('u32', 16);
+    if (await refusedWithout(device, 'workgroup', () => device.dispatch(privateBarrier, { workgroups: 2 }, { out }))) return;
     device.dispatch(privateBarrier, { workgroups: 2 }, { out });
     const expected = Array.from({ length: 16 }, (_, g) => {
       const l = g % 8;
@@ -403,8 +404,8 @@ describeEachBackend('kernel language', (ctx) => {
 
   it('a barrier under a uniform condition, and break out of a barrier loop', async () => {
     const { device } = ctx;
-    if (!device.caps.features.has('workgroup')) return; // refusal covered by kernel-classes
     const out = device.createBuffer('u32', 24);
+    if (await refusedWithout(device, 'workgroup', () => device.dispatch(uniformFlow, { workgroups: 3 }, { out, rounds: 5 }))) return;
     device.dispatch(uniformFlow, { workgroups: 3 }, { out, rounds: 5 });
     const expected = Array.from({ length: 24 }, (_, g) => {
       if (g >= 16) return 0;
