@@ -65,7 +65,7 @@ export async function demoSorts(device: Device) {
   return {
     keys: await sorted.keys.read(), // Float32Array [-7, -1, 0, 2.5, 2.5]
     values: await sorted.values?.read(), // Uint32Array [4, 1, 2, 0, 3]
-    same: [byBitonic, byMerge, byQuick, byRadix].map((r) => r?.keys), // each sorted like `keys`
+    same: [byBitonic, byMerge, byQuick, byRadix].map((r) => r.keys), // each sorted like `keys`
   };
 }
 // #endregion sorts
