@@ -83,6 +83,17 @@ export function gatherOnlyView(device: Device): Device {
 }
 
 /**
+ * `device` with neither 'gather' nor 'workgroup' (no device lists such caps today):
+ * for the refusals of algorithms that need one of them.
+ */
+export function noGatherView(device: Device): Device {
+  return capsView(device, 'no-gather', (caps) => ({
+    ...caps,
+    features: new Set([...caps.features].filter((f) => f !== 'gather' && f !== 'workgroup')),
+  }));
+}
+
+/**
  * The same device with at most `perDimension` workgroups per grid dimension: larger
  * grids are folded into y and z and rounded up, so kernels must ignore the extra
  * workgroups (the situation of grids beyond 65535 workgroups on WebGPU). Grids

@@ -23,9 +23,10 @@ function sortsFor(device: Device): Array<[string, SortFn]> {
   const all: Array<[string, SortFn]> = [
     ['sort', sort as SortFn],
     ['mergeSort', mergeSort as SortFn],
+    // Workgroup formulations, or the gather radix sort (radix-gather.ts) on gather-only devices.
+    ['radixSort', radixSort as SortFn],
   ];
-  if (device.caps.features.has('workgroup'))
-    all.push(['radixSort', radixSort as SortFn], ['bitonicSort', bitonicSort as SortFn], ['quickSort', quickSort as SortFn]);
+  if (device.caps.features.has('workgroup')) all.push(['bitonicSort', bitonicSort as SortFn], ['quickSort', quickSort as SortFn]);
   return all;
 }
 

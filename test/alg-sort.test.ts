@@ -14,6 +14,7 @@ import {
   foldLimit,
   formulations,
   isSlow,
+  noGatherView,
   SLOW_EDGE_SIZES,
   u32Patterns,
 } from './alg-helpers.ts';
@@ -77,7 +78,8 @@ async function checkSort(device: Device, fn: SortFn, keysData: Keys, what: strin
 /**
  * The sorts each formulation runs: radixSort and bitonicSort where workgroups exist
  * (sort() is radixSort there); on the gather-only view sort() — that is, merge
- * sort by merge path — bitonic sort and quicksort.
+ * sort by merge path — radixSort (its gather formulation, radix-gather.ts),
+ * bitonic sort and quicksort.
  */
 function sortsFor(device: Device): Array<[string, SortFn]> {
   if (device.caps.features.has('workgroup')) {
@@ -90,6 +92,7 @@ function sortsFor(device: Device): Array<[string, SortFn]> {
   }
   return [
     ['sort', sort],
+    ['radixSort', radixSort],
     ['bitonicSort', bitonicSort],
     ['quickSort', quickSort],
   ];
@@ -114,7 +117,7 @@ describeEachBackend('sort', (ctx) => {
     }
   });
 
-  it('larger inputs: radix sort on 2^17 + 1 keys; sort, merge sort and quicksort on 2^14 + 1 (software rasterisers: 2^14 + 1, 2^12 + 1)', async () => {
+  it('larger inputs: radix sort on 2^17 + 1 keys; sort, merge sort, quicksort (and the gather radix sort) on 2^14 + 1 (software rasterisers: 2^14 + 1, 2^12 + 1)', async () => {
     for (const { label, device } of formulations(ctx.device, ctx.kind)) {
       const slow = isSlow(device);
       if (device.caps.features.has('workgroup')) {
@@ -123,6 +126,10 @@ describeEachBackend('sort', (ctx) => {
         if (!slow) await checkSort(device, radixSort, keyPatterns('f32', 2 ** 16 + 1).random as Keys, `${label} radix f32 n=2^16+1`, false);
       }
       const m = slow ? 2 ** 12 + 1 : 2 ** 14 + 1;
+      if (!device.caps.features.has('workgroup')) {
+        // The gather radix sort: several superblocks of 256 keys, a last block of one key.
+        await checkSort(device, radixSort, keyPatterns('f32', m).random as Keys, `${label} gather radix f32 n=${m}`, true);
+      }
       await checkSort(device, sort, keyPatterns('i32', m).random as Keys, `${label} sort i32 n=${m}`, true);
       await checkSort(device, mergeSort, keyPatterns('f32', m).random as Keys, `${label} mergeSort f32 n=${m}`, true);
       await checkSort(device, quickSort, keyPatterns('u32', m).random as Keys, `${label} quickSort u32 n=${m}`, true);
@@ -141,13 +148,23 @@ describeEachBackend('sort', (ctx) => {
     }
   });
 
-  it('radixSort names the missing feature on a gather-only device; quickSort runs there', async () => {
+  it('radixSort and quickSort run on a gather-only device; radixSort names the missing feature without gather', async () => {
     for (const { device } of formulations(ctx.device, ctx.kind)) {
       if (device.caps.features.has('workgroup')) continue;
       const keys = device.createBuffer('u32', [3, 1, 2]);
-      expect(() => radixSort(device, keys)).toThrow(UnsupportedFeatureError);
+      expect([...(await radixSort(device, keys).keys.read())]).toEqual([1, 2, 3]);
       expect([...(await (await quickSort(device, keys)).keys.read())]).toEqual([1, 2, 3]);
     }
+    const none = noGatherView(ctx.device);
+    const keys = none.createBuffer('u32', [3, 1, 2]);
+    let error: unknown;
+    try {
+      radixSort(none, keys);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(UnsupportedFeatureError);
+    expect((error as UnsupportedFeatureError).feature).toBe('gather');
   });
 
   it('rejects bad input with typed errors and leaves buffers untouched', async () => {

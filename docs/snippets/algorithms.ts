@@ -60,12 +60,12 @@ export async function demoSorts(device: Device) {
   const byBitonic = bitonicSort(device, keys); // gather passes only: every backend
   const byMerge = mergeSort(device, keys); // every backend (merge path on gather-only devices)
   const byQuick = await quickSort(device, keys); // async: the host drives the partitioning
-  const radixDevice = device.caps.features.has('workgroup') && device.caps.features.has('scatter');
-  const byRadix = radixDevice ? radixSort(device, keys, { values }) : undefined; // UnsupportedFeatureError elsewhere
+  // Radix sort everywhere: workgroup passes, or on gather-only devices (WebGL2) a gather formulation.
+  const byRadix = radixSort(device, keys, { values });
   return {
     keys: await sorted.keys.read(), // Float32Array [-7, -1, 0, 2.5, 2.5]
     values: await sorted.values?.read(), // Uint32Array [4, 1, 2, 0, 3]
-    same: [byBitonic, byMerge, byQuick, byRadix].map((r) => r?.keys), // each sorted like `keys`
+    same: [byBitonic, byMerge, byQuick, byRadix].map((r) => r.keys), // each sorted like `keys`
   };
 }
 // #endregion sorts

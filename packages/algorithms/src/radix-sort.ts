@@ -18,6 +18,7 @@
  * so the workgroup scans move 8 words per invocation; the IR has no workgroup
  * atomics, and this needs none. i32 and f32 keys are mapped to u32 keys with
  * order-preserving bit transforms first and mapped back after.
+ * Devices without workgroups (WebGL2) run the gather formulation of radix-gather.ts.
  */
 import {
   type Buffer,
@@ -37,17 +38,17 @@ import {
   cachedKernel,
   dispatchGroups,
   f32ToKey,
+  familyOf,
   gatherSize,
-  hasAll,
   i32ToKey,
   keyToF32,
   keyToI32,
   scratch,
-  unsupported,
   workgroupReduce,
   workgroupScan,
 } from './common.ts';
 import { recordChunkedRadix } from './radix-chunked.ts';
+import { recordGatherRadixSort } from './radix-gather.ts';
 import { type MultisplitShape, recordMultisplitPasses, sortShape } from './radix-multisplit.ts';
 import { recordScan } from './scan.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
@@ -225,10 +226,13 @@ export { transformKernel };
  * 16 · n / (4 · wg) counts), about 3 reads and 1 write of each key per pass. i32 /
  * f32 keys add one transform before and one after. On 'serial-workgroups' devices (a
  * CPU): 4 passes of 8-bit digits over one chunk per worker with private histograms
- * (radix-chunked.ts), 2 reads and 1 write of each key per pass. Edge cases: n = 0 returns empty
- * buffers. Needs 'workgroup' and 'scatter' (UnsupportedFeatureError otherwise; use
- * `sort` to fall back to merge sort). Throws InvalidArgumentError for bad
- * buffers, a key dtype other than u32 / i32 / f32, or a values length mismatch.
+ * (radix-chunked.ts), 2 reads and 1 write of each key per pass. On devices without
+ * 'workgroup' or 'scatter' (WebGL2): the gather formulation (radix-gather.ts), 8 passes
+ * of 4-bit digits in which every output finds its key; slower there than merge
+ * sort by merge path, which `sort` uses (sort.ts has the figures). Edge cases: n = 0
+ * returns empty buffers. Needs 'gather' at least (UnsupportedFeatureError otherwise).
+ * Throws InvalidArgumentError for bad buffers, a key dtype other than u32 / i32 /
+ * f32, or a values length mismatch.
  */
 export function radixSort<K extends SortKeyType, V extends BufferDType = BufferDType>(
   device: Device,
@@ -236,17 +240,28 @@ export function radixSort<K extends SortKeyType, V extends BufferDType = BufferD
   options?: SortOptions<V, K>,
 ): SortResult<K, V> {
   validateSort(device, keys, options);
-  if (!hasAll(device, 'workgroup', 'scatter')) {
-    throw unsupported(
-      device,
-      device.caps.features.has('workgroup') ? 'scatter' : 'workgroup',
-      'radixSort',
-      'use sort(), which falls back to bitonic sort',
-    );
-  }
+  const family = familyOf(device, 'radixSort');
   const { keysOut, valuesOut, values } = prepareSort(device, keys, options, keys.length);
-  if (keys.length > 0) recordRadixSort(device, keys, values, keysOut, valuesOut);
+  if (keys.length > 0) {
+    if (family === 'workgroup') recordRadixSort(device, keys, values, keysOut, valuesOut);
+    else recordGatherRadix(device, keys, values, keysOut, valuesOut);
+  }
   return valuesOut ? { keys: keysOut, values: valuesOut } : { keys: keysOut };
+}
+
+/** The gather formulation (radix-gather.ts) with the i32 / f32 key maps around it. */
+function recordGatherRadix(device: Device, keys: Buffer, values: Buffer | undefined, keysOut: Buffer, valuesOut: Buffer | undefined): void {
+  const n = keys.length;
+  const keyType = keys.dtype as 'u32' | 'i32' | 'f32';
+  const gw = gatherSize(device.caps);
+  let src: Buffer = keys;
+  if (keyType !== 'u32') {
+    src = scratch(device, 'radix.in', 'u32', n);
+    device.dispatch(transformKernel(keyType, true, gw), { invocations: n }, { src: keys, dst: src, n });
+  }
+  const sorted = keyType === 'u32' ? keysOut : scratch(device, 'radix.out', 'u32', n);
+  recordGatherRadixSort(device, src, values, sorted, valuesOut, n);
+  if (keyType !== 'u32') device.dispatch(transformKernel(keyType, false, gw), { invocations: n }, { src: sorted, dst: keysOut, n });
 }
 
 /**

@@ -20,7 +20,7 @@ import {
   nbodyForceScale,
   quickSort,
   type ReduceOp,
-  type radixSort,
+  radixSort,
   randomU32,
   reduceInto,
   reduceReference,
@@ -227,6 +227,8 @@ export const CASES: readonly BenchCase[] = [
     [
       // sort(): radix sort where the caps allow ('workgroup' + 'scatter'), merge sort (merge path) on gather-only devices.
       ['auto', sort],
+      // radixSort(): the workgroup formulations, or on gather-only devices (WebGL2) the gather radix sort (radix-gather.ts).
+      ['radix', radixSort],
       ['merge', mergeSort],
       ['bitonic', bitonicSort],
       ['quick', quickSort],
