@@ -14,8 +14,7 @@ import {
  * - every buffer stored only at `globalIndex` is a *gather output*, computed by a
  *   fragment pass over its texels (MRT for several);
  * - every other stored buffer is a *scatter target*, written by a `gl.POINTS`
- *   vertex pass, one point per store; a kernel may not also load it (the pass reads
- *   textures as they were before it, so an invocation would miss its own stores);
+ *   vertex pass, one point per store;
  * - every buffer combined by atomic add/min/max is a *blend target*: points blended
  *   (FUNC_ADD / MIN / MAX) into a float shadow, then folded into the integer buffer.
  * Kernels needing anything else are refused here, at compile time.
@@ -165,16 +164,6 @@ export function planKernel(kernel: Kernel, floatBlend: boolean): KernelPlan {
           'scatter',
           name,
           `stores to '${buffer}' inside a loop are bounded by a counting pass, which needs EXT_color_buffer_float and EXT_float_blend`,
-        );
-      }
-      // A point pass samples its inputs as they were before the dispatch: an invocation
-      // that loads what it (or another) scatters would not see its own stores.
-      if (sampled.has(buffer)) {
-        throw new UnsupportedFeatureError(
-          BACKEND,
-          'scatter',
-          name,
-          `it loads buffer '${buffer}', which it also stores to at computed indices: a point pass cannot read its own writes`,
         );
       }
       pointTargets.push({ buffer, mode: 'store', staticOps: a.ops, inLoop: a.inLoop });
