@@ -86,12 +86,19 @@ describe('trident run --backend webgl2 (headless Chromium)', () => {
     for (let i = 0; i < 4 * n; i++) expect(Math.abs((got.data[i] as number) - (want.bodies[i] as number))).toBeLessThanOrEqual(1e-4);
   });
 
-  it('a method the device cannot run fails with exit 1 naming the feature, nothing written', () => {
-    const out = join(dir, 'q.out.npy');
-    const r = run('sort', '--method', 'radix', '--in', save('q.npy', randomU32(100, 9)), '--out', out);
+  it('sort --method radix runs on webgl2 (the gather radix sort)', () => {
+    const keys = randomU32(100, 9);
+    ok(run('sort', '--method', 'radix', '--in', save('q.npy', keys), '--out', join(dir, 'q.out.npy')));
+    expect(bits(readNpy(join(dir, 'q.out.npy')).data)).toEqual(bits(sortReference(keys).keys));
+  });
+
+  it('a run the device refuses fails with exit 1 naming the error in one line, nothing written', () => {
+    const out = join(dir, 'big.out.npy');
+    // More bins than a buffer may hold: refused in the page after the input was read.
+    const r = run('histogram', '--bins', '4000000000', '--in', save('b.npy', new Uint32Array([1, 2, 3])), '--out', out);
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(/UnsupportedFeatureError: .*'workgroup'/);
+    expect(r.stderr).toMatch(/LimitExceededError: /);
     expect(existsSync(out)).toBe(false);
   });
 });
