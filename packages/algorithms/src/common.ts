@@ -369,3 +369,27 @@ export function gridStride(k: KernelBuilder, groups: Val<'u32'>, n: Val<'u32'>):
   const i = k.let(select(k.workgroupIndex.lt(groups), k.globalIndex, n), 'i');
   return { i, stride };
 }
+
+/**
+ * Binary search in a kernel: sets `lo` to the first index in [lo, hi) whose entry of the
+ * non-decreasing `incl` exceeds `j` (`hi` if none). Narrows `lo` and `hi` in place.
+ */
+export function lowerBound(
+  k: KernelBuilder,
+  incl: { load(i: Val<'u32'>): Val<'u32'> },
+  j: Val<'u32'>,
+  lo: Var<'u32'>,
+  hi: Var<'u32'>,
+): void {
+  k.while(
+    () => lo.lt(hi),
+    () => {
+      const mid = k.let(lo.add(hi.sub(lo).shr(1)), 'mid');
+      k.if(
+        incl.load(mid).gt(j),
+        () => hi.set(mid),
+        () => lo.set(mid.add(1)),
+      );
+    },
+  );
+}

@@ -23,14 +23,12 @@ import {
   type Device,
   defineKernel,
   InvalidArgumentError,
-  type KernelBuilder,
   select,
   uniform,
   type Val,
-  type Var,
   vec,
 } from '@trident/core';
-import { cachedKernel, checkBuffer, familyOf, gatherSize, hasAll, scratch } from './common.ts';
+import { cachedKernel, checkBuffer, familyOf, gatherSize, hasAll, lowerBound, scratch } from './common.ts';
 import { compactChunked } from './compact-chunked.ts';
 import { recordScan } from './scan.ts';
 import { recordBlockSums, recordGatherBlockScan } from './scan-gather.ts';
@@ -84,21 +82,6 @@ const SAMPLE_STRIDE = 16;
  * form. SwiftShader webgl2, 2^20 half kept, interleaved runs: 64 at or below 16.
  */
 const TEXEL_SAMPLE_STRIDE = 64;
-
-/** Lower bound over [lo, hi) of `incl`: sets lo to the first b with incl[b] > j (hi if none). */
-function lowerBound(k: KernelBuilder, incl: { load(i: Val<'u32'>): Val<'u32'> }, j: Val<'u32'>, lo: Var<'u32'>, hi: Var<'u32'>): void {
-  k.while(
-    () => lo.lt(hi),
-    () => {
-      const mid = k.let(lo.add(hi.sub(lo).shr(1)), 'mid');
-      k.if(
-        incl.load(mid).gt(j),
-        () => hi.set(mid),
-        () => lo.set(mid.add(1)),
-      );
-    },
-  );
-}
 
 /** samples[s] = the block of output s · stride (first b with blocks[b] > s · stride); m - 1 past the count. */
 function sampleKernel(stride: number, wg: number) {

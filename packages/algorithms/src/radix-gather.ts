@@ -44,7 +44,7 @@ import {
   type Var,
   vec,
 } from '@trident/core';
-import { cachedKernel, gatherSize, scratch } from './common.ts';
+import { cachedKernel, gatherSize, lowerBound, scratch } from './common.ts';
 import { recordGatherBlockScan } from './scan-gather.ts';
 
 const BITS = 4;
@@ -227,21 +227,6 @@ function countsKernel(wg: number) {
         });
       },
     }),
-  );
-}
-
-/** Sets lo to the first i in [lo, hi) with incl[i] > j (hi if none). */
-function lowerBound(k: KernelBuilder, incl: Loader<'u32'>, j: Val<'u32'>, lo: Var<'u32'>, hi: Var<'u32'>): void {
-  k.while(
-    () => lo.lt(hi),
-    () => {
-      const mid = k.let(lo.add(hi.sub(lo).shr(1)), 'mid');
-      k.if(
-        incl.load(mid).gt(j),
-        () => hi.set(mid),
-        () => lo.set(mid.add(1)),
-      );
-    },
   );
 }
 

@@ -249,8 +249,11 @@ export function radixSort<K extends SortKeyType, V extends BufferDType = BufferD
   return valuesOut ? { keys: keysOut, values: valuesOut } : { keys: keysOut };
 }
 
-/** The gather formulation (radix-gather.ts) with the i32 / f32 key maps around it. */
-function recordGatherRadix(device: Device, keys: Buffer, values: Buffer | undefined, keysOut: Buffer, valuesOut: Buffer | undefined): void {
+/**
+ * Runs `sortU32(src, sorted)` over order-preserving u32 keys: i32 / f32 keys are mapped
+ * to u32 keys before it and back into `keysOut` after it; u32 keys go straight through.
+ */
+function withOrderKeys(device: Device, keys: Buffer, keysOut: Buffer, sortU32: (src: Buffer, sorted: Buffer) => void): void {
   const n = keys.length;
   const keyType = keys.dtype as 'u32' | 'i32' | 'f32';
   const gw = gatherSize(device.caps);
@@ -260,8 +263,13 @@ function recordGatherRadix(device: Device, keys: Buffer, values: Buffer | undefi
     device.dispatch(transformKernel(keyType, true, gw), { invocations: n }, { src: keys, dst: src, n });
   }
   const sorted = keyType === 'u32' ? keysOut : scratch(device, 'radix.out', 'u32', n);
-  recordGatherRadixSort(device, src, values, sorted, valuesOut, n);
+  sortU32(src, sorted);
   if (keyType !== 'u32') device.dispatch(transformKernel(keyType, false, gw), { invocations: n }, { src: sorted, dst: keysOut, n });
+}
+
+/** The gather formulation (radix-gather.ts) with the i32 / f32 key maps around it. */
+function recordGatherRadix(device: Device, keys: Buffer, values: Buffer | undefined, keysOut: Buffer, valuesOut: Buffer | undefined): void {
+  withOrderKeys(device, keys, keysOut, (src, sorted) => recordGatherRadixSort(device, src, values, sorted, valuesOut, keys.length));
 }
 
 /**
@@ -285,27 +293,12 @@ export function recordRadixSort(
   const keyType = keys.dtype as 'u32' | 'i32' | 'f32';
   if (device.caps.features.has('serial-workgroups') && shapeIsDefault) {
     // Few fat serial workgroups: one chunk per worker, private histograms (radix-chunked.ts).
-    const gw = gatherSize(device.caps);
-    let src: Buffer = keys;
-    if (keyType !== 'u32') {
-      src = scratch(device, 'radix.in', 'u32', n);
-      device.dispatch(transformKernel(keyType, true, gw), { invocations: n }, { src: keys, dst: src, n });
-    }
-    const sorted = keyType === 'u32' ? keysOut : scratch(device, 'radix.out', 'u32', n);
-    recordChunkedRadix(device, src, values, sorted, valuesOut, n);
-    if (keyType !== 'u32') device.dispatch(transformKernel(keyType, false, gw), { invocations: n }, { src: sorted, dst: keysOut, n });
+    withOrderKeys(device, keys, keysOut, (src, sorted) => recordChunkedRadix(device, src, values, sorted, valuesOut, n));
     return;
   }
   if (shape) {
-    const gw = gatherSize(device.caps);
-    let src: Buffer = keys;
-    if (keyType !== 'u32') {
-      src = scratch(device, 'radix.in', 'u32', n);
-      device.dispatch(transformKernel(keyType, true, gw), { invocations: n }, { src: keys, dst: src, n });
-    }
-    const sorted = keyType === 'u32' ? keysOut : scratch(device, 'radix.out', 'u32', n);
-    recordMultisplitPasses(device, shape, src, values, sorted, valuesOut, n);
-    if (keyType !== 'u32') device.dispatch(transformKernel(keyType, false, gw), { invocations: n }, { src: sorted, dst: keysOut, n });
+    const multisplit = shape;
+    withOrderKeys(device, keys, keysOut, (src, sorted) => recordMultisplitPasses(device, multisplit, src, values, sorted, valuesOut, n));
     return;
   }
   const wg = blockSize(device.caps, 40);
