@@ -41,9 +41,16 @@ const add = (name: string, options: MultisplitOptions, window?: number, items = 
 // Session 4: the batched ranking (all of a batch's ballots, then its atomic adds, then its shuffles).
 // Call 1: batches of 4 won (keys reduce-then-scan 12.48 ms against 13.08 atomic, 12.68 all
 // 12 items in one batch; pairs onesweep 18.84 against 19.43 / 19.56); keys at 16 items lost.
-for (const batch of [2, 3, 4, 6]) {
-  add(`reduce-then-scan batched ${batch}`, { passes: 'reduce-then-scan', rank: 'batched', rankBatch: batch });
-  add(`onesweep batched ${batch} window 4`, { passes: 'onesweep', rank: 'batched', rankBatch: batch }, 4);
+// Session 5, call 2 (the generator's branch-free atomics): batched 2 / 3 / 4 / 6 keys 13.01 /
+// 12.91 / 12.45 / 12.47 ms reduce-then-scan, pairs onesweep 19.45 / 19.14 / 18.81 / 18.62: unchanged.
+// Next: where rank + scatter's time goes. radixSort's two shapes, then the same kernels
+// writing each tile's sorted keys back to its own range (PROBE, output not sorted): the
+// difference is the cost of the scattered writes; the rest is ranking and staging.
+for (const probe of [undefined, 'coalesced-writes'] as const) {
+  const tag = probe ? `PROBE ${probe} ` : '';
+  const p = probe ? { probe } : {};
+  add(`${tag}reduce-then-scan batched 4`, { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4, ...p });
+  add(`${tag}onesweep batched 6 window 4`, { passes: 'onesweep', rank: 'batched', rankBatch: 6, ...p }, 4);
 }
 
 const sizes = (process.argv.slice(2).map(Number).filter(Boolean).length ? process.argv.slice(2).map(Number) : [28, 24]) as number[];
@@ -85,6 +92,7 @@ for (const log of sizes) {
   if (log >= 28) {
     for (const v of variants) {
       if (v.keys?.passes !== 'onesweep' || overBudget()) continue;
+      // (PROBE variants included: their pass alone, with the same histogram.)
       const part: Record<string, number> = {};
       let starts = recordOnesweepHistogram(device, v.keys, keys, n);
       part.histogram = +(
@@ -134,8 +142,9 @@ for (const log of sizes) {
       const key = `${v.name}${pairs ? ' pairs' : ' keys'}`;
       const ms = times.get(key);
       if (!shape || !ms) continue;
-      let ok: boolean | 'unchecked' = 'unchecked';
-      if (log < 28 || !pairs || v.name.startsWith('onesweep')) {
+      let ok: boolean | 'unchecked' | 'probe (not sorted)' = 'unchecked';
+      if (v.name.startsWith('PROBE')) ok = 'probe (not sorted)';
+      else if (log < 28 || !pairs || v.name.startsWith('onesweep')) {
         sort(shape, pairs, v.window)();
         ok = verifySort(data, await keysOut.read(), pairs ? await valuesOut.read() : undefined);
       }

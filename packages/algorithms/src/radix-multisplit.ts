@@ -109,6 +109,13 @@ export interface MultisplitShape {
   readonly rank: MultisplitRank;
   /** Items per batch of the 'batched' ranking (see rankBatched). */
   readonly rankBatch: number;
+  /**
+   * Diagnosis only (bench/h100/onesweep-check.ts), the output is not sorted:
+   * 'coalesced-writes' writes each tile's locally sorted keys (and values) back to the
+   * tile's own range instead of to their digits' destinations, so the same data moves
+   * without the scattered writes; the difference is what the scattering costs.
+   */
+  readonly probe?: 'coalesced-writes';
 }
 
 export type MultisplitCount = 'ballot' | 'atomic';
@@ -123,6 +130,7 @@ export interface MultisplitOptions {
   readonly passes?: MultisplitPasses;
   readonly rank?: MultisplitRank;
   readonly rankBatch?: number;
+  readonly probe?: 'coalesced-writes';
 }
 
 /**
@@ -184,7 +192,8 @@ export function multisplitShape(
     const rowBytes = rows * DIGITS * 4;
     // rows + staged keys and values + per-digit destinations + the workgroup scan's array.
     const bytes = rowBytes + 2 * wg * items * 4 + DIGITS * 4 + wg * 4;
-    if (rowBytes <= storage / 2 && bytes <= storage) return { wg, items, rows, words, count, valueLoads, passes, rank, rankBatch };
+    if (rowBytes <= storage / 2 && bytes <= storage)
+      return { wg, items, rows, words, count, valueLoads, passes, rank, rankBatch, ...(options.probe ? { probe: options.probe } : {}) };
   }
   return undefined;
 }
@@ -594,7 +603,8 @@ export function rankAndScatter(
     const p = k.let(lid.add(q * wg), `p${q}`);
     k.if(p.lt(inTile), () => {
       const key = k.let(stagedKeys.load(p), 'key');
-      const at = k.let(dest.load(key.shr(shift).and(DIGITS - 1)).add(p), 'at');
+      const at =
+        shape.probe === 'coalesced-writes' ? k.let(tileBase.add(p), 'at') : k.let(dest.load(key.shr(shift).and(DIGITS - 1)).add(p), 'at');
       keysOut.store(at, key);
       if (stagedVals) {
         const bits = stagedVals.load(p);
@@ -608,7 +618,7 @@ export function rankAndScatter(
 export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
   return cachedKernel(
-    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${shape.rankBatch}:${valueType ?? 'none'}`,
+    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${shape.rankBatch}:${valueType ?? 'none'}:${shape.probe ?? ''}`,
     () =>
       defineKernel({
         name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
