@@ -19,8 +19,9 @@
  * the result: one dispatch.
  *
  * Gather formulation (gather-only devices): log-step passes, each invocation
- * combining FAN_IN consecutive elements by a pairwise tree and writing its own
- * output element, ping-ponging between two temporaries until one value is left.
+ * combining FAN_IN consecutive elements by a pairwise tree (read as four vec4s in the
+ * first pass where the length divides by 4) and writing its own output element,
+ * ping-ponging between two temporaries until one value is left.
  */
 import {
   type Buffer,
@@ -185,12 +186,7 @@ function blockKernel(dtype: BufferDType, op: ReduceOp, width: 1 | 4, wg: number,
       body: ({ input, out, n, groups }, k) => {
         const vt = vecType(acc, width);
         const id = identity(acc, op, keys);
-        const toAcc = (x: Val<ValueType>): Val<ValueType> => {
-          if (!keys) return x;
-          if (width === 1) return f32ToKey(x as Val<'f32'>);
-          const v = x as Val<'vec4<f32>'>;
-          return vec4u(f32ToKey(v.x), f32ToKey(v.y), f32ToKey(v.z), f32ToKey(v.w));
-        };
+        const toAcc = (x: Val<ValueType>) => toAccumulator(x, keys, width);
         const zero = constOf(k, vt, id);
         const a = k.let(zero, 'acc');
         const { i, stride } = gridStride(k, groups, n);
@@ -212,11 +208,7 @@ function blockKernel(dtype: BufferDType, op: ReduceOp, width: 1 | 4, wg: number,
             i.set(i.add(stride));
           },
         );
-        let scalar: Val<ValueType> = a;
-        if (width === 4) {
-          const v = a as unknown as Val<'vec4<u32>'>;
-          scalar = pairwise(op, [v.x, v.y, v.z, v.w] as Array<Val<ValueType>>);
-        }
+        const scalar = foldLanes(op, a, width);
         const r = workgroupReduce(
           k,
           scalar,
@@ -239,6 +231,21 @@ function blockKernel(dtype: BufferDType, op: ReduceOp, width: 1 | 4, wg: number,
       },
     }),
   );
+}
+
+/** A loaded value as the accumulator type: itself, or (f32 min / max) its u32 order key(s). */
+function toAccumulator(x: Val<ValueType>, keys: boolean, width: 1 | 4): Val<ValueType> {
+  if (!keys) return x;
+  if (width === 1) return f32ToKey(x as Val<'f32'>);
+  const v = x as Val<'vec4<f32>'>;
+  return vec4u(f32ToKey(v.x), f32ToKey(v.y), f32ToKey(v.z), f32ToKey(v.w));
+}
+
+/** The components of a vec4 accumulator combined pairwise; a scalar as it is. */
+function foldLanes(op: ReduceOp, a: Val<ValueType>, width: 1 | 4): Val<ValueType> {
+  if (width === 1) return a;
+  const v = a as unknown as Val<'vec4<u32>'>;
+  return pairwise(op, [v.x, v.y, v.z, v.w] as Array<Val<ValueType>>);
 }
 
 function vec4u(x: Val<'u32'>, y: Val<'u32'>, z: Val<'u32'>, w: Val<'u32'>): Val<ValueType> {
@@ -357,26 +364,30 @@ function combineKernel(dtype: BufferDType, op: ReduceOp) {
 
 // ---------- gather formulation ----------
 
-/** out[i] = op over src[i*FAN_IN .. i*FAN_IN + FAN_IN) (pairwise), src of length n. */
-function gatherKernel(srcType: BufferDType, acc: BufferDType, op: ReduceOp, toKeys: boolean, wg: number) {
-  return cachedKernel(`reduce-gather:${srcType}:${acc}:${op}:${toKeys}:${wg}`, () =>
+/**
+ * out[i] = op over src[i*FAN_IN .. i*FAN_IN + FAN_IN) (pairwise), src of length n in
+ * elements of its view: scalars, or (width 4) vec4s, FAN_IN / 4 of them an invocation
+ * (on WebGL2 a vec4 is one texel: one fetch for four elements instead of four).
+ */
+function gatherKernel(srcType: BufferDType, acc: BufferDType, op: ReduceOp, toKeys: boolean, wg: number, width: 1 | 4) {
+  return cachedKernel(`reduce-gather:${srcType}:${acc}:${op}:${toKeys}:${wg}:${width}`, () =>
     defineKernel({
-      name: `reduce_gather_${op}_${srcType}${toKeys ? '_keys' : ''}`,
+      name: `reduce_gather_${op}_${srcType}_v${width}${toKeys ? '_keys' : ''}`,
       workgroupSize: wg,
-      params: { src: buffer(srcType, 'read'), dst: buffer(acc, 'write'), n: uniform('u32'), m: uniform('u32') },
+      params: { src: buffer(srcType, 'read', { vector: width }), dst: buffer(acc, 'write'), n: uniform('u32'), m: uniform('u32') },
       body: ({ src, dst, n, m }, k) => {
         const i = k.let(k.globalIndex, 'i');
         k.if(i.lt(m), () => {
-          const base = k.let(i.mul(FAN_IN), 'base');
-          const id = k.var(acc, identity(acc, op, acc !== srcType || toKeys)) as Val<ValueType>;
+          const loads = FAN_IN / width;
+          const base = k.let(i.mul(loads), 'base');
+          const id = constOf(k, vecType(acc, width), identity(acc, op, acc !== srcType || toKeys));
           const xs: Array<Val<ValueType>> = [];
-          for (let j = 0; j < FAN_IN; j++) {
+          for (let j = 0; j < loads; j++) {
             const idx = j === 0 ? base : base.add(j);
-            const raw = src.load(idx) as Val<ValueType>;
-            const v = toKeys ? f32ToKey(raw as Val<'f32'>) : raw;
+            const v = toAccumulator(src.load(idx) as Val<ValueType>, toKeys, width);
             xs.push(selectVal(idx.lt(n), v, id));
           }
-          dst.store(i, pairwise(op, xs) as never);
+          dst.store(i, foldLanes(op, pairwise(op, xs), width) as never);
         });
       },
     }),
@@ -479,7 +490,9 @@ export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<
     const finalPass = m === 1;
     const dst: Buffer = finalPass && !keys ? out : scratch(device, `reduce.pass${pass % 2}`, acc, m);
     const toKeys = keys && pass === 0;
-    device.dispatch(gatherKernel(src.dtype, acc, op, toKeys, wg), { invocations: m }, { src, dst, n, m });
+    // The input as vec4s where its length allows (the temporaries after it are short).
+    const width: 1 | 4 = pass === 0 && n % 4 === 0 ? 4 : 1;
+    device.dispatch(gatherKernel(src.dtype, acc, op, toKeys, wg, width), { invocations: m }, { src, dst, n: n / width, m });
     src = dst;
     n = m;
     pass++;
