@@ -98,15 +98,15 @@ interface Plan {
 }
 
 /**
- * vec4 views when the length divides by 4 on compute devices (the widest element
- * they move well); grid-stride loops there, else one invocation per element (the
- * gather form).
+ * vec4 views when the length divides by 4 (the widest element compute devices move
+ * well; on WebGL2 a vec4 is one texel, one fetch); grid-stride loops on compute
+ * devices, else one invocation per element of the view (the gather form).
  */
 function plan(device: Device, length: number): Plan {
   // Grid-stride loops pay off on compute devices (persistent invocations); a
   // gather-only device shades one element per invocation anyway.
   const strided = familyOf(device, 'zcopy') === 'workgroup';
-  const width: 1 | 4 = strided && length % 4 === 0 ? 4 : 1;
+  const width: 1 | 4 = length % 4 === 0 ? 4 : 1;
   const n = length / width;
   const wg = gatherSize(device.caps);
   const workgroups = strided ? strideWorkgroups(device.caps, n, wg, MIN_PER_INVOCATION, WAVES) : Math.ceil(n / wg);
