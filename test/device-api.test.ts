@@ -61,6 +61,46 @@ describeEachBackend('device API', (ctx) => {
     expect((await empty.read()).length).toBe(0);
   });
 
+  it('reads into a caller-owned array: the range lands at its start, the rest is untouched, the same array comes back', async () => {
+    const d = ctx.device;
+    const f = d.createBuffer('f32', [1.5, -0, Number.NaN, -Infinity, 3e-39]);
+    const into = new Float32Array(7).fill(42);
+    const got = await f.read({ offset: 1, length: 4, into });
+    expect(got).toBe(into);
+    // Bit patterns survive (negative zero, NaN, a subnormal).
+    expect(Array.from(new Uint32Array(into.buffer))).toEqual([
+      ...new Uint32Array(new Float32Array([-0, Number.NaN, -Infinity, 3e-39]).buffer),
+      ...new Uint32Array(new Float32Array([42, 42, 42]).buffer),
+    ]);
+    // A view into a larger array: only its own elements change.
+    const backing = new Int32Array(6).fill(-1);
+    const i = d.createBuffer('i32', [7, -8, 9]);
+    expect(await i.read({ into: backing.subarray(2, 5) })).toEqual(new Int32Array([7, -8, 9]));
+    expect(Array.from(backing)).toEqual([-1, -1, 7, -8, 9, -1]);
+    // Stream order holds: the read sees the write enqueued before it.
+    const u = d.createBuffer('u32', 3);
+    u.write([4, 5, 6]);
+    const reused = new Uint32Array(3);
+    await u.read({ into: reused });
+    u.write([7], 1);
+    await u.read({ into: reused });
+    expect(Array.from(reused)).toEqual([4, 7, 6]);
+    expect(await u.read({ length: 0, into: reused })).toBe(reused);
+    // Wrong type or too short: a typed error, and the target is left as it was.
+    const short = new Uint32Array(2).fill(9);
+    for (const [into, message] of [
+      [new Int32Array(3), /Uint32Array for a u32 buffer, got a Int32Array/],
+      [[0, 0, 0], /Uint32Array for a u32 buffer, got a Array/],
+      [short, /has 2 elements, the read needs 3/],
+    ] as const) {
+      const err = await u.read({ into: into as Uint32Array }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(InvalidArgumentError);
+      expect((err as InvalidArgumentError).argument).toBe('into');
+      expect(String(err)).toMatch(message);
+    }
+    expect(Array.from(short)).toEqual([9, 9]);
+  });
+
   it('fills and copies ranges in stream order', async () => {
     const d = ctx.device;
     const a = d.createBuffer('u32', 10);

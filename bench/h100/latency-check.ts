@@ -10,6 +10,7 @@
  *
  * All f32. Trident's scan and sort rows write into an output buffer allocated once
  * (the API's `output` option), as a caller that sorts repeatedly would; the
+ * `into` rows also read into a host array allocated once (`read({ into })`); the
  * `fresh` rows let the call allocate its output and destroy it after the read.
  * Protocol, the same for both libraries: warm-up runs for at least 200 ms (and at
  * least 5), then the wall-clock median of `reps` awaited calls, each from the call
@@ -74,6 +75,7 @@ for (const n of sizes) {
   const host = hostInput(n);
   const x = device.createBuffer('f32', host);
   const out = device.createBuffer('f32', n);
+  const readBack = new Float32Array(n);
   let exact = 0;
   let max = 0;
   for (const v of host) {
@@ -105,6 +107,16 @@ for (const n of sizes) {
     sort: async () => {
       sort(device, x, { output: out });
       return out.read();
+    },
+    // Reads into a host array allocated once (`read({ into })`), as a caller that scans or
+    // sorts the same size repeatedly would: no new 4n-byte array (and its first touch) per call.
+    'scan into': async () => {
+      scan(device, x, { output: out });
+      return out.read({ into: readBack });
+    },
+    'sort into': async () => {
+      sort(device, x, { output: out });
+      return out.read({ into: readBack });
     },
     'scan fresh': async () => {
       const o = scan(device, x);
@@ -149,7 +161,7 @@ for (const n of sizes) {
     const got = await trident[op]?.();
     // reduce: the sum; scan: the last prefix; sort: the last key is the maximum.
     const ok = op === 'sort' ? got === max : Math.abs((got as number) - exact) <= 1e-5 * exact + 1;
-    const variants = op === 'reduce' ? [op] : [op, `${op} fresh`];
+    const variants = op === 'reduce' ? [op] : [op, `${op} into`, `${op} fresh`];
     for (const v of variants) {
       const fn = tridentFull[v] as () => Promise<unknown>;
       await fn();

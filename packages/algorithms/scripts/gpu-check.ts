@@ -380,6 +380,9 @@ function latencyRows(latency: { rows?: Array<Record<string, unknown>> }): Record
     reduce: ['reduce', 'sum f32 · one call + read'],
     scan: ['scan', 'inclusive f32 · one call + read'],
     sort: ['sort', 'f32 keys · one call + read'],
+    // Trident only: the read lands in a host array allocated once (read({ into })).
+    'scan into': ['scan', 'inclusive f32 · one call + read into a reused array'],
+    'sort into': ['sort', 'f32 keys · one call + read into a reused array'],
   };
   const out: Record<string, unknown>[] = [];
   for (const r of latency.rows ?? []) {

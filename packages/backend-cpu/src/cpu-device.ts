@@ -234,11 +234,13 @@ export class CpuDevice implements BackendDevice {
     this.pending.push({ host: () => target.write(offset, copy) });
   }
 
-  async read(buffer: BackendBuffer, offset: number, length: number): Promise<HostArray> {
+  async read(buffer: BackendBuffer, offset: number, length: number, into?: HostArray): Promise<HostArray> {
     // The copy is a command in the stream: it sees every earlier command and none issued later.
     let result: HostArray | undefined;
     this.enqueue(() => {
-      result = (buffer as CpuBuffer).view.slice(offset, offset + length);
+      const view = (buffer as CpuBuffer).view;
+      if (into) into.set(view.subarray(offset, offset + length) as never);
+      result = into ?? view.slice(offset, offset + length);
     });
     await this.flush();
     if (!result) throw new Error('internal: read did not run');

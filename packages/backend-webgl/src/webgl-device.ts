@@ -218,14 +218,14 @@ export class WebGLDevice implements BackendDevice {
     if (from !== s.texture) this.release(s, from);
   }
 
-  async read(buffer: BackendBuffer, offset: number, length: number): Promise<HostArray> {
+  async read(buffer: BackendBuffer, offset: number, length: number, into?: HostArray): Promise<HostArray> {
     this.check();
     const gl = this.gl;
     const b = buffer as GlBuffer;
-    const out = new (typedArrayConstructor(b.dtype))(length);
+    const out = into ?? new (typedArrayConstructor(b.dtype))(length);
     if (length === 0) return out;
     // f32 texels hold bits: read them as u32 into the same bytes.
-    const outElements = b.dtype === 'f32' ? new Uint32Array(out.buffer) : out;
+    const outElements = b.dtype === 'f32' ? new Uint32Array(out.buffer, out.byteOffset, length) : out;
     const rowElements = b.width * LANES;
     const y0 = Math.floor(offset / rowElements);
     const y1 = Math.floor((offset + length - 1) / rowElements);

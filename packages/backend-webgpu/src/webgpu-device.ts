@@ -264,13 +264,13 @@ export class WebGpuDevice implements BackendDevice {
     this.afterSubmit.push(() => staging.destroy());
   }
 
-  async read(buffer: BackendBuffer, offset: number, length: number): Promise<HostArray> {
+  async read(buffer: BackendBuffer, offset: number, length: number, into?: HostArray): Promise<HostArray> {
     this.check();
     const b = buffer as WebGpuBuffer;
     const ctor = typedArrayConstructor(b.dtype);
     if (length === 0) {
       await this.flush();
-      return new ctor(0);
+      return into ?? new ctor(0);
     }
     const bytes = length * 4;
     const staging =
@@ -286,8 +286,14 @@ export class WebGpuDevice implements BackendDevice {
       await this.settle();
       throw new KernelExecutionError('webgpu', '(read)', `mapping the read-back buffer failed: ${String(err)}`, { cause: err });
     }
-    // One copy out of the mapping (slice), rather than a zero-filled array plus a copy.
-    const out = new ctor(staging.getMappedRange(0, bytes).slice(0));
+    // One copy out of the mapping: into the caller's array, or a slice (rather than a
+    // zero-filled array plus a copy).
+    const mapped = staging.getMappedRange(0, bytes);
+    let out: HostArray;
+    if (into) {
+      into.set(new ctor(mapped) as never);
+      out = into;
+    } else out = new ctor(mapped.slice(0));
     staging.unmap();
     if (!this.staging.give(staging)) staging.destroy();
     // The copy ran after every earlier submission (queue order), so everything submitted

@@ -21,7 +21,11 @@ export interface BackendDevice {
   destroyBuffer(buffer: BackendBuffer): void;
   /** Enqueues a write; `data` may be reused by the caller after the call returns. */
   write(buffer: BackendBuffer, offset: number, data: HostArray): void;
-  read(buffer: BackendBuffer, offset: number, length: number): Promise<HostArray>;
+  /**
+   * Resolves to elements [offset, offset + length): in a new array, or in `into[0 .. length)`
+   * when given (of the buffer's dtype, long enough: checked by Device), which is then returned.
+   */
+  read(buffer: BackendBuffer, offset: number, length: number, into?: HostArray): Promise<HostArray>;
   copy(src: BackendBuffer, srcOffset: number, dst: BackendBuffer, dstOffset: number, length: number): void;
   fill(buffer: BackendBuffer, value: number, offset: number, length: number): void;
 

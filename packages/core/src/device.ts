@@ -23,6 +23,14 @@ export interface Timing {
   readonly source: TimerSource;
 }
 
+/** The elements a read takes and, optionally, the host array they land in. */
+export interface ReadRange<D extends BufferDType = BufferDType> {
+  readonly offset?: number;
+  readonly length?: number;
+  /** Receives the elements at [0, length) and is returned; a typed array of the buffer's dtype. */
+  readonly into?: TypedArrayFor[D];
+}
+
 export interface SkippedBackend {
   readonly backend: BackendKind;
   readonly reason: string;
@@ -60,8 +68,14 @@ export class Buffer<D extends BufferDType = BufferDType> {
     this.device.writeBuffer(this, data, offset);
   }
 
-  /** Resolves to a copy of elements [offset, offset + length) once every earlier command ran. */
-  read(range?: { offset?: number; length?: number }): Promise<TypedArrayFor[D]> {
+  /**
+   * Resolves to a copy of elements [offset, offset + length) once every earlier command ran.
+   * With `into` (a typed array of this buffer's dtype, at least `length` long) the elements
+   * land in `into[0 .. length)` and `into` is returned: a caller that reads the same size
+   * again and again skips allocating (and first touching) a new array per read, which on
+   * a real GPU is most of a large read's time (bench/h100/read-probe.ts).
+   */
+  read(range?: ReadRange<D>): Promise<TypedArrayFor[D]> {
     return this.device.readBuffer(this, range);
   }
 
@@ -204,7 +218,7 @@ export class Device {
   }
 
   /** @internal */
-  async readBuffer<D extends BufferDType>(buffer: Buffer<D>, range?: { offset?: number; length?: number }): Promise<TypedArrayFor[D]> {
+  async readBuffer<D extends BufferDType>(buffer: Buffer<D>, range?: ReadRange<D>): Promise<TypedArrayFor[D]> {
     this.checkUsable();
     this.checkBuffer(buffer, 'buffer');
     const offset = range?.offset ?? 0;
@@ -212,7 +226,9 @@ export class Device {
     const length = range?.length ?? Math.max(0, buffer.length - offset);
     checkCount('length', length);
     checkRange('range', offset, length, buffer.length);
-    return (await this.guard(() => this.impl.read(buffer.impl, offset, length))) as TypedArrayFor[D];
+    const into = range?.into;
+    if (into !== undefined) checkReadTarget(into, buffer.dtype, length);
+    return (await this.guard(() => this.impl.read(buffer.impl, offset, length, into))) as TypedArrayFor[D];
   }
 
   /** @internal */
@@ -396,6 +412,17 @@ function checkCount(name: string, value: unknown): asserts value is number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
     throw new InvalidArgumentError(name, `must be a non-negative integer, got ${String(value)}`);
   }
+}
+
+/** `into` of a read: a typed array of the buffer's dtype with room for `length` elements. */
+function checkReadTarget(into: unknown, dtype: BufferDType, length: number): void {
+  const expected = typedArrayConstructor(dtype).name;
+  if (dtypeOfArray(into) !== dtype) {
+    const got = into === null || typeof into !== 'object' ? String(into) : `a ${into.constructor.name}`;
+    throw new InvalidArgumentError('into', `must be a ${expected} for a ${dtype} buffer, got ${got}`);
+  }
+  const { length: room } = into as HostArray;
+  if (room < length) throw new InvalidArgumentError('into', `has ${room} elements, the read needs ${length}`);
 }
 
 function checkRange(name: string, offset: number, length: number, size: number): void {

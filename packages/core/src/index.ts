@@ -15,7 +15,17 @@ export {
 } from './caps.ts';
 export { generateJs } from './codegen/js.ts';
 export { generateWasm, generateWasmFromIR, type WasmKernel, type WasmParam } from './codegen/wasm.ts';
-export { Buffer, checkScalar, Device, type DispatchGrid, isTridentError, type SkippedBackend, type Timing, toHostArray } from './device.ts';
+export {
+  Buffer,
+  checkScalar,
+  Device,
+  type DispatchGrid,
+  isTridentError,
+  type ReadRange,
+  type SkippedBackend,
+  type Timing,
+  toHostArray,
+} from './device.ts';
 export {
   BUFFER_DTYPES,
   type BufferDType,
