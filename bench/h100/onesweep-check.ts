@@ -43,15 +43,36 @@ const add = (name: string, options: MultisplitOptions, window?: number, items = 
 // 12 items in one batch; pairs onesweep 18.84 against 19.43 / 19.56); keys at 16 items lost.
 // Session 5, call 2 (the generator's branch-free atomics): batched 2 / 3 / 4 / 6 keys 13.01 /
 // 12.91 / 12.45 / 12.47 ms reduce-then-scan, pairs onesweep 19.45 / 19.14 / 18.81 / 18.62: unchanged.
-// Next: where rank + scatter's time goes. radixSort's two shapes, then the same kernels
-// writing each tile's sorted keys back to its own range (PROBE, output not sorted): the
-// difference is the cost of the scattered writes; the rest is ranking and staging.
-for (const probe of [undefined, 'coalesced-writes'] as const) {
-  const tag = probe ? `PROBE ${probe} ` : '';
-  const p = probe ? { probe } : {};
-  add(`${tag}reduce-then-scan batched 4`, { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4, ...p });
-  add(`${tag}onesweep batched 6 window 4`, { passes: 'onesweep', rank: 'batched', rankBatch: 6, ...p }, 4);
+// Session 6, call 1 (radixSort's two shapes, then the same kernels writing each tile's sorted
+// keys back to its own range): keys reduce-then-scan 12.458 ms against 11.875 with coalesced
+// writes, pairs onesweep 18.650 against 17.065; so the scattered writes cost about 0.15 ms a
+// pass of 3.1 (keys), and ranking and staging the rest.
+// Now: the 'max-digit' tail (the last tile's slots past n rank as digit 255: one ballot fewer
+// per item, no branch), 16 keys per invocation with it, and a probe without the eight bit
+// ballots of each match (wrong output: what matching costs).
+for (const tail of ['guard', 'max-digit'] as const) {
+  add(`reduce-then-scan batched 4 ${tail}`, { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4, tail });
+  add(`onesweep batched 6 window 4 ${tail}`, { passes: 'onesweep', rank: 'batched', rankBatch: 6, tail }, 4);
 }
+add(
+  'reduce-then-scan batched 4 max-digit items 16/20',
+  { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4, tail: 'max-digit' },
+  undefined,
+  16,
+  20,
+);
+add('PROBE no-match reduce-then-scan batched 4 max-digit', {
+  passes: 'reduce-then-scan',
+  rank: 'batched',
+  rankBatch: 4,
+  tail: 'max-digit',
+  probe: 'no-match',
+});
+add(
+  'PROBE no-match onesweep batched 6 window 4 max-digit',
+  { passes: 'onesweep', rank: 'batched', rankBatch: 6, tail: 'max-digit', probe: 'no-match' },
+  4,
+);
 
 const sizes = (process.argv.slice(2).map(Number).filter(Boolean).length ? process.argv.slice(2).map(Number) : [28, 24]) as number[];
 const rows: Record<string, unknown>[] = [];

@@ -110,18 +110,32 @@ export interface MultisplitShape {
   /** Items per batch of the 'batched' ranking (see rankBatched). */
   readonly rankBatch: number;
   /**
+   * How the ranking treats the slots of the last tile past n: 'guard' (each item's
+   * ballots start from the ballot of its valid lanes, its run's add and its staging
+   * store are skipped where invalid) or 'max-digit' (they rank as keys of digit 255:
+   * one ballot fewer per item and no branch; being the tile's highest indices they
+   * sort after its real keys of digit 255, into staged slots past the tile's count,
+   * which the write loop never reads, and being in the last tile they come before
+   * no (digit, tile) whose destination they could shift).
+   */
+  readonly tail: MultisplitTail;
+  /**
    * Diagnosis only (bench/h100/onesweep-check.ts), the output is not sorted:
    * 'coalesced-writes' writes each tile's locally sorted keys (and values) back to the
    * tile's own range instead of to their digits' destinations, so the same data moves
    * without the scattered writes; the difference is what the scattering costs.
+   * 'no-match' skips the eight bit ballots of each item's match (every lane of the
+   * subgroup counts as a peer, ranks collide): the difference is what matching costs.
    */
-  readonly probe?: 'coalesced-writes';
+  readonly probe?: MultisplitProbe;
 }
 
 export type MultisplitCount = 'ballot' | 'atomic';
 export type MultisplitValueLoads = 'late' | 'early';
 export type MultisplitPasses = 'onesweep' | 'reduce-then-scan';
 export type MultisplitRank = 'barrier' | 'atomic' | 'batched';
+export type MultisplitTail = 'guard' | 'max-digit';
+export type MultisplitProbe = 'coalesced-writes' | 'no-match';
 
 /** Optional choices of multisplitShape (benchmarks and tests sweep them). */
 export interface MultisplitOptions {
@@ -130,7 +144,8 @@ export interface MultisplitOptions {
   readonly passes?: MultisplitPasses;
   readonly rank?: MultisplitRank;
   readonly rankBatch?: number;
-  readonly probe?: 'coalesced-writes';
+  readonly tail?: MultisplitTail;
+  readonly probe?: MultisplitProbe;
 }
 
 /**
@@ -186,6 +201,7 @@ export function multisplitShape(
   const passes = options.passes ?? (lookback ? 'onesweep' : 'reduce-then-scan');
   const rank = options.rank ?? 'atomic';
   const rankBatch = options.rankBatch ?? items;
+  const tail = options.tail ?? 'guard';
   const top = floorPow2(Math.min(maxWg, caps.limits.maxComputeInvocationsPerWorkgroup));
   for (let wg = top; wg >= Math.max(64, ceilToPow2(maxSubgroupSize)); wg /= 2) {
     const rows = Math.max(1, wg / floorPow2(minSubgroupSize));
@@ -193,7 +209,19 @@ export function multisplitShape(
     // rows + staged keys and values + per-digit destinations + the workgroup scan's array.
     const bytes = rowBytes + 2 * wg * items * 4 + DIGITS * 4 + wg * 4;
     if (rowBytes <= storage / 2 && bytes <= storage)
-      return { wg, items, rows, words, count, valueLoads, passes, rank, rankBatch, ...(options.probe ? { probe: options.probe } : {}) };
+      return {
+        wg,
+        items,
+        rows,
+        words,
+        count,
+        valueLoads,
+        passes,
+        rank,
+        rankBatch,
+        tail,
+        ...(options.probe ? { probe: options.probe } : {}),
+      };
   }
   return undefined;
 }
@@ -244,9 +272,10 @@ function lowestLane(mask: U[]): U {
   return lane;
 }
 
-/** The lanes of this subgroup whose valid key has digit `d` (this lane's own digit), per mask word. */
-function matchDigit(k: KernelBuilder, words: number, valid: Val<'bool'>, d: U): Array<Var<'u32'>> {
-  const match = ballotWords(k, valid, words).map((w, c) => k.let(w, `m${c}`));
+/** The lanes among `lanes` (a mask per word) whose digit is `d` (this lane's own digit), per mask word. */
+function matchDigit(k: KernelBuilder, lanes: U[], d: U): Array<Var<'u32'>> {
+  const words = lanes.length;
+  const match = lanes.map((w, c) => k.let(w, `m${c}`));
   for (let b = 0; b < BITS; b++) {
     const bit = k.let(d.and(1 << b).ne(0), 'bit');
     ballotWords(k, bit, words).forEach((w, c) => {
@@ -289,7 +318,44 @@ interface Ranked {
   readonly key: U[];
   readonly digit: U[];
   readonly valid: Array<Val<'bool'>>;
+  /** Whether the item is staged (undefined: always). */
+  readonly staged: Array<Val<'bool'> | undefined>;
   readonly rank: U[];
+}
+
+/**
+ * How one item takes part in the ranking (see MultisplitShape.tail): its digit, the
+ * lanes its match starts from, whether this lane adds its run's count, and the lane
+ * that holds its run's old count.
+ */
+interface TailRule {
+  digit(key: U, valid: Val<'bool'>): U;
+  lanes(valid: Val<'bool'>): U[];
+  adds(valid: Val<'bool'>, before: U): Val<'bool'>;
+  leader(valid: Val<'bool'>, match: U[]): U;
+  /** Whether the item is staged: undefined where every item is. */
+  staged(valid: Val<'bool'>): Val<'bool'> | undefined;
+}
+
+function tailRule(k: KernelBuilder, shape: MultisplitShape, shift: U, lane: U): TailRule {
+  const digit = (key: U) => key.shr(shift).and(DIGITS - 1);
+  if (shape.tail === 'max-digit') {
+    const everyLane = lanesBelow(k, k.subgroupSize, shape.words);
+    return {
+      digit: (key, valid) => select(valid, digit(key), DIGITS - 1),
+      lanes: () => everyLane,
+      adds: (_valid, before) => before.eq(0),
+      leader: (_valid, match) => lowestLane(match),
+      staged: () => undefined,
+    };
+  }
+  return {
+    digit,
+    lanes: (valid) => ballotWords(k, valid, shape.words),
+    adds: (valid, before) => valid.and(before.eq(0)),
+    leader: (valid, match) => select(valid, lowestLane(match), lane),
+    staged: (valid) => valid,
+  };
 }
 
 /**
@@ -310,34 +376,37 @@ function multisplit(
   const S = k.subgroupSize;
   const lane = k.let(k.subgroupInvocation, 'lane');
   const below = lanesBelow(k, lane, shape.words);
-  const out: Ranked = { index: [], key: [], digit: [], valid: [], rank: [] };
+  const rule = tailRule(k, shape, shift, lane);
+  const out: Ranked = { index: [], key: [], digit: [], valid: [], staged: [], rank: [] };
   // Every key is loaded before the first barrier, so the loads overlap instead of
   // each waiting behind the previous item's barrier.
   for (let j = 0; j < shape.items; j++) {
     const i = k.let(sgBase.add(S.mul(j)).add(lane), `i${j}`);
     out.index.push(i);
-    out.valid.push(k.let(i.lt(n), `ok${j}`));
+    const valid = k.let(i.lt(n), `ok${j}`);
+    out.valid.push(valid);
+    out.staged.push(rule.staged(valid));
     out.key.push(k.let(keys.load(i), `k${j}`));
   }
   if (shape.rank === 'batched') {
-    rankBatched(k, shape, rows, shift, rowBase, lane, below, out);
+    rankBatched(k, shape, rows, rule, rowBase, below, out);
     return out;
   }
   for (let j = 0; j < shape.items; j++) {
     const valid = out.valid[j] as Val<'bool'>;
-    const d = k.let((out.key[j] as U).shr(shift).and(DIGITS - 1), `d${j}`);
-    const match = matchDigit(k, shape.words, valid, d);
+    const d = k.let(rule.digit(out.key[j] as U, valid), `d${j}`);
+    const match = matchDigit(k, rule.lanes(valid), d);
     const before = k.let(popcount(match, below), `lower${j}`);
     const slot = k.let(rowBase.add(d), 'slot');
     const old = k.var('u32', 0, 'old');
-    k.if(valid.and(before.eq(0)), () => {
+    k.if(rule.adds(valid, before), () => {
       if (shape.rank === 'atomic') old.set(rows.atomicAdd(slot, popcount(match)));
       else {
         old.set(rows.load(slot));
         rows.store(slot, old.add(popcount(match)));
       }
     });
-    const leader = k.let(select(valid, lowestLane(match), lane), 'leader');
+    const leader = k.let(rule.leader(valid, match), 'leader');
     out.rank.push(k.let(k.subgroupShuffle(old, leader).add(before), `r${j}`));
     if (shape.rank === 'barrier' || j === shape.items - 1) k.barrier();
     out.digit.push(d);
@@ -358,9 +427,8 @@ function rankBatched(
   k: KernelBuilder,
   shape: MultisplitShape,
   rows: CounterRows,
-  shift: U,
+  rule: TailRule,
   rowBase: U,
-  lane: U,
   below: U[],
   out: Ranked,
 ): void {
@@ -369,18 +437,18 @@ function rankBatched(
     const js = Array.from({ length: Math.min(batch, shape.items - first) }, (_, i) => first + i);
     const matched = js.map((j) => {
       const valid = out.valid[j] as Val<'bool'>;
-      const d = k.let((out.key[j] as U).shr(shift).and(DIGITS - 1), `d${j}`);
+      const d = k.let(rule.digit(out.key[j] as U, valid), `d${j}`);
       out.digit.push(d);
-      const match = matchDigit(k, shape.words, valid, d);
+      const match = shape.probe === 'no-match' ? rule.lanes(valid) : matchDigit(k, rule.lanes(valid), d);
       return { valid, d, match, before: k.let(popcount(match, below), `lower${j}`) };
     });
     const olds = matched.map(({ valid, d, match, before }, i) => {
       const old = k.var('u32', 0, `old${js[i]}`);
-      k.if(valid.and(before.eq(0)), () => old.set(rows.atomicAdd(rowBase.add(d), popcount(match))));
+      k.if(rule.adds(valid, before), () => old.set(rows.atomicAdd(rowBase.add(d), popcount(match))));
       return old;
     });
     matched.forEach(({ valid, match, before }, i) => {
-      const leader = k.let(select(valid, lowestLane(match), lane), 'leader');
+      const leader = k.let(rule.leader(valid, match), 'leader');
       out.rank.push(k.let(k.subgroupShuffle(olds[i] as U, leader).add(before), `r${js[i]}`));
     });
   }
@@ -458,7 +526,7 @@ export function countKernel(shape: MultisplitShape) {
           for (let j = 0; j < items; j++) {
             const valid = valids[j] as Val<'bool'>;
             const d = digits[j] as U;
-            const match = matchDigit(k, shape.words, valid, d);
+            const match = matchDigit(k, ballotWords(k, valid, shape.words), d);
             // The lowest lane of each run of equal digits adds the run's length.
             k.if(valid.and(popcount(match, below).eq(0)), () => void hist.atomicAdd(d, popcount(match)));
           }
@@ -588,14 +656,17 @@ export function rankAndScatter(
   k.barrier();
   for (let j = 0; j < items; j++) {
     const slot = k.let(rows.load(rowBase.add(r.digit[j] as U)).add(r.rank[j] as U), `slot${j}`);
-    k.if(r.valid[j] as Val<'bool'>, () => {
+    const stage = () => {
       stagedKeys.store(slot, r.key[j] as U);
       if (stagedVals && early.length > 0) stagedVals.store(slot, early[j] as U);
       else if (stagedVals) {
         const v = vals.load(r.index[j] as U);
         stagedVals.store(slot, valueType === 'u32' ? (v as U) : (v as Val<'i32' | 'f32'>).bitcast('u32'));
       }
-    });
+    };
+    const staged = r.staged[j];
+    if (staged) k.if(staged, stage);
+    else stage();
   }
   k.barrier();
   const inTile = k.let(select(tileBase.lt(n), min(n.sub(tileBase), tile), 0), 'inTile');
@@ -618,7 +689,7 @@ export function rankAndScatter(
 export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
   return cachedKernel(
-    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${shape.rankBatch}:${valueType ?? 'none'}:${shape.probe ?? ''}`,
+    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${shape.rankBatch}:${shape.tail}:${valueType ?? 'none'}:${shape.probe ?? ''}`,
     () =>
       defineKernel({
         name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
