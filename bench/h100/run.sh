@@ -17,7 +17,10 @@
 #   command='source .gpu/start.sh && bash bench/h100/run.sh suite')   -> $OUT/h100-suite.json, $OUT/*.txt, $OUT/*.log
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-step=${1:?usage: run.sh pack|suite|probe|dev|ab}
+usage='usage: run.sh pack|suite|probe|graph|dev|scan|ab'
+step=${1:?$usage}
+# An unknown step must not fall through to the suite (six minutes of device time).
+case $step in pack | suite | probe | graph | dev | scan | ab) ;; *) echo "$usage (got '$step')" >&2; exit 2 ;; esac
 
 if [[ $step == pack ]]; then
   set -e

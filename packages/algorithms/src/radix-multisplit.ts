@@ -110,32 +110,18 @@ export interface MultisplitShape {
   /** Items per batch of the 'batched' ranking (see rankBatched). */
   readonly rankBatch: number;
   /**
-   * How the ranking treats the slots of the last tile past n: 'guard' (each item's
-   * ballots start from the ballot of its valid lanes, its run's add and its staging
-   * store are skipped where invalid) or 'max-digit' (they rank as keys of digit 255:
-   * one ballot fewer per item and no branch; being the tile's highest indices they
-   * sort after its real keys of digit 255, into staged slots past the tile's count,
-   * which the write loop never reads, and being in the last tile they come before
-   * no (digit, tile) whose destination they could shift).
-   */
-  readonly tail: MultisplitTail;
-  /**
    * Diagnosis only (bench/h100/onesweep-check.ts), the output is not sorted:
    * 'coalesced-writes' writes each tile's locally sorted keys (and values) back to the
    * tile's own range instead of to their digits' destinations, so the same data moves
    * without the scattered writes; the difference is what the scattering costs.
-   * 'no-match' skips the eight bit ballots of each item's match (every lane of the
-   * subgroup counts as a peer, ranks collide): the difference is what matching costs.
    */
-  readonly probe?: MultisplitProbe;
+  readonly probe?: 'coalesced-writes';
 }
 
 export type MultisplitCount = 'ballot' | 'atomic';
 export type MultisplitValueLoads = 'late' | 'early';
 export type MultisplitPasses = 'onesweep' | 'reduce-then-scan';
 export type MultisplitRank = 'barrier' | 'atomic' | 'batched';
-export type MultisplitTail = 'guard' | 'max-digit';
-export type MultisplitProbe = 'coalesced-writes' | 'no-match';
 
 /** Optional choices of multisplitShape (benchmarks and tests sweep them). */
 export interface MultisplitOptions {
@@ -144,8 +130,7 @@ export interface MultisplitOptions {
   readonly passes?: MultisplitPasses;
   readonly rank?: MultisplitRank;
   readonly rankBatch?: number;
-  readonly tail?: MultisplitTail;
-  readonly probe?: MultisplitProbe;
+  readonly probe?: 'coalesced-writes';
 }
 
 /**
@@ -201,7 +186,6 @@ export function multisplitShape(
   const passes = options.passes ?? (lookback ? 'onesweep' : 'reduce-then-scan');
   const rank = options.rank ?? 'atomic';
   const rankBatch = options.rankBatch ?? items;
-  const tail = options.tail ?? 'guard';
   const top = floorPow2(Math.min(maxWg, caps.limits.maxComputeInvocationsPerWorkgroup));
   for (let wg = top; wg >= Math.max(64, ceilToPow2(maxSubgroupSize)); wg /= 2) {
     const rows = Math.max(1, wg / floorPow2(minSubgroupSize));
@@ -219,7 +203,6 @@ export function multisplitShape(
         passes,
         rank,
         rankBatch,
-        tail,
         ...(options.probe ? { probe: options.probe } : {}),
       };
   }
@@ -317,51 +300,20 @@ interface Ranked {
   readonly index: U[];
   readonly key: U[];
   readonly digit: U[];
-  readonly valid: Array<Val<'bool'>>;
-  /** Whether the item is staged (undefined: always). */
-  readonly staged: Array<Val<'bool'> | undefined>;
   readonly rank: U[];
-}
-
-/**
- * How one item takes part in the ranking (see MultisplitShape.tail): its digit, the
- * lanes its match starts from, whether this lane adds its run's count, and the lane
- * that holds its run's old count.
- */
-interface TailRule {
-  digit(key: U, valid: Val<'bool'>): U;
-  lanes(valid: Val<'bool'>): U[];
-  adds(valid: Val<'bool'>, before: U): Val<'bool'>;
-  leader(valid: Val<'bool'>, match: U[]): U;
-  /** Whether the item is staged: undefined where every item is. */
-  staged(valid: Val<'bool'>): Val<'bool'> | undefined;
-}
-
-function tailRule(k: KernelBuilder, shape: MultisplitShape, shift: U, lane: U): TailRule {
-  const digit = (key: U) => key.shr(shift).and(DIGITS - 1);
-  if (shape.tail === 'max-digit') {
-    const everyLane = lanesBelow(k, k.subgroupSize, shape.words);
-    return {
-      digit: (key, valid) => select(valid, digit(key), DIGITS - 1),
-      lanes: () => everyLane,
-      adds: (_valid, before) => before.eq(0),
-      leader: (_valid, match) => lowestLane(match),
-      staged: () => undefined,
-    };
-  }
-  return {
-    digit,
-    lanes: (valid) => ballotWords(k, valid, shape.words),
-    adds: (valid, before) => valid.and(before.eq(0)),
-    leader: (valid, match) => select(valid, lowestLane(match), lane),
-    staged: (valid) => valid,
-  };
 }
 
 /**
  * Loads the subgroup's keys item by item, counts them into the subgroup's row of
  * `rows` and returns each key's rank among the equal digits of its subgroup before
  * it (stable). Uniform control flow; ends with a barrier.
+ *
+ * The last tile's slots past n rank as keys of digit 255 rather than being left out:
+ * no ballot of the valid lanes per item and no branch around the run's add (H100,
+ * 2^28: sorts 1.2-1.6% faster, bench/results/tuning/h100-radix-tail-2026-11-23.json).
+ * Being the tile's highest indices they sort after its real keys of digit 255, into
+ * staged slots past the tile's count that the write loop never reads; being in the
+ * last tile, they come before no (digit, tile) whose destination they could move.
  */
 function multisplit(
   k: KernelBuilder,
@@ -376,40 +328,36 @@ function multisplit(
   const S = k.subgroupSize;
   const lane = k.let(k.subgroupInvocation, 'lane');
   const below = lanesBelow(k, lane, shape.words);
-  const rule = tailRule(k, shape, shift, lane);
-  const out: Ranked = { index: [], key: [], digit: [], valid: [], staged: [], rank: [] };
+  const everyLane = lanesBelow(k, S, shape.words);
+  const out: Ranked = { index: [], key: [], digit: [], rank: [] };
   // Every key is loaded before the first barrier, so the loads overlap instead of
   // each waiting behind the previous item's barrier.
   for (let j = 0; j < shape.items; j++) {
     const i = k.let(sgBase.add(S.mul(j)).add(lane), `i${j}`);
     out.index.push(i);
-    const valid = k.let(i.lt(n), `ok${j}`);
-    out.valid.push(valid);
-    out.staged.push(rule.staged(valid));
-    out.key.push(k.let(keys.load(i), `k${j}`));
+    const key = k.let(keys.load(i), `k${j}`);
+    out.key.push(key);
+    out.digit.push(k.let(select(i.lt(n), key.shr(shift).and(DIGITS - 1), DIGITS - 1), `d${j}`));
   }
   if (shape.rank === 'batched') {
-    rankBatched(k, shape, rows, rule, rowBase, below, out);
+    rankBatched(k, shape, rows, everyLane, rowBase, below, out);
     return out;
   }
   for (let j = 0; j < shape.items; j++) {
-    const valid = out.valid[j] as Val<'bool'>;
-    const d = k.let(rule.digit(out.key[j] as U, valid), `d${j}`);
-    const match = matchDigit(k, rule.lanes(valid), d);
+    const d = out.digit[j] as U;
+    const match = matchDigit(k, everyLane, d);
     const before = k.let(popcount(match, below), `lower${j}`);
     const slot = k.let(rowBase.add(d), 'slot');
     const old = k.var('u32', 0, 'old');
-    k.if(rule.adds(valid, before), () => {
+    k.if(before.eq(0), () => {
       if (shape.rank === 'atomic') old.set(rows.atomicAdd(slot, popcount(match)));
       else {
         old.set(rows.load(slot));
         rows.store(slot, old.add(popcount(match)));
       }
     });
-    const leader = k.let(rule.leader(valid, match), 'leader');
-    out.rank.push(k.let(k.subgroupShuffle(old, leader).add(before), `r${j}`));
+    out.rank.push(k.let(k.subgroupShuffle(old, lowestLane(match)).add(before), `r${j}`));
     if (shape.rank === 'barrier' || j === shape.items - 1) k.barrier();
-    out.digit.push(d);
   }
   return out;
 }
@@ -423,33 +371,22 @@ function multisplit(
  * 'atomic', it relies on one subgroup's adds to one counter taking effect in the
  * order the subgroup issues them.
  */
-function rankBatched(
-  k: KernelBuilder,
-  shape: MultisplitShape,
-  rows: CounterRows,
-  rule: TailRule,
-  rowBase: U,
-  below: U[],
-  out: Ranked,
-): void {
+function rankBatched(k: KernelBuilder, shape: MultisplitShape, rows: CounterRows, lanes: U[], rowBase: U, below: U[], out: Ranked): void {
   const batch = Math.max(1, Math.min(shape.rankBatch, shape.items));
   for (let first = 0; first < shape.items; first += batch) {
     const js = Array.from({ length: Math.min(batch, shape.items - first) }, (_, i) => first + i);
     const matched = js.map((j) => {
-      const valid = out.valid[j] as Val<'bool'>;
-      const d = k.let(rule.digit(out.key[j] as U, valid), `d${j}`);
-      out.digit.push(d);
-      const match = shape.probe === 'no-match' ? rule.lanes(valid) : matchDigit(k, rule.lanes(valid), d);
-      return { valid, d, match, before: k.let(popcount(match, below), `lower${j}`) };
+      const d = out.digit[j] as U;
+      const match = matchDigit(k, lanes, d);
+      return { d, match, before: k.let(popcount(match, below), `lower${j}`) };
     });
-    const olds = matched.map(({ valid, d, match, before }, i) => {
+    const olds = matched.map(({ d, match, before }, i) => {
       const old = k.var('u32', 0, `old${js[i]}`);
-      k.if(rule.adds(valid, before), () => old.set(rows.atomicAdd(rowBase.add(d), popcount(match))));
+      k.if(before.eq(0), () => old.set(rows.atomicAdd(rowBase.add(d), popcount(match))));
       return old;
     });
-    matched.forEach(({ valid, match, before }, i) => {
-      const leader = k.let(rule.leader(valid, match), 'leader');
-      out.rank.push(k.let(k.subgroupShuffle(olds[i] as U, leader).add(before), `r${js[i]}`));
+    matched.forEach(({ match, before }, i) => {
+      out.rank.push(k.let(k.subgroupShuffle(olds[i] as U, lowestLane(match)).add(before), `r${js[i]}`));
     });
   }
   k.barrier();
@@ -656,17 +593,13 @@ export function rankAndScatter(
   k.barrier();
   for (let j = 0; j < items; j++) {
     const slot = k.let(rows.load(rowBase.add(r.digit[j] as U)).add(r.rank[j] as U), `slot${j}`);
-    const stage = () => {
-      stagedKeys.store(slot, r.key[j] as U);
-      if (stagedVals && early.length > 0) stagedVals.store(slot, early[j] as U);
-      else if (stagedVals) {
-        const v = vals.load(r.index[j] as U);
-        stagedVals.store(slot, valueType === 'u32' ? (v as U) : (v as Val<'i32' | 'f32'>).bitcast('u32'));
-      }
-    };
-    const staged = r.staged[j];
-    if (staged) k.if(staged, stage);
-    else stage();
+    // The last tile's slots past n too (see multisplit): their staged slots lie past its count.
+    stagedKeys.store(slot, r.key[j] as U);
+    if (stagedVals && early.length > 0) stagedVals.store(slot, early[j] as U);
+    else if (stagedVals) {
+      const v = vals.load(r.index[j] as U);
+      stagedVals.store(slot, valueType === 'u32' ? (v as U) : (v as Val<'i32' | 'f32'>).bitcast('u32'));
+    }
   }
   k.barrier();
   const inTile = k.let(select(tileBase.lt(n), min(n.sub(tileBase), tile), 0), 'inTile');
@@ -689,7 +622,7 @@ export function rankAndScatter(
 export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
   return cachedKernel(
-    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${shape.rankBatch}:${shape.tail}:${valueType ?? 'none'}:${shape.probe ?? ''}`,
+    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${shape.rankBatch}:${valueType ?? 'none'}:${shape.probe ?? ''}`,
     () =>
       defineKernel({
         name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
