@@ -54,8 +54,15 @@ const add = (name: string, options: MultisplitOptions, window?: number, items = 
 // ballots of each match ran slower (15.23 keys), its colliding ranks costing more than the
 // ballots saved, so it measured nothing and was dropped
 // (bench/results/tuning/h100-radix-tail-2026-11-23.json).
-add('reduce-then-scan batched 4', { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4 });
-add('onesweep batched 6 window 4', { passes: 'onesweep', rank: 'batched', rankBatch: 6 }, 4);
+// Now: the match by workgroup atomic OR instead of eight ballots (keys 12 items; pairs 12
+// items, since 16 with the match words fit only 128-wide workgroups).
+for (const match of ['ballots', 'atomic-or'] as const) {
+  add(`reduce-then-scan batched 4 ${match}`, { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4, match });
+  add(`onesweep batched 6 window 4 ${match}`, { passes: 'onesweep', rank: 'batched', rankBatch: 6, match }, 4);
+  add(`onesweep batched 6 window 4 ${match} items 12/12`, { passes: 'onesweep', rank: 'batched', rankBatch: 6, match }, 4, 12, 12);
+}
+add('reduce-then-scan batched 2 atomic-or', { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 2, match: 'atomic-or' });
+add('reduce-then-scan batched 6 atomic-or', { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 6, match: 'atomic-or' });
 
 const sizes = (process.argv.slice(2).map(Number).filter(Boolean).length ? process.argv.slice(2).map(Number) : [28, 24]) as number[];
 const rows: Record<string, unknown>[] = [];
