@@ -54,6 +54,9 @@ const add = (name: string, options: MultisplitOptions, window?: number, items = 
 // ballots of each match ran slower (15.23 keys), its colliding ranks costing more than the
 // ballots saved, so it measured nothing and was dropped
 // (bench/results/tuning/h100-radix-tail-2026-11-23.json).
+// Call 3: the match by a workgroup atomic OR of each lane's bit into its subgroup's word for
+// the digit (read back, cleared by the run's lowest lane) instead of eight ballots: keys
+// 18.52 ms against 12.10, pairs 34.22 against 18.51 (same file); removed.
 // Now: the match by workgroup atomic OR instead of eight ballots (keys 12 items; pairs 12
 // items, since 16 with the match words fit only 128-wide workgroups).
 for (const match of ['ballots', 'atomic-or'] as const) {
