@@ -88,7 +88,7 @@ describeEachBackend('radix sort formulations', (ctx) => {
     }
   });
 
-  it('the batched ranking, a last batch shorter than the others (6 items in batches of 4), both pass kinds, both ways to match', async () => {
+  it('the batched ranking, a last batch shorter than the others (6 items in batches of 4), both pass kinds', async () => {
     const device = ctx.device;
     // Not a multiple of any tile: the last tile's slots past n rank as digit 255 beside
     // the real keys of digit 255 (0xffffffff here) and must stay out of the output.
@@ -96,17 +96,14 @@ describeEachBackend('radix sort formulations', (ctx) => {
     const raw = randomU32(n, 29);
     const fewDistinct = raw.map((x) => [0x01020304, 0xff00ff00, 0x00000000, 0xffffffff][x % 4] as number);
     for (const passes of ['reduce-then-scan', 'onesweep'] as const) {
-      for (const match of ['ballots', 'atomic-or'] as const) {
-        const shape = multisplitShape(device.caps, 6, 128, { rank: 'batched', rankBatch: 4, passes, match });
-        if (!shape) {
-          // Only where the device runs no multisplit of this pass kind at all (e.g. the CPU's
-          // width-1 subgroups), or, for 'atomic-or', subgroups wider than one mask word.
-          if (match === 'ballots') expect(multisplitShape(device.caps, 6, 128, { passes })).toBeUndefined();
-          continue;
-        }
-        for (const [name, data] of Object.entries({ random: raw, fewDistinct }))
-          await check(device, shape, data, `${ctx.kind} ${passes} batched ${match} ${name} n=${n}`, true);
+      const shape = multisplitShape(device.caps, 6, 128, { rank: 'batched', rankBatch: 4, passes });
+      if (!shape) {
+        // Only where the device runs no multisplit of this pass kind at all (e.g. the CPU's width-1 subgroups).
+        expect(multisplitShape(device.caps, 6, 128, { passes })).toBeUndefined();
+        continue;
       }
+      for (const [name, data] of Object.entries({ random: raw, fewDistinct }))
+        await check(device, shape, data, `${ctx.kind} ${passes} batched ${name} n=${n}`, true);
     }
   });
 
@@ -209,7 +206,6 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     passes: 'onesweep',
     rank: 'atomic',
     rankBatch: 12,
-    match: 'ballots',
   });
   // The pairs tile (16 keys and 16 values per invocation) still fits 48 KiB at 256 invocations.
   expect(multisplitShape(caps(all, 49152, 32, 32), MULTISPLIT_PAIR_ITEMS)).toEqual({
@@ -222,7 +218,6 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     passes: 'onesweep',
     rank: 'atomic',
     rankBatch: 16,
-    match: 'ballots',
   });
   // radixSort's shapes: the batched ranking, reduce-then-scan passes for keys, onesweep for pairs.
   expect(sortShape(caps(all, 49152, 32, 32), false)).toMatchObject({
@@ -248,7 +243,6 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     passes: 'onesweep',
     rank: 'atomic',
     rankBatch: 12,
-    match: 'ballots',
   });
   // Without atomics on buffers (no look-back): the reduce-then-scan passes; onesweep refused when asked for.
   const noAtomics: Feature[] = ['gather', 'scatter', 'workgroup', 'subgroup'];
@@ -265,7 +259,6 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     passes: 'onesweep',
     rank: 'atomic',
     rankBatch: 12,
-    match: 'ballots',
   });
   // Width-1 subgroups (the CPU backend's emulation): rows would fill the memory, so no multisplit.
   expect(multisplitShape(caps(all, 65536, 1, 1))).toBeUndefined();

@@ -57,15 +57,8 @@ const add = (name: string, options: MultisplitOptions, window?: number, items = 
 // Call 3: the match by a workgroup atomic OR of each lane's bit into its subgroup's word for
 // the digit (read back, cleared by the run's lowest lane) instead of eight ballots: keys
 // 18.52 ms against 12.10, pairs 34.22 against 18.51 (same file); removed.
-// Now: the match by workgroup atomic OR instead of eight ballots (keys 12 items; pairs 12
-// items, since 16 with the match words fit only 128-wide workgroups).
-for (const match of ['ballots', 'atomic-or'] as const) {
-  add(`reduce-then-scan batched 4 ${match}`, { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4, match });
-  add(`onesweep batched 6 window 4 ${match}`, { passes: 'onesweep', rank: 'batched', rankBatch: 6, match }, 4);
-  add(`onesweep batched 6 window 4 ${match} items 12/12`, { passes: 'onesweep', rank: 'batched', rankBatch: 6, match }, 4, 12, 12);
-}
-add('reduce-then-scan batched 2 atomic-or', { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 2, match: 'atomic-or' });
-add('reduce-then-scan batched 6 atomic-or', { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 6, match: 'atomic-or' });
+add('reduce-then-scan batched 4', { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4 });
+add('onesweep batched 6 window 4', { passes: 'onesweep', rank: 'batched', rankBatch: 6 }, 4);
 
 const sizes = (process.argv.slice(2).map(Number).filter(Boolean).length ? process.argv.slice(2).map(Number) : [28, 24]) as number[];
 const rows: Record<string, unknown>[] = [];

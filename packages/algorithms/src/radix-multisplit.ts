@@ -110,17 +110,6 @@ export interface MultisplitShape {
   /** Items per batch of the 'batched' ranking (see rankBatched). */
   readonly rankBatch: number;
   /**
-   * How the batched ranking finds the lanes of its subgroup whose key has its digit:
-   * 'ballots' (eight subgroup ballots, one per digit bit, each ANDed in as is or
-   * inverted) or 'atomic-or' (each lane ORs its bit into its subgroup's word for its
-   * digit in workgroup memory and reads the word back; the run's lowest lane clears
-   * it: three workgroup-memory accesses instead of about forty ALU operations). Like
-   * the 'atomic' ranking, 'atomic-or' relies on a subgroup's lanes executing together
-   * (every OR before any read-back, every read-back before the clear). One-word masks
-   * (subgroups of at most 32) and the 'batched' ranking only.
-   */
-  readonly match: MultisplitMatch;
-  /**
    * Diagnosis only (bench/h100/onesweep-check.ts), the output is not sorted:
    * 'coalesced-writes' writes each tile's locally sorted keys (and values) back to the
    * tile's own range instead of to their digits' destinations, so the same data moves
@@ -133,7 +122,6 @@ export type MultisplitCount = 'ballot' | 'atomic';
 export type MultisplitValueLoads = 'late' | 'early';
 export type MultisplitPasses = 'onesweep' | 'reduce-then-scan';
 export type MultisplitRank = 'barrier' | 'atomic' | 'batched';
-export type MultisplitMatch = 'ballots' | 'atomic-or';
 
 /** Optional choices of multisplitShape (benchmarks and tests sweep them). */
 export interface MultisplitOptions {
@@ -142,7 +130,6 @@ export interface MultisplitOptions {
   readonly passes?: MultisplitPasses;
   readonly rank?: MultisplitRank;
   readonly rankBatch?: number;
-  readonly match?: MultisplitMatch;
   readonly probe?: 'coalesced-writes';
 }
 
@@ -199,14 +186,12 @@ export function multisplitShape(
   const passes = options.passes ?? (lookback ? 'onesweep' : 'reduce-then-scan');
   const rank = options.rank ?? 'atomic';
   const rankBatch = options.rankBatch ?? items;
-  const match = options.match ?? 'ballots';
-  if (match === 'atomic-or' && (words !== 1 || rank !== 'batched')) return undefined;
   const top = floorPow2(Math.min(maxWg, caps.limits.maxComputeInvocationsPerWorkgroup));
   for (let wg = top; wg >= Math.max(64, ceilToPow2(maxSubgroupSize)); wg /= 2) {
     const rows = Math.max(1, wg / floorPow2(minSubgroupSize));
     const rowBytes = rows * DIGITS * 4;
-    // rows (twice with the match words) + staged keys and values + per-digit destinations + the workgroup scan's array.
-    const bytes = rowBytes * (match === 'atomic-or' ? 2 : 1) + 2 * wg * items * 4 + DIGITS * 4 + wg * 4;
+    // rows + staged keys and values + per-digit destinations + the workgroup scan's array.
+    const bytes = rowBytes + 2 * wg * items * 4 + DIGITS * 4 + wg * 4;
     if (rowBytes <= storage / 2 && bytes <= storage)
       return {
         wg,
@@ -218,7 +203,6 @@ export function multisplitShape(
         passes,
         rank,
         rankBatch,
-        match,
         ...(options.probe ? { probe: options.probe } : {}),
       };
   }
@@ -389,22 +373,11 @@ function multisplit(
  */
 function rankBatched(k: KernelBuilder, shape: MultisplitShape, rows: CounterRows, lanes: U[], rowBase: U, below: U[], out: Ranked): void {
   const batch = Math.max(1, Math.min(shape.rankBatch, shape.items));
-  const words = shape.match === 'atomic-or' ? k.workgroupArray('u32', shape.rows * DIGITS, { atomic: true }) : undefined;
-  const bit = words ? k.let(u32(1).shl(k.subgroupInvocation), 'bit') : undefined;
   for (let first = 0; first < shape.items; first += batch) {
     const js = Array.from({ length: Math.min(batch, shape.items - first) }, (_, i) => first + i);
     const matched = js.map((j) => {
       const d = out.digit[j] as U;
-      let match: U[];
-      if (words && bit) {
-        const at = k.let(rowBase.add(d), 'word');
-        words.atomicOr(at, bit);
-        match = [k.let(words.load(at), `m${j}`)];
-        const before = k.let(popcount(match, below), `lower${j}`);
-        k.if(before.eq(0), () => words.store(at, 0));
-        return { d, match, before };
-      }
-      match = matchDigit(k, lanes, d);
+      const match = matchDigit(k, lanes, d);
       return { d, match, before: k.let(popcount(match, below), `lower${j}`) };
     });
     const olds = matched.map(({ d, match, before }, i) => {
@@ -649,7 +622,7 @@ export function rankAndScatter(
 export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
   return cachedKernel(
-    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${shape.rankBatch}:${shape.match}:${valueType ?? 'none'}:${shape.probe ?? ''}`,
+    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${shape.rankBatch}:${valueType ?? 'none'}:${shape.probe ?? ''}`,
     () =>
       defineKernel({
         name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,

@@ -154,7 +154,7 @@ function digitStartsKernel(wg: number) {
 export function onesweepKernel(shape: MultisplitShape, valueType: BufferDType | undefined, window = ONESWEEP_WINDOW) {
   const { wg, items } = shape;
   const tile = wg * items;
-  const key = `radix8-onesweep:${window}:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${shape.rankBatch}:${shape.match}:${valueType ?? 'none'}:${shape.probe ?? ''}`;
+  const key = `radix8-onesweep:${window}:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${shape.rankBatch}:${valueType ?? 'none'}:${shape.probe ?? ''}`;
   return cachedKernel(key, () =>
     defineKernel({
       name: `radix8_onesweep${valueType ? `_pairs_${valueType}` : ''}`,
