@@ -219,7 +219,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     rank: 'atomic',
     rankBatch: 16,
   });
-  // radixSort's shapes: the batched ranking, reduce-then-scan passes for keys, onesweep for pairs.
+  // radixSort's shapes: the batched ranking and reduce-then-scan passes, keys alone or with values.
   expect(sortShape(caps(all, 49152, 32, 32), false)).toMatchObject({
     items: MULTISPLIT_ITEMS,
     passes: 'reduce-then-scan',
@@ -228,7 +228,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
   });
   expect(sortShape(caps(all, 49152, 32, 32), true)).toMatchObject({
     items: MULTISPLIT_PAIR_ITEMS,
-    passes: 'onesweep',
+    passes: 'reduce-then-scan',
     rank: 'batched',
     rankBatch: PAIR_RANK_BATCH,
   });

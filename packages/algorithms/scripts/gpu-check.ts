@@ -32,7 +32,15 @@ import {
 import { createDevice, type Device } from 'trident';
 import { sustainedMedian } from '../../../bench/h100/harness.ts';
 import { dispatchGroups } from '../src/common.ts';
-import { countKernel, KEY_RANK_BATCH, MULTISPLIT_ITEMS, multisplitShape, scatterKernel, sortShape } from '../src/radix-multisplit.ts';
+import {
+  countKernel,
+  KEY_RANK_BATCH,
+  MULTISPLIT_ITEMS,
+  MULTISPLIT_PAIR_ITEMS,
+  multisplitShape,
+  scatterKernel,
+  sortShape,
+} from '../src/radix-multisplit.ts';
 import { ONESWEEP_MAX_N, recordOnesweepHistogram, recordOnesweepPass } from '../src/radix-onesweep.ts';
 import { recordRadixSort } from '../src/radix-sort.ts';
 import { randomU32 } from '../src/reference/random.ts';
@@ -233,7 +241,7 @@ const sortRow = async (m: number, pairs: boolean) => {
     });
     const io = { keysIn: keys, keysOut: output, valsIn: values, valsOut: valuesOutput };
     await step('onesweep pass', () => recordOnesweepPass(device, shape, starts, io, m, 0));
-  } else if (shape && !pairs) {
+  } else if (shape) {
     const tiles = Math.ceil(m / (shape.wg * shape.items));
     const counts = device.createBuffer('u32', 256 * tiles);
     const offsets = device.createBuffer('u32', 256 * tiles);
@@ -242,11 +250,11 @@ const sortRow = async (m: number, pairs: boolean) => {
     await step('count', () => dispatchGroups(device, countKernel(shape), tiles, { keys, counts, n: m, shift: 0, tiles }));
     await step('scan', () => recordScan(device, counts, offsets, 256 * tiles, true));
     await step('rank+scatter', () =>
-      dispatchGroups(device, scatterKernel(shape, undefined), tiles, {
+      dispatchGroups(device, scatterKernel(shape, pairs ? 'u32' : undefined), tiles, {
         keys,
         keysOut: output,
-        vals: dummy,
-        valsOut: dummyOut,
+        vals: values ?? dummy,
+        valsOut: valuesOutput ?? dummyOut,
         offsets,
         n: m,
         shift: 0,
@@ -261,25 +269,33 @@ const sortRow = async (m: number, pairs: boolean) => {
 await sortRow(N / 16, false);
 await sortRow(N, false);
 await sortRow(N, true);
-// Diagnostic, not a public call: keys alone through the onesweep passes (batched ranking by
-// KEY_RANK_BATCH), against the default's reduce-then-scan passes above: the comparison
-// that decides sortShape, kept out of `results` (the report reads those).
+// Diagnostic, not a public call: keys alone and key-value pairs through the onesweep passes
+// (batched ranking by KEY_RANK_BATCH / by 6 with values, as radixSort ran pairs before),
+// against the default's reduce-then-scan passes above: the comparison that decides
+// sortShape, kept out of `results` (the report reads those).
 const diagnostics: Record<string, unknown>[] = [];
-{
-  const shape = multisplitShape(device.caps, MULTISPLIT_ITEMS, 256, { passes: 'onesweep', rank: 'batched', rankBatch: KEY_RANK_BATCH });
-  if (shape) {
-    const output = device.createBuffer('u32', N);
-    const ms = await median(device, 'radix onesweep keys', () => recordRadixSort(device, input, undefined, output, undefined, shape));
-    const row = {
-      name: 'radix sort u32 keys, onesweep passes (diagnostic)',
-      n: N,
-      ms: +ms.toFixed(4),
-      ok: sortedSameMultiset(await output.read(), data),
-    };
-    diagnostics.push(row);
-    console.log(JSON.stringify(row));
-    output.destroy();
-  }
+for (const pairs of [false, true]) {
+  const shape = multisplitShape(device.caps, pairs ? MULTISPLIT_PAIR_ITEMS : MULTISPLIT_ITEMS, 256, {
+    passes: 'onesweep',
+    rank: 'batched',
+    rankBatch: pairs ? 6 : KEY_RANK_BATCH,
+  });
+  if (!shape) continue;
+  const output = device.createBuffer('u32', N);
+  const values = pairs ? device.createBuffer('u32', N) : undefined;
+  const valuesOutput = pairs ? device.createBuffer('u32', N) : undefined;
+  const ms = await median(device, `radix onesweep ${pairs ? 'pairs' : 'keys'}`, () =>
+    recordRadixSort(device, input, values, output, valuesOutput, shape),
+  );
+  const row = {
+    name: `radix sort u32 ${pairs ? 'pairs' : 'keys'}, onesweep passes (diagnostic)`,
+    n: N,
+    ms: +ms.toFixed(4),
+    ok: sortedSameMultiset(await output.read(), data),
+  };
+  diagnostics.push(row);
+  console.log(JSON.stringify(row));
+  for (const b of [output, values, valuesOutput]) b?.destroy();
 }
 input.destroy();
 

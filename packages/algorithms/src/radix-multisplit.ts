@@ -211,25 +211,28 @@ export function multisplitShape(
 
 /** Items per batch of the batched ranking in radixSort's keys-only and key-value shapes (see sortShape). */
 export const KEY_RANK_BATCH = 4;
-export const PAIR_RANK_BATCH = 6;
+export const PAIR_RANK_BATCH = 4;
 
 /**
  * The shape radixSort uses for `caps`: MULTISPLIT_ITEMS keys per invocation
- * (MULTISPLIT_PAIR_ITEMS with values) and the batched ranking; reduce-then-scan
- * passes for keys alone (batches of KEY_RANK_BATCH items), onesweep passes for
- * key-value sorts (batches of PAIR_RANK_BATCH). H100 (Dawn/Vulkan, u32, back-to-back
- * sorts into reused outputs, bench/h100/onesweep-check.ts,
- * bench/results/tuning/h100-rank-batch-scan-2026-11-23.json, two calls with CUB at 6.44 /
- * 6.41 ms keys and 9.15 / 9.14 pairs): keys 2^28 reduce-then-scan with the atomic
- * ranking 13.08 ms, batched by 2 / 3 / 4 / 6 / 12 items 13.01 / 12.93 / 12.49 / 12.55 /
- * 12.68; onesweep 13.09 at best. Pairs 2^28 onesweep atomic 19.43, batched by 2 / 3 / 4 / 6
- * 19.45 / 19.16 / 18.87 / 18.67 (reduce-then-scan batched by 6: 18.49). 2^24 (batches of
- * 4): keys 0.912 (atomic 0.950), pairs onesweep 1.324 (reduce-then-scan 1.367).
+ * (MULTISPLIT_PAIR_ITEMS with values), the batched ranking (batches of
+ * KEY_RANK_BATCH / PAIR_RANK_BATCH items) and reduce-then-scan passes, keys alone or
+ * with values. H100 (Dawn/Vulkan, u32, back-to-back sorts into reused outputs,
+ * bench/h100/onesweep-check.ts, CUB 6.41-6.44 ms keys and 9.12-9.15 pairs in each call):
+ * keys 2^28 reduce-then-scan with the atomic ranking 13.08 ms, batched by 2 / 3 / 4 / 6 /
+ * 12 items 13.01 / 12.93 / 12.49 / 12.55 / 12.68 (tuning/h100-rank-batch-scan-2026-11-23.json);
+ * onesweep passes 12.6-12.8 in every call since. Pairs 2^28, reduce-then-scan batched by 4
+ * against onesweep batched by 6 (the default before), in the four calls of
+ * tuning/h100-radix-tail-2026-11-23.json: 19.08 / 18.65, 19.07 / 18.21 (code before the
+ * last tile's digit-255 ranking), then on this code 17.98 / 18.51 and 18.00 / 18.49; 2^24
+ * 1.30 / 1.30. Onesweep stays for benchmarks and the tests (multisplitShape's default
+ * where buffers have atomics).
  */
 export function sortShape(caps: DeviceCaps, pairs: boolean): MultisplitShape | undefined {
+  const options = { passes: 'reduce-then-scan', rank: 'batched' } as const;
   return pairs
-    ? multisplitShape(caps, MULTISPLIT_PAIR_ITEMS, 256, { rank: 'batched', rankBatch: PAIR_RANK_BATCH })
-    : multisplitShape(caps, MULTISPLIT_ITEMS, 256, { passes: 'reduce-then-scan', rank: 'batched', rankBatch: KEY_RANK_BATCH });
+    ? multisplitShape(caps, MULTISPLIT_PAIR_ITEMS, 256, { ...options, rankBatch: PAIR_RANK_BATCH })
+    : multisplitShape(caps, MULTISPLIT_ITEMS, 256, { ...options, rankBatch: KEY_RANK_BATCH });
 }
 
 function ceilToPow2(x: number): number {

@@ -3,9 +3,9 @@
  * optional values carried along. Two formulations, chosen from caps:
  * - devices with subgroups whose counter rows fit workgroup memory: 8-bit digits,
  *   4 passes, ballot multisplit and a locally sorted tile (radix-multisplit.ts),
- *   each pass either count + scan + scatter or, with atomics on buffers, one
- *   onesweep dispatch after an up-front histogram (radix-onesweep.ts; sortShape
- *   says which);
+ *   each pass either count + scan + scatter (radixSort's default: sortShape) or,
+ *   with atomics on buffers, one onesweep dispatch after an up-front histogram
+ *   (radix-onesweep.ts);
  * - the rest (no subgroups, or subgroups of width 1 as on the CPU backend): the
  *   packed-count formulation below, 4-bit digits, 8 passes; each pass:
  *   1. per-tile digit counts (one workgroup per tile of wg × 4 keys),
