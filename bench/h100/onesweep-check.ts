@@ -57,24 +57,11 @@ const add = (name: string, options: MultisplitOptions, window?: number, items = 
 // Call 3: the match by a workgroup atomic OR of each lane's bit into its subgroup's word for
 // the digit (read back, cleared by the run's lowest lane) instead of eight ballots: keys
 // 18.52 ms against 12.10, pairs 34.22 against 18.51 (same file); removed.
-// Now: other tile shapes than multisplitShape's 256 invocations (its byte budget counts
-// staged values even for keys alone, so it never offers 512): tiles of 512 x 12 / 512 x 8
-// keys and 128 x 12, pairs at 128 x 16.
+// Call 4: tiles of 512 x 12, 512 x 8, 128 x 12 keys lost (13.22 / 16.38 / 15.66 ms against
+// 256 x 12's 12.10), 128 x 16 pairs too (21.55); pairs by reduce-then-scan passes won again
+// (18.00 against onesweep's 18.49): sortShape now uses them for pairs too.
 add('reduce-then-scan batched 4', { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4 });
 add('onesweep batched 6 window 4', { passes: 'onesweep', rank: 'batched', rankBatch: 6 }, 4);
-const reshaped = (base: MultisplitShape | undefined, wg: number, items: number): MultisplitShape | undefined =>
-  base && { ...base, wg, items, rows: Math.max(1, wg / limits.minSubgroupSize) };
-const [rts, ones] = variants as [Variant, Variant];
-for (const [wg, items] of [
-  [512, 12],
-  [512, 8],
-  [128, 12],
-]) {
-  const keys = reshaped(rts.keys, wg as number, items as number);
-  if (keys) variants.push({ name: `reduce-then-scan batched 4 wg ${wg} x ${items}`, keys });
-}
-const pairs128 = reshaped(ones.pairs, 128, 16);
-if (pairs128) variants.push({ name: 'onesweep batched 6 window 4 wg 128 x 16', pairs: pairs128, window: 4 });
 
 const sizes = (process.argv.slice(2).map(Number).filter(Boolean).length ? process.argv.slice(2).map(Number) : [28, 24]) as number[];
 const rows: Record<string, unknown>[] = [];
