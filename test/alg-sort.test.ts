@@ -3,8 +3,16 @@
  * key-value pairs for u32 / i32 / f32 in the documented total order, bit-identical
  * to the reference, every edge size and key pattern; typed errors on bad input.
  */
-import { bitonicSort, mergeSort, quickSort, radixSort, sort, sortReference } from '@trident/algorithms';
-import { type Buffer, type Device, InvalidArgumentError, LimitExceededError, UnsupportedFeatureError } from 'trident';
+import { bitonicSort, mergeSort, quickSort, radixSort, sort, sortMethod, sortReference } from '@trident/algorithms';
+import {
+  type Buffer,
+  type Device,
+  type DeviceCaps,
+  type Feature,
+  InvalidArgumentError,
+  LimitExceededError,
+  UnsupportedFeatureError,
+} from 'trident';
 import { expect, it } from 'vitest';
 import {
   bindingLimitView,
@@ -137,10 +145,47 @@ describeEachBackend('sort', (ctx) => {
     }
   });
 
-  it('sort() picks radix sort on workgroup devices', async () => {
+  it('sort() picks by caps: radix on the CPU backend and hardware GPUs, bitonic on software GPUs, merge path where only gathers run', async () => {
     const device = ctx.device;
-    const keys = device.createBuffer('u32', [5, 3, 9, 1]);
-    expect([...(await sort(device, keys).keys.read())]).toEqual([1, 3, 5, 9]);
+    const { caps } = device;
+    const want = caps.features.has('workgroup')
+      ? caps.features.has('serial-workgroups') || !device.info.software
+        ? 'radix'
+        : 'bitonic'
+      : 'merge';
+    expect(sortMethod(caps, 1000)).toBe(want);
+    // The same caps with the other traits: many invocations at once, or serial workgroups.
+    const withCaps = (over: Partial<DeviceCaps>, features?: Feature[]): DeviceCaps => ({
+      ...caps,
+      ...over,
+      features: new Set(features ?? caps.features),
+    });
+    const gpu = ['gather', 'scatter', 'workgroup', 'subgroup', 'atomic'] as Feature[];
+    expect(sortMethod(withCaps({ concurrency: 131072 }, gpu), 1000)).toBe('radix');
+    expect(sortMethod(withCaps({ concurrency: 4096 }, gpu), 1000)).toBe('bitonic');
+    expect(sortMethod(withCaps({ concurrency: 2 }, [...gpu, 'serial-workgroups']), 1000)).toBe('radix');
+    expect(sortMethod(withCaps({ concurrency: 4096 }, ['gather', 'scatter']), 1000)).toBe('merge');
+    // Bitonic pads to a power of two: where that would not fit, radix sort instead.
+    const small = withCaps({ concurrency: 4096, limits: { ...caps.limits, maxBufferElements: 1024 } }, gpu);
+    expect(sortMethod(small, 1024)).toBe('bitonic');
+    expect(sortMethod(small, 1025)).toBe('radix');
+    // Whatever it picks sorts pairs stably, as radixSort does.
+    const n = 1000;
+    const data = randomU32(n, 41).map((x) => x % 37);
+    const keys = device.createBuffer('u32', data);
+    const values = device.createBuffer(
+      'u32',
+      Uint32Array.from({ length: n }, (_, i) => i),
+    );
+    const got = sort(device, keys, { values });
+    const ref = sortReference(
+      data,
+      Uint32Array.from({ length: n }, (_, i) => i),
+    );
+    expect([...(await got.keys.read())]).toEqual([...ref.keys]);
+    expect([...(await (got.values as Buffer).read())]).toEqual([...(ref.values as Uint32Array)]);
+    const four = device.createBuffer('u32', [5, 3, 9, 1]);
+    expect([...(await sort(device, four).keys.read())]).toEqual([1, 3, 5, 9]);
     // Radix sort needs workgroup kernels; the gather view refuses them, so sort() must not use them there.
     for (const { device: d } of formulations(device, ctx.kind)) {
       if (d.caps.features.has('workgroup')) continue;

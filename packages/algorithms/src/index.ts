@@ -59,5 +59,5 @@ export { sortReference } from './reference/sort.ts';
 export { zcopyReference, zfillReference } from './reference/zcopy.ts';
 export { type ScanFormulation, type ScanOptions, type ScanVariant, scan, scanFormulation, scanSumDepth, scanVariant } from './scan.ts';
 export type { LookbackTuning } from './scan-lookback.ts';
-export { type SortKeyType, type SortOptions, type SortResult, sort } from './sort.ts';
+export { type SortKeyType, type SortMethod, type SortOptions, type SortResult, sort, sortMethod } from './sort.ts';
 export { zcopy, zfill } from './zcopy.ts';

@@ -1,6 +1,7 @@
 /**
- * `sort`: the best sort the device's caps allow — radix sort where 'workgroup'
- * and 'scatter' exist, merge sort by merge path on gather-only devices (measured
+ * `sort`: the best sort the device's caps allow (sortMethod) — radix sort where
+ * 'workgroup' and 'scatter' exist on hardware GPUs and the CPU backend, the bitonic
+ * network on software GPUs, merge sort by merge path on gather-only devices (measured
  * on SwiftShader WebGL2, GPU timer, medians in one page, both with 16-key blocks
  * sorted in registers and four outputs a fragment: 2^16 keys 71-91 ms against
  * bitonic's 121-194, 2^20 1.4-3.5 s against 3.7-5.5 s: log2(n / 16) merge passes
@@ -19,24 +20,57 @@
  * No size where it wins was found, so no threshold; devices with cheap passes
  * (hardware WebGL2) were not measured.
  */
-import type { Buffer, BufferDType, Device } from '@trident/core';
-import { familyOf } from './common.ts';
+import type { Buffer, BufferDType, Device, DeviceCaps } from '@trident/core';
+import { bitonicSort } from './bitonic-sort.ts';
+import { ceilPow2, familyOf } from './common.ts';
 import { mergeSort } from './merge-sort.ts';
 import { radixSort } from './radix-sort.ts';
 import type { SortKeyType, SortOptions, SortResult } from './sort-args.ts';
+import { BLOCK } from './sort-blocks.ts';
 
 export type { SortKeyType, SortOptions, SortResult } from './sort-args.ts';
 
+/** What `sort` runs. */
+export type SortMethod = 'radix' | 'bitonic' | 'merge';
+
 /**
- * Sorts `keys` (and `values`) with the best formulation the device's caps allow:
- * radix sort where 'workgroup' and 'scatter' exist, merge sort (merge path) on
- * gather-only devices. Same order, stability and errors as `radixSort`.
+ * Invocations a workgroup device must run at once for the multisplit radix sort to
+ * beat the bitonic network. Software GPUs (caps.concurrency 4096) run far fewer:
+ * SwiftShader WebGPU in Node, 2 shared vCPUs, u32 keys, `trident bench --backends
+ * webgpu --algorithms sort:radix,sort:bitonic,sort:merge`, one run: radix 134 / 1618 /
+ * 6427 ms, bitonic 11.2 / 294 / 1327, merge 27.7 / 525 / 2268 at 2^14 / 2^18 / 2^20
+ * (radix's 16-row multisplit with its barriers and subgroup operations, emulated
+ * per lane, against bitonic's plain gather passes). Hardware GPUs (131072) keep
+ * radix sort: on the H100 it sorts 2^28 keys in 12 ms.
+ */
+const RADIX_MIN_CONCURRENCY = 16384;
+
+/**
+ * The formulation `sort` uses for n keys on a device with `caps`: radix sort where
+ * 'workgroup' and 'scatter' exist and the device runs serial workgroups (the CPU
+ * backend's chunked passes) or many invocations at once (a hardware GPU); the
+ * bitonic network on other workgroup devices (software GPUs), where its padded
+ * temporaries fit; merge sort (merge path) on gather-only devices.
+ */
+export function sortMethod(caps: DeviceCaps, n: number): SortMethod {
+  const { features } = caps;
+  if (!(features.has('workgroup') && features.has('scatter') && features.has('gather'))) return 'merge';
+  if (features.has('serial-workgroups') || caps.concurrency >= RADIX_MIN_CONCURRENCY) return 'radix';
+  return Math.max(BLOCK, ceilPow2(n)) <= caps.limits.maxBufferElements ? 'bitonic' : 'radix';
+}
+
+/**
+ * Sorts `keys` (and `values`) with the best formulation the device's caps allow
+ * (sortMethod). Same order, stability and errors as `radixSort`.
  */
 export function sort<K extends SortKeyType, V extends BufferDType = BufferDType>(
   device: Device,
   keys: Buffer<K>,
   options?: SortOptions<V, K>,
 ): SortResult<K, V> {
-  if (familyOf(device, 'sort') === 'workgroup') return radixSort(device, keys, options);
+  familyOf(device, 'sort');
+  const method = sortMethod(device.caps, keys?.length ?? 0);
+  if (method === 'radix') return radixSort(device, keys, options);
+  if (method === 'bitonic') return bitonicSort(device, keys, options);
   return mergeSort(device, keys, options);
 }
