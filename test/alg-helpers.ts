@@ -13,6 +13,9 @@
  */
 import { type BackendDevice, type BackendKind, Device, type DeviceCaps, type Feature, type Kernel, UnsupportedFeatureError } from 'trident';
 import { expect } from 'vitest';
+import { fewInvocations, WORKGROUP_MIN_CONCURRENCY } from '../packages/algorithms/src/common.ts';
+
+export { fewInvocations };
 
 const GATHER_FEATURES: ReadonlySet<Feature> = new Set<Feature>(['gather', 'scatter', 'atomic', 'atomics-via-blending']);
 
@@ -122,10 +125,25 @@ export interface Formulation {
   readonly device: Device;
 }
 
-/** The device as it is, plus its gather-only view where the device has workgroups. */
+/**
+ * The same device claiming as many invocations at once as a hardware GPU's threshold:
+ * where the device itself runs few (a software GPU, whose algorithms then default to
+ * gather formulations), this view runs their workgroup formulations.
+ */
+export function manyInvocationsView(device: Device): Device {
+  return capsView(device, 'many-invocations', (caps) => ({ ...caps, concurrency: Math.max(caps.concurrency, WORKGROUP_MIN_CONCURRENCY) }));
+}
+
+/**
+ * The device as it is, plus its gather-only view where the device has workgroups,
+ * plus its many-invocations view where it defaults to gather formulations
+ * (fewInvocations), so that every formulation runs on every backend.
+ */
 export function formulations(device: Device, kind: BackendKind): Formulation[] {
   const out: Formulation[] = [{ label: kind, device }];
   if (device.caps.features.has('workgroup')) out.push({ label: `${kind}/gather-only`, device: gatherOnlyView(device) });
+  if (device.caps.features.has('workgroup') && fewInvocations(device.caps))
+    out.push({ label: `${kind}/many-invocations`, device: manyInvocationsView(device) });
   return out;
 }
 
@@ -182,7 +200,8 @@ export function isSlow(device: Device): boolean {
  * gather-only devices, whose one-invocation-per-element grids are larger.
  */
 export function foldLimit(device: Device, workgroupLimit: number): number {
-  return device.caps.features.has('workgroup') ? workgroupLimit : 16;
+  // Gather formulations (gather-only devices, and by default those with few invocations) use more workgroups.
+  return device.caps.features.has('workgroup') && !fewInvocations(device.caps) ? workgroupLimit : 16;
 }
 
 /**

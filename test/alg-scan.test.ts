@@ -6,16 +6,18 @@
  * its fallback (predecessors reduced from the input) forced deterministically.
  */
 import { gammaF32, type ScanVariant, scan, scanFormulation, scanReference, scanSumDepth, scanVariant } from '@trident/algorithms';
-import { type Buffer, InvalidArgumentError, UnsupportedFeatureError } from 'trident';
+import { type Buffer, type Device, InvalidArgumentError, UnsupportedFeatureError } from 'trident';
 import { expect, it } from 'vitest';
 import {
   BIG_PRIME,
   EDGE_SIZES,
   expectBitsEqual,
+  fewInvocations,
   foldedGridView,
   foldLimit,
   formulations,
   gatherOnlyView,
+  manyInvocationsView,
   u32Patterns,
 } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
@@ -215,14 +217,16 @@ describeEachBackend('scan', (ctx) => {
     const wide = ['workgroup', 'atomic', 'atomic-other', 'subgroup'].every((f) => device.caps.features.has(f as never));
     // Serial workgroups (a CPU) take one sequential loop per chunk instead.
     const serial = device.caps.features.has('serial-workgroups') && device.caps.features.has('scatter');
+    // Software GPUs (few invocations at once) default to the gather formulation too.
+    const workgroupDefault = (d: Device) => (wide && d.caps.limits.minSubgroupSize >= 8 ? 'single-pass' : 'reduce-then-scan');
     const want = serial
       ? 'chunked'
-      : !device.caps.features.has('workgroup')
+      : !device.caps.features.has('workgroup') || fewInvocations(device.caps)
         ? 'gather'
-        : wide && device.caps.limits.minSubgroupSize >= 8
-          ? 'single-pass'
-          : 'reduce-then-scan';
+        : workgroupDefault(device);
     expect(scanFormulation(device)).toBe(want);
+    if (!serial && device.caps.features.has('workgroup'))
+      expect(scanFormulation(manyInvocationsView(device))).toBe(workgroupDefault(device));
     if (serial) {
       // The workgroup formulation still runs there when asked for, and agrees with the chunked one.
       const data = new Uint32Array(5000).map((_, i) => (i * 2654435761) >>> 0);

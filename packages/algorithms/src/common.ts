@@ -40,15 +40,48 @@ export function hasAll(device: Device, ...features: Feature[]): boolean {
 }
 
 /**
- * The formulation family for `device`. `needs` lists extra features an algorithm
- * needs in the gather family (e.g. 'scatter'). Throws UnsupportedFeatureError
- * naming the first missing feature when neither family fits.
+ * The formulation family `device` can run: 'workgroup' where it has workgroups and
+ * scatter, else 'gather'. `needs` lists extra features an algorithm needs in the
+ * gather family (e.g. 'scatter'). Throws UnsupportedFeatureError naming the first
+ * missing feature when neither family fits. For the family an algorithm runs by
+ * default, see preferredFamily.
  */
 export function familyOf(device: Device, algorithm: string, gatherNeeds: readonly Feature[] = []): Family {
   if (hasAll(device, 'workgroup', 'scatter', 'gather')) return 'workgroup';
   const missing = (['gather', ...gatherNeeds] as Feature[]).find((f) => !device.caps.features.has(f));
   if (missing === undefined) return 'gather';
   throw unsupported(device, missing, algorithm, 'no formulation of this algorithm fits the device caps');
+}
+
+/**
+ * Invocations a workgroup device must run at once (caps.concurrency) for the
+ * workgroup formulations to beat the gather ones. Software GPUs (4096) run far
+ * fewer, and their workgroup barriers and subgroup operations are emulated lane by
+ * lane: on SwiftShader WebGPU (Node, 2 shared vCPUs, GPU timer, medians of 5,
+ * bench/results/software-webgpu/) the gather formulations ran reduce 2^16 / 2^20 in
+ * 0.47 / 3.81 ms against 4.26 / 20.68, scan 1.56 / 23.9 against 10.6 / 121, histogram
+ * 1.86 / 27.2 against 15.1 / 53.8, compact 3.41 / 36.4 against 20.8 / 151 (wall), N-body
+ * 2048 15.7 against 47.0. Hardware GPUs (131072) keep the workgroup formulations.
+ */
+export const WORKGROUP_MIN_CONCURRENCY = 16384;
+
+/**
+ * True on devices that have workgroups but run few invocations at once and no
+ * serial workgroups (software GPUs): there gather formulations are faster.
+ */
+export function fewInvocations(caps: DeviceCaps): boolean {
+  return !caps.features.has('serial-workgroups') && caps.concurrency < WORKGROUP_MIN_CONCURRENCY;
+}
+
+/**
+ * The family an algorithm runs by default on `device`: familyOf's, except 'gather'
+ * on devices with few invocations at once (fewInvocations) where the gather family's
+ * needs are met. Explicit requests for a workgroup formulation check familyOf.
+ */
+export function preferredFamily(device: Device, algorithm: string, gatherNeeds: readonly Feature[] = []): Family {
+  const family = familyOf(device, algorithm, gatherNeeds);
+  const gatherRuns = (['gather', ...gatherNeeds] as Feature[]).every((f) => device.caps.features.has(f));
+  return family === 'workgroup' && gatherRuns && fewInvocations(device.caps) ? 'gather' : family;
 }
 
 /** An UnsupportedFeatureError for `device`, naming it by its adapter. */

@@ -28,7 +28,7 @@ import {
   type Val,
   vec,
 } from '@trident/core';
-import { cachedKernel, checkBuffer, familyOf, gatherSize, hasAll, lowerBound, scratch } from './common.ts';
+import { cachedKernel, checkBuffer, gatherSize, hasAll, lowerBound, preferredFamily, scratch } from './common.ts';
 import { compactChunked } from './compact-chunked.ts';
 import { recordScan } from './scan.ts';
 import { recordBlockSums, recordGatherBlockScan } from './scan-gather.ts';
@@ -299,7 +299,7 @@ export async function compact<D extends BufferDType>(device: Device, input: Buff
   checkBuffer(device, flags, 'flags', ['u32']);
   if (flags.length !== input.length)
     throw new InvalidArgumentError('flags', `length ${flags.length} differs from the input length ${input.length}`);
-  const family = familyOf(device, 'compact');
+  const family = preferredFamily(device, 'compact');
   const n = input.length;
   if (n === 0) return { count: 0, output: device.createBuffer(input.dtype, 0) };
   if (hasAll(device, 'serial-workgroups', 'scatter')) return compactChunked(device, input, flags);

@@ -60,11 +60,11 @@ import {
   checkBuffer,
   checkCount,
   dispatchGroups,
-  familyOf,
   floorPow2,
   gatherSize,
   gridStride,
   hasAll,
+  preferredFamily,
   scratch,
   strideWorkgroups,
   unsupported,
@@ -357,7 +357,7 @@ export function histogram(device: Device, values: Buffer<'u32'>, options: Histog
     if (out.length !== bins) throw new InvalidArgumentError('options.output', `length ${out.length} differs from bins ${bins}`);
     if ((out as Buffer) === values) throw new InvalidArgumentError('options.output', 'must not be the values buffer');
   }
-  const family = familyOf(device, 'histogram');
+  const family = preferredFamily(device, 'histogram');
   // Gather devices count few bins by packed counting (no atomics); more bins need atomics.
   if (!hasAll(device, 'atomic') && (family === 'workgroup' || bins > PACKED_MAX_BINS)) throw unsupported(device, 'atomic', 'histogram');
   const output = out ?? device.createBuffer('u32', bins);

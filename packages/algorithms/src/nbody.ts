@@ -57,7 +57,7 @@ import {
   type Var,
   vec,
 } from '@trident/core';
-import { blockSize, cachedKernel, checkBuffer, checkCount, checkFits, familyOf, gatherSize, scratch } from './common.ts';
+import { blockSize, cachedKernel, checkBuffer, checkCount, checkFits, familyOf, gatherSize, preferredFamily, scratch } from './common.ts';
 
 /** Floating-point operations counted per interaction when reporting GFLOP/s. */
 export const NBODY_FLOPS_PER_INTERACTION = 20;
@@ -641,10 +641,9 @@ export type NBodyFormulation = Plan['kind'];
  * UnsupportedFeatureError where none fits.
  */
 export function nbodyFormulation(device: Device, options: Pick<NBodyAccelerationOptions, 'tiling'> = {}): NBodyFormulation {
-  const family = familyOf(device, 'nbody');
-  if (family === 'workgroup' && options.tiling !== undefined) return 'tiled';
+  if (familyOf(device, 'nbody') === 'workgroup' && options.tiling !== undefined) return 'tiled';
   if (device.caps.features.has('serial-workgroups') && device.caps.features.has('scatter')) return 'serial';
-  return family === 'workgroup' ? 'tiled' : 'gather';
+  return preferredFamily(device, 'nbody') === 'workgroup' ? 'tiled' : 'gather';
 }
 
 function validate(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions | NBodyAccelerationOptions, needSteps: boolean): Checked {

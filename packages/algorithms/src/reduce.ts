@@ -48,10 +48,10 @@ import {
   checkChoice,
   dispatchGroups,
   f32ToKey,
-  familyOf,
   gatherSize,
   gridStride,
   keyToF32,
+  preferredFamily,
   type ReduceOp,
   scratch,
   strideWorkgroups,
@@ -417,7 +417,7 @@ function validate<D extends BufferDType>(device: Device, input: Buffer<D>, optio
  */
 export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<D>, options: ReduceOptions<D>): Buffer<D> {
   validate(device, input, options);
-  const family = familyOf(device, 'reduce');
+  const family = preferredFamily(device, 'reduce');
   const { op } = options;
   const dtype: BufferDType = input.dtype;
   const acc = accType(dtype, op);
@@ -546,7 +546,7 @@ export async function reduce<D extends BufferDType>(device: Device, input: Buffe
  */
 export function reduceSumDepth(device: Device, n: number): number {
   if (n <= 1) return 0;
-  const family = familyOf(device, 'reduce');
+  const family = preferredFamily(device, 'reduce');
   if (device.caps.features.has('serial-workgroups')) {
     // A lane's chain over its chunk, the pairwise fold of the lanes (and components), then the partials in order.
     const plan = reducePlan(device, n, true);

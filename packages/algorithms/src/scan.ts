@@ -49,6 +49,7 @@ import {
   checkBuffer,
   dispatchGroups,
   familyOf,
+  preferredFamily,
   scratch,
   strideWorkgroups,
   unsupported,
@@ -271,7 +272,8 @@ export function scanFormulation(device: Device, variant: ScanVariant = {}): Scan
   const asked = variant.formulation;
   if (asked === undefined) {
     if (device.caps.features.has('serial-workgroups') && device.caps.features.has('scatter')) return 'chunked';
-    return family === 'gather' ? 'gather' : lookbackPreferred(device) ? 'single-pass' : 'reduce-then-scan';
+    if (preferredFamily(device, 'scan') === 'gather') return 'gather';
+    return lookbackPreferred(device) ? 'single-pass' : 'reduce-then-scan';
   }
   if (asked === 'chunked' && !device.caps.features.has('scatter')) throw unsupported(device, 'scatter', 'scan', 'chunked');
   if (asked === 'reduce-then-scan' && family !== 'workgroup') throw unsupported(device, 'workgroup', 'scan', 'reduce-then-scan');

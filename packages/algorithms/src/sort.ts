@@ -22,7 +22,7 @@
  */
 import type { Buffer, BufferDType, Device, DeviceCaps } from '@trident/core';
 import { bitonicSort } from './bitonic-sort.ts';
-import { ceilPow2, familyOf } from './common.ts';
+import { ceilPow2, familyOf, fewInvocations } from './common.ts';
 import { mergeSort } from './merge-sort.ts';
 import { radixSort } from './radix-sort.ts';
 import type { SortKeyType, SortOptions, SortResult } from './sort-args.ts';
@@ -33,17 +33,15 @@ export type { SortKeyType, SortOptions, SortResult } from './sort-args.ts';
 /** What `sort` runs. */
 export type SortMethod = 'radix' | 'bitonic' | 'merge';
 
-/**
- * Invocations a workgroup device must run at once for the multisplit radix sort to
- * beat the bitonic network. Software GPUs (caps.concurrency 4096) run far fewer:
- * SwiftShader WebGPU in Node, 2 shared vCPUs, u32 keys, `trident bench --backends
- * webgpu --algorithms sort:radix,sort:bitonic,sort:merge`, one run: radix 134 / 1618 /
- * 6427 ms, bitonic 11.2 / 294 / 1327, merge 27.7 / 525 / 2268 at 2^14 / 2^18 / 2^20
- * (radix's 16-row multisplit with its barriers and subgroup operations, emulated
- * per lane, against bitonic's plain gather passes). Hardware GPUs (131072) keep
- * radix sort: on the H100 it sorts 2^28 keys in 12 ms.
+/*
+ * Software GPUs (fewInvocations) sort faster by the bitonic network: SwiftShader
+ * WebGPU in Node, 2 shared vCPUs, u32 keys, `trident bench --backends webgpu
+ * --algorithms sort:radix,sort:bitonic,sort:merge`, one run: radix 134 / 1618 / 6427 ms,
+ * bitonic 11.2 / 294 / 1327, merge 27.7 / 525 / 2268 at 2^14 / 2^18 / 2^20 (radix's
+ * 16-row multisplit with its barriers and subgroup operations, emulated per lane,
+ * against bitonic's plain gather passes). Hardware GPUs keep radix sort: on the H100
+ * it sorts 2^28 keys in 12 ms.
  */
-const RADIX_MIN_CONCURRENCY = 16384;
 
 /**
  * The formulation `sort` uses for n keys on a device with `caps`: radix sort where
@@ -55,7 +53,7 @@ const RADIX_MIN_CONCURRENCY = 16384;
 export function sortMethod(caps: DeviceCaps, n: number): SortMethod {
   const { features } = caps;
   if (!(features.has('workgroup') && features.has('scatter') && features.has('gather'))) return 'merge';
-  if (features.has('serial-workgroups') || caps.concurrency >= RADIX_MIN_CONCURRENCY) return 'radix';
+  if (!fewInvocations(caps)) return 'radix';
   return Math.max(BLOCK, ceilPow2(n)) <= caps.limits.maxBufferElements ? 'bitonic' : 'radix';
 }
 
