@@ -54,7 +54,7 @@ export async function demoPrimitives(device: Device) {
 export async function demoSorts(device: Device) {
   const keys = device.createBuffer('f32', [2.5, -1, 0, 2.5, -7]);
   const values = device.createBuffer('u32', [0, 1, 2, 3, 4]);
-  // sort: radix sort on hardware GPUs and the CPU backend, the bitonic network on software GPUs, merge sort (merge path) on gather-only devices.
+  // sort: radix sort on hardware GPUs and the CPU backend, merge sort (merge path) on software GPUs and gather-only devices.
   const sorted = sort(device, keys, { values }); // { keys: Buffer<'f32'>, values?: Buffer<'u32'> }
   // The named sorts share the signature and the result; all are stable (equal keys keep their order).
   const byBitonic = bitonicSort(device, keys); // gather passes only: every backend

@@ -11,7 +11,7 @@
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, select, uniform, type Val } from '@trident/core';
 import { finishSort, initKernel } from './bitonic-sort.ts';
-import { cachedKernel, familyOf, gatherSize, scratch } from './common.ts';
+import { cachedKernel, gatherSize, preferredFamily, scratch } from './common.ts';
 import { gatherMergeLength, recordMergePathSort } from './merge-path.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
 
@@ -82,8 +82,9 @@ export function mergeSort<K extends SortKeyType, V extends BufferDType = BufferD
 ): SortResult<K, V> {
   validateSort(device, keys, options);
   // Workgroup devices scatter each element to its rank; gather devices (where a
-  // scatter is a point per element) merge by merge path, which needs no scatter.
-  const gatherMerge = familyOf(device, 'mergeSort') === 'gather';
+  // scatter is a point per element) and software GPUs (preferredFamily) merge by
+  // merge path, which needs no scatter.
+  const gatherMerge = preferredFamily(device, 'mergeSort') === 'gather';
   const { keysOut, valuesOut, values } = prepareSort(device, keys, options, gatherMerge ? gatherMergeLength(keys.length) : keys.length);
   const n = keys.length;
   const result = valuesOut ? { keys: keysOut, values: valuesOut } : { keys: keysOut };

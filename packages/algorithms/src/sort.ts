@@ -1,7 +1,7 @@
 /**
  * `sort`: the best sort the device's caps allow (sortMethod) — radix sort where
- * 'workgroup' and 'scatter' exist on hardware GPUs and the CPU backend, the bitonic
- * network on software GPUs, merge sort by merge path on gather-only devices (measured
+ * 'workgroup' and 'scatter' exist on hardware GPUs and the CPU backend, merge sort
+ * by merge path on software GPUs and gather-only devices (measured
  * on SwiftShader WebGL2, GPU timer, medians in one page, both with 16-key blocks
  * sorted in registers and four outputs a fragment: 2^16 keys 71-91 ms against
  * bitonic's 121-194, 2^20 1.4-3.5 s against 3.7-5.5 s: log2(n / 16) merge passes
@@ -21,40 +21,37 @@
  * (hardware WebGL2) were not measured.
  */
 import type { Buffer, BufferDType, Device, DeviceCaps } from '@trident/core';
-import { bitonicSort } from './bitonic-sort.ts';
-import { ceilPow2, familyOf, fewInvocations } from './common.ts';
+import { familyOf, fewInvocations } from './common.ts';
 import { mergeSort } from './merge-sort.ts';
 import { radixSort } from './radix-sort.ts';
 import type { SortKeyType, SortOptions, SortResult } from './sort-args.ts';
-import { BLOCK } from './sort-blocks.ts';
 
 export type { SortKeyType, SortOptions, SortResult } from './sort-args.ts';
 
 /** What `sort` runs. */
-export type SortMethod = 'radix' | 'bitonic' | 'merge';
+export type SortMethod = 'radix' | 'merge';
 
 /*
- * Software GPUs (fewInvocations) sort faster by the bitonic network: SwiftShader
- * WebGPU in Node, 2 shared vCPUs, u32 keys, `trident bench --backends webgpu
- * --algorithms sort:radix,sort:bitonic,sort:merge`, one run: radix 134 / 1618 / 6427 ms,
- * bitonic 11.2 / 294 / 1327, merge 27.7 / 525 / 2268 at 2^14 / 2^18 / 2^20 (radix's
- * 16-row multisplit with its barriers and subgroup operations, emulated per lane,
- * against bitonic's plain gather passes). Hardware GPUs keep radix sort: on the H100
- * it sorts 2^28 keys in 12 ms.
+ * Software GPUs (fewInvocations) sort faster by merge path, as gather-only devices
+ * do: SwiftShader WebGPU in Node, 2 shared vCPUs, u32 keys, GPU timer, one run of
+ * `trident bench --backends webgpu --algorithms sort:radix,sort:bitonic` (radix
+ * 134 / 1618 / 6427 ms at 2^14 / 2^18 / 2^20, bitonic 11.2 / 294 / 1327), then
+ * merge path against bitonic, medians of 5: 6.1 / 30.0 / 143 ms against 14.0 / 66.3 /
+ * 280 at 2^14 / 2^16 / 2^18 (radix's 16-row multisplit with its barriers and subgroup
+ * operations is emulated per lane; merge path's passes are plain gathers).
+ * Hardware GPUs keep radix sort: on the H100 it sorts 2^28 keys in 12 ms.
  */
 
 /**
- * The formulation `sort` uses for n keys on a device with `caps`: radix sort where
- * 'workgroup' and 'scatter' exist and the device runs serial workgroups (the CPU
- * backend's chunked passes) or many invocations at once (a hardware GPU); the
- * bitonic network on other workgroup devices (software GPUs), where its padded
- * temporaries fit; merge sort (merge path) on gather-only devices.
+ * The formulation `sort` uses on a device with `caps`: radix sort where
+ * 'workgroup' and 'scatter' exist, except on software GPUs (fewInvocations: few
+ * invocations at once and no serial workgroups); merge sort by merge path there and
+ * on gather-only devices.
  */
-export function sortMethod(caps: DeviceCaps, n: number): SortMethod {
+export function sortMethod(caps: DeviceCaps): SortMethod {
   const { features } = caps;
-  if (!(features.has('workgroup') && features.has('scatter') && features.has('gather'))) return 'merge';
-  if (!fewInvocations(caps)) return 'radix';
-  return Math.max(BLOCK, ceilPow2(n)) <= caps.limits.maxBufferElements ? 'bitonic' : 'radix';
+  const workgroups = features.has('workgroup') && features.has('scatter') && features.has('gather');
+  return workgroups && !fewInvocations(caps) ? 'radix' : 'merge';
 }
 
 /**
@@ -67,8 +64,6 @@ export function sort<K extends SortKeyType, V extends BufferDType = BufferDType>
   options?: SortOptions<V, K>,
 ): SortResult<K, V> {
   familyOf(device, 'sort');
-  const method = sortMethod(device.caps, keys?.length ?? 0);
-  if (method === 'radix') return radixSort(device, keys, options);
-  if (method === 'bitonic') return bitonicSort(device, keys, options);
+  if (sortMethod(device.caps) === 'radix') return radixSort(device, keys, options);
   return mergeSort(device, keys, options);
 }

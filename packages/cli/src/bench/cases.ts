@@ -225,7 +225,7 @@ export const CASES: readonly BenchCase[] = [
   },
   ...(
     [
-      // sort(): by caps (sortMethod) — radix sort on hardware GPUs and the CPU backend, bitonic on software GPUs, merge path on gather-only devices.
+      // sort(): by caps (sortMethod) — radix sort on hardware GPUs and the CPU backend, merge path on software GPUs and gather-only devices.
       ['auto', sort],
       // radixSort(): the workgroup formulations, or on gather-only devices (WebGL2) the gather radix sort (radix-gather.ts).
       ['radix', radixSort],
