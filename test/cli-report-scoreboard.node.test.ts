@@ -16,6 +16,7 @@ import { curveBlocks } from '../packages/cli/src/report/curves.ts';
 import { type LabelledMeasurement, loadResultsFile } from '../packages/cli/src/report/load.ts';
 import { shortAdapter } from '../packages/cli/src/report/names.ts';
 import { buildScoreboard, compare, headline } from '../packages/cli/src/report/scoreboard.ts';
+import { fewInvocations, manyInvocationsView } from './alg-helpers.ts';
 
 const H100_SUITE = fileURLToPath(new URL('../bench/results/h100-suite-2026-11-23.json', import.meta.url));
 const LOCAL = fileURLToPath(new URL('./fixtures/cli/results-local.json', import.meta.url));
@@ -234,6 +235,30 @@ describe('capability matrix', () => {
       expect(f.nbody).toMatch(/^blocks of bodies per invocation/);
       expect(f.histogram).toMatch(/^per-worker chunk sub-histograms/);
       expect(f.compact).toMatch(/^per-worker chunks/);
+    } finally {
+      await device.destroy();
+    }
+  });
+
+  it('the formulations the bench records follow the device caps (webgpu here: a software GPU, then as if it ran many invocations)', async () => {
+    const device = await createDevice({ backend: 'webgpu' });
+    try {
+      // A software adapter (SwiftShader, as in CI) runs few invocations at once: gather formulations.
+      const f = chosenFormulations(device);
+      expect(fewInvocations(device.caps)).toBe(device.info.software);
+      if (device.info.software) {
+        expect(f.scan).toBe('gather');
+        expect(f.reduce).toBe('log-step gather passes');
+        expect(f.sort).toBe('merge sort by merge path (gather passes)');
+        expect(f.compact).toMatch(/binary-search gather/);
+      } else expect(f.sort).toBe('radix sort (workgroup digits, scatter)');
+      expect(f.scan).toBe(scanFormulation(device));
+      expect(f.zcopy).toBe('grid-stride workgroups');
+      const wide = chosenFormulations(manyInvocationsView(device));
+      expect(wide.reduce).toMatch(/^grid-stride workgroup reduction/);
+      expect(wide.sort).toBe('radix sort (workgroup digits, scatter)');
+      expect(wide.scan).toBe(scanFormulation(manyInvocationsView(device)));
+      expect(wide.scan).not.toBe('gather');
     } finally {
       await device.destroy();
     }

@@ -16,6 +16,7 @@
  */
 
 export { bitonicSort } from './bitonic-sort.ts';
+export { fewInvocations } from './common.ts';
 export { type CompactResult, compact } from './compact.ts';
 export { apsp } from './graph/apsp.ts';
 export { type BfsFormulation, bfs, bfsFormulation } from './graph/bfs.ts';

@@ -2,14 +2,16 @@
  * The formulation each algorithm chooses on a device, for the report's capability
  * matrix. Scan, N-body and BFS ask the library's own selectors (`scanFormulation`,
  * `nbodyFormulation`, `bfsFormulation`); the others follow the rule every algorithm
- * module states in its header and applies through `familyOf` (reduce, histogram,
- * compact and radix sort first take their chunked formulations on
- * 'serial-workgroups' devices): a device with the 'workgroup',
- * 'scatter' and 'gather' kernel classes gets the workgroup formulation, a
- * gather-only device the pass-based gather one. The rule reads caps only, never
- * the backend's name, as the algorithms do.
+ * module states in its header and applies through `preferredFamily` (reduce,
+ * histogram, compact and radix sort first take their chunked formulations on
+ * 'serial-workgroups' devices): a device with the 'workgroup', 'scatter' and
+ * 'gather' kernel classes gets the workgroup formulation, unless it runs few
+ * invocations at once (`fewInvocations`: a software GPU); those and gather-only
+ * devices get the pass-based gather one. zcopy (the ceiling) keeps its workgroup
+ * form wherever it runs. The rule reads caps only, never the backend's name, as
+ * the algorithms do.
  */
-import { bfsFormulation, nbodyFormulation, scanFormulation } from '@trident/algorithms';
+import { bfsFormulation, fewInvocations, nbodyFormulation, scanFormulation, sortMethod } from '@trident/algorithms';
 import type { Device, Feature } from 'trident';
 
 const NBODY_FORMULATIONS = {
@@ -27,9 +29,11 @@ export function chosenFormulations(device: Device): Record<string, string> {
   const serial = has(device, 'serial-workgroups', 'scatter');
   const subgroups = has(device, 'subgroup') ? ', subgroup reductions' : '';
   const simd = has(device, 'simd') ? ' (vec4 loads)' : '';
-  const pick = (wg: string, ga: string, gaNeeds: Feature[] = []): string => {
-    if (workgroup) return wg;
+  const few = fewInvocations(device.caps);
+  /** The workgroup form where the device runs it (and, by default, prefers it), else the gather form. */
+  const pick = (wg: string, ga: string, gaNeeds: Feature[] = [], byPreference = true): string => {
     const missing = (['gather', ...gaNeeds] as Feature[]).find((f) => !has(device, f));
+    if (workgroup && (!byPreference || !few || missing !== undefined)) return wg;
     return missing === undefined ? ga : `refused: needs ${missing}`;
   };
   const tryName = (f: () => string): string => {
@@ -40,7 +44,7 @@ export function chosenFormulations(device: Device): Record<string, string> {
     }
   };
   return {
-    zcopy: pick('grid-stride workgroups', 'one gather pass'),
+    zcopy: pick('grid-stride workgroups', 'one gather pass', [], false),
     reduce: serial
       ? `per-worker chunks, one sequential loop each${simd}, then the partials in order`
       : pick(`grid-stride workgroup reduction${subgroups}`, 'log-step gather passes'),
@@ -58,7 +62,11 @@ export function chosenFormulations(device: Device): Record<string, string> {
       : pick('scan + scatter to the scanned positions', 'scan + binary-search gather (inverted map)'),
     sort: serial
       ? 'LSD radix sort, 8-bit digits over per-worker chunks with private histograms'
-      : pick('radix sort (workgroup digits, scatter)', 'merge sort by merge path (gather passes)'),
+      : gather
+        ? sortMethod(device.caps) === 'radix'
+          ? 'radix sort (workgroup digits, scatter)'
+          : 'merge sort by merge path (gather passes)'
+        : 'refused: needs gather',
     nbody: tryName(() => NBODY_FORMULATIONS[nbodyFormulation(device)]),
     bfs: gather ? tryName(() => bfsFormulation(device)) : 'refused: needs gather',
   };
