@@ -58,10 +58,11 @@ export function familyOf(device: Device, algorithm: string, gatherNeeds: readonl
  * workgroup formulations to beat the gather ones. Software GPUs (4096) run far
  * fewer, and their workgroup barriers and subgroup operations are emulated lane by
  * lane: on SwiftShader WebGPU (Node, 2 shared vCPUs, GPU timer, medians of 5,
- * bench/results/software-webgpu/) the gather formulations ran reduce 2^16 / 2^20 in
- * 0.47 / 3.81 ms against 4.26 / 20.68, scan 1.56 / 23.9 against 10.6 / 121, histogram
- * 1.86 / 27.2 against 15.1 / 53.8, compact 3.41 / 36.4 against 20.8 / 151 (wall), N-body
- * 2048 15.7 against 47.0. Hardware GPUs (131072) keep the workgroup formulations.
+ * bench/software-gpu-families.ts -> bench/results/software-webgpu/families-node-2vcpu-2026-11-23.json)
+ * the gather formulations ran reduce 2^16 / 2^20 in 0.30 / 3.73 ms against 3.08 / 44.6,
+ * scan 1.70 / 23.9 against 9.97 / 108.6, histogram 1.80 / 28.1 against 13.6 / 149.1,
+ * compact 2.96 / 32.0 against 13.6 / 154.7 (wall), N-body 2048 15.6 against 45.7.
+ * Hardware GPUs (131072) keep the workgroup formulations.
  */
 export const WORKGROUP_MIN_CONCURRENCY = 16384;
 
