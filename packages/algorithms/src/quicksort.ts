@@ -20,7 +20,7 @@
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, select, uniform, type Val } from '@trident/core';
 import { finishSort, initKernel } from './bitonic-sort.ts';
-import { blockSize, cachedKernel, dispatchGroups, familyOf, gatherSize } from './common.ts';
+import { blockSize, cachedKernel, dispatchGroups, gatherSize, preferredFamily } from './common.ts';
 import { gatherQuickSortPairs } from './quicksort-gather.ts';
 import { recordScan } from './scan.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
@@ -172,7 +172,8 @@ export async function quickSort<K extends SortKeyType, V extends BufferDType = B
   options?: SortOptions<V>,
 ): Promise<SortResult<K, V>> {
   validateSort(device, keys, options);
-  const family = familyOf(device, 'quickSort');
+  // Software GPUs take the gather form too (preferredFamily: bench/results/software-webgpu/).
+  const family = preferredFamily(device, 'quickSort');
   const { keysOut, valuesOut, values } = prepareSort(device, keys, options, keys.length);
   const n = keys.length;
   const result = valuesOut ? { keys: keysOut, values: valuesOut } : { keys: keysOut };

@@ -38,11 +38,11 @@ import {
   cachedKernel,
   dispatchGroups,
   f32ToKey,
-  familyOf,
   gatherSize,
   i32ToKey,
   keyToF32,
   keyToI32,
+  preferredFamily,
   scratch,
   workgroupReduce,
   workgroupScan,
@@ -240,7 +240,8 @@ export function radixSort<K extends SortKeyType, V extends BufferDType = BufferD
   options?: SortOptions<V, K>,
 ): SortResult<K, V> {
   validateSort(device, keys, options);
-  const family = familyOf(device, 'radixSort');
+  // Software GPUs take the gather form too (preferredFamily: bench/results/software-webgpu/).
+  const family = preferredFamily(device, 'radixSort');
   const { keysOut, valuesOut, values } = prepareSort(device, keys, options, keys.length);
   if (keys.length > 0) {
     if (family === 'workgroup') recordRadixSort(device, keys, values, keysOut, valuesOut);
