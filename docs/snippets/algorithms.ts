@@ -58,9 +58,9 @@ export async function demoSorts(device: Device) {
   const sorted = sort(device, keys, { values }); // { keys: Buffer<'f32'>, values?: Buffer<'u32'> }
   // The named sorts share the signature and the result; all are stable (equal keys keep their order).
   const byBitonic = bitonicSort(device, keys); // gather passes only: every backend
-  const byMerge = mergeSort(device, keys); // every backend (merge path on gather-only devices)
+  const byMerge = mergeSort(device, keys); // every backend (merge path on software GPUs and gather-only devices)
   const byQuick = await quickSort(device, keys); // async: the host drives the partitioning
-  // Radix sort everywhere: workgroup passes, or on gather-only devices (WebGL2) a gather formulation.
+  // Radix sort everywhere: workgroup passes, or on software GPUs and gather-only devices (WebGL2) a gather formulation.
   const byRadix = radixSort(device, keys, { values });
   return {
     keys: await sorted.keys.read(), // Float32Array [-7, -1, 0, 2.5, 2.5]
