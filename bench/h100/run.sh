@@ -10,7 +10,7 @@
 #   bash bench/h100/run.sh graph       # on the GPU machine: the BFS check alone (bench/h100/graph-check.ts, issue 13)
 #   bash bench/h100/run.sh dev         # on the GPU machine: the CUB anchor, then radix sort's sweep (bench/h100/onesweep-check.ts)
 #                                      # and the scan sweep (bench/h100/scan-check.ts)
-#   bash bench/h100/run.sh scan        # on the GPU machine: the CUB anchor, the scan sweep, then the read-back probe
+#   bash bench/h100/run.sh scan [--raw] # on the GPU machine: the CUB anchor, then the scan sweep (arguments go to scan-check)
 #   bash bench/h100/run.sh ab          # on the GPU machine: A/B of Trident's IR kernels against hand-written WGSL (bench/webgpu-h100-ab.ts)
 #
 # With the device tool: run(kind='nvidia-h100-x1', carry=['.gpu'],
@@ -118,10 +118,9 @@ fi
 if [[ $step == scan ]]; then
   # The scan sweep alone (issue 12), with the CUB anchor in the same call.
   nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .gpu/cub_anchor.cu && /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
-  node .gpu/scan-check.mjs --raw 2>&1 | tee "$OUT/scan-check.log"; scans=${PIPESTATUS[0]}
-  # Where a read-back's time goes (bench/h100/read-probe.ts), in the same call.
-  timeout 120 node .gpu/read-probe.mjs 2>&1 | tee "$OUT/read-probe.log"
-  exit "$scans"
+  # Arguments after the step go to scan-check (--raw: the generated kernel's WGSL on the raw device).
+  node .gpu/scan-check.mjs "${@:2}" 2>&1 | tee "$OUT/scan-check.log"
+  exit "${PIPESTATUS[0]}"
 fi
 if [[ $step == ab ]]; then
   # A/B diagnosis of the WebGPU bandwidth gap (bench/webgpu-h100-ab.ts), with the CUB anchor beside it.

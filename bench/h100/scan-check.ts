@@ -344,6 +344,12 @@ const sub = (
 // stores out-of-range writes to a spare element past the logical length (wgsl.ts atomicHelper).
 // Call 2, with that generator: default 0.892 ms u32 inclusive, 0.874 exclusive, 0.888 f32
 // (CUB 0.891 / 0.888 in the same call); the raw transforms now change nothing or nothing measurable.
+// Session 7 (22:13 UTC, bench/results/tuning/h100-scan-inclusive-2026-11-23.json): u32 inclusive
+// outputs formed back from each quad's end (its first element dead before the barriers, as in
+// the exclusive scan) against the running sums, interleaved: 0.8963 / 0.8965 / 0.8947 ms against
+// 0.8934 / 0.8930 (dropped: register pressure is not why inclusive trails exclusive, 0.8738);
+// shapes (from-end outputs) 512 x 8 0.897, 128 x 16 0.900, 256 x 16 0.908, 256 x 8 0.933; the hand kernel of
+// the default's layout 0.894; CUB 0.883 in the same call.
 const variants: Array<[string, ScanVariant, readonly Mode[]]> = [
   ['default', {}, ALL],
   ['PROBE no-lookback subgroup wg256 x12q workgroup ids', sub(256, 12, 'workgroup', 'no-lookback'), U32],
