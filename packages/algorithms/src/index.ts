@@ -18,7 +18,7 @@
 export { bitonicSort } from './bitonic-sort.ts';
 export { fewInvocations } from './common.ts';
 export { type CompactResult, compact } from './compact.ts';
-export { apsp } from './graph/apsp.ts';
+export { APSP_BLOCK, apsp } from './graph/apsp.ts';
 export { type BfsFormulation, bfs, bfsFormulation } from './graph/bfs.ts';
 export { components } from './graph/components.ts';
 export { fromEdges, type GenerateOptions, pathGraph, randomGraph, rmatGraph, starGraph } from './graph/generate.ts';
@@ -26,7 +26,7 @@ export { createGraph, Graph, type GraphInput, MAX_GRAPH_VERTICES } from './graph
 export { matching } from './graph/matching.ts';
 export { mst } from './graph/mst.ts';
 export { MAX_BLENDED_ID } from './graph/needs.ts';
-export { apspReference } from './graph/reference/apsp.ts';
+export { apspReference, floydWarshallReference } from './graph/reference/apsp.ts';
 export { bfsReference } from './graph/reference/bfs.ts';
 export { componentsReference } from './graph/reference/components.ts';
 export { matchingReference, matchingSize } from './graph/reference/matching.ts';
