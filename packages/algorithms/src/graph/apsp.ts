@@ -18,7 +18,19 @@
  * Every min folds k in ascending order with f32 sums, exactly as `apspReference`
  * does, so every backend agrees bit for bit.
  */
-import { type Buffer, buffer, type Device, defineKernel, f32, InvalidArgumentError, min, select, u32, uniform } from '@trident/core';
+import {
+  type Buffer,
+  buffer,
+  type Device,
+  defineKernel,
+  f32,
+  InvalidArgumentError,
+  min,
+  select,
+  u32,
+  uniform,
+  type Val,
+} from '@trident/core';
 import { cachedKernel, checkFits, gatherSize, scratch } from '../common.ts';
 import { checkGraph, checkSquare, type Graph } from './graph.ts';
 
@@ -100,6 +112,59 @@ function squareKernel(device: Device) {
 }
 
 /**
+ * All closureSquarings(s) squarings in one invocation, for devices of few fat
+ * invocations that may store anywhere (see restByRows): one dispatch instead of
+ * up to five, whose fixed cost is most of a CPU round's time at these sizes. The
+ * same folds in the same order as squareKernel: the same bits. The closure ends in
+ * `a` (`b` is the other temporary).
+ */
+function closeSerialKernel() {
+  return cachedKernel('apsp_close_serial', () =>
+    defineKernel({
+      name: 'apsp_close_serial',
+      workgroupSize: 1,
+      params: {
+        dist: buffer('f32', 'read'),
+        a: buffer('f32', 'read_write'),
+        b: buffer('f32', 'read_write'),
+        n: uniform('u32'),
+        k0: uniform('u32'),
+        s: uniform('u32'),
+        squarings: uniform('u32'),
+      },
+      body: ({ dist, a, b, n, k0, s, squarings }, k) => {
+        k.if(k.globalIndex.eq(0), () => {
+          const ss = k.let(s.mul(s), 'ss');
+          k.for({ from: 0, to: ss }, (g) => {
+            const r = k.let(g.div(s), 'r');
+            a.store(
+              g,
+              dist.load(
+                k0
+                  .add(r)
+                  .mul(n)
+                  .add(k0)
+                  .add(g.sub(r.mul(s))),
+              ),
+            );
+          });
+          k.for({ from: 0, to: squarings }, () => {
+            k.for({ from: 0, to: ss }, (g) => {
+              const r = k.let(g.div(s), 'r');
+              const c = k.let(g.sub(r.mul(s)), 'c');
+              const best = k.let(a.load(g), 'best');
+              k.for({ from: 0, to: s }, (kk) => best.set(min(best, a.load(r.mul(s).add(kk)).add(a.load(kk.mul(s).add(c))))));
+              b.store(g, best);
+            });
+            k.for({ from: 0, to: ss }, (g) => a.store(g, b.load(g)));
+          });
+        });
+      },
+    }),
+  );
+}
+
+/**
  * The K rows and columns through the closure C (read at c[cOff + a * cStride + b]):
  * cross[a * n + j] (a < s) is row K0 + a, cross[s * n + i * s + b] is column K0 + b.
  */
@@ -140,16 +205,22 @@ function crossKernel(device: Device) {
           k.if(
             inBlock,
             () => best.set(c.load(cOff.add(a.mul(cStride)).add(b))),
-            () => {
-              k.for({ from: 0, to: s }, (kk) => {
-                const via = select(
-                  isRow,
-                  c.load(cOff.add(a.mul(cStride)).add(kk)).add(dist.load(k0.add(kk).mul(n).add(j))),
-                  dist.load(i.mul(n).add(k0).add(kk)).add(c.load(cOff.add(kk.mul(cStride)).add(b))),
-                );
-                best.set(min(best, via));
-              });
-            },
+            () =>
+              k.if(
+                isRow,
+                () => {
+                  const cRow = k.let(cOff.add(a.mul(cStride)), 'cRow');
+                  k.for({ from: 0, to: s }, (kk) => {
+                    best.set(min(best, c.load(cRow.add(kk)).add(dist.load(k0.add(kk).mul(n).add(j)))));
+                  });
+                },
+                () => {
+                  const dRow = k.let(i.mul(n).add(k0), 'dRow');
+                  k.for({ from: 0, to: s }, (kk) => {
+                    best.set(min(best, dist.load(dRow.add(kk)).add(c.load(cOff.add(kk.mul(cStride)).add(b)))));
+                  });
+                },
+              ),
           );
           cross.store(g, best);
         });
@@ -204,6 +275,64 @@ function restKernel(device: Device) {
 }
 
 /**
+ * The rest phase by rows, for devices of few fat invocations that may store
+ * anywhere ('serial-workgroups' and 'scatter': the CPU's workers): one invocation
+ * per row i walks k, then j innermost along contiguous rows (as a sequential
+ * Floyd–Warshall does), instead of one invocation per pair with a k loop of index
+ * arithmetic. Each pair still folds k in ascending order: the same bits.
+ */
+function restRowsKernel() {
+  return cachedKernel('apsp_rest_rows', () =>
+    defineKernel({
+      name: 'apsp_rest_rows',
+      workgroupSize: 1,
+      params: {
+        dist: buffer('f32', 'read_write'),
+        cross: buffer('f32', 'read'),
+        n: uniform('u32'),
+        k0: uniform('u32'),
+        s: uniform('u32'),
+      },
+      body: ({ dist, cross, n, k0, s }, k) => {
+        const i = k.let(k.globalIndex, 'i');
+        k.if(i.lt(n), () => {
+          const row = k.let(i.mul(n), 'row');
+          const cols = k.let(s.mul(n).add(i.mul(s)), 'cols');
+          const end = k.let(k0.add(s), 'end');
+          k.if(
+            i.ge(k0).and(i.lt(end)),
+            () => k.for({ from: 0, to: n }, (j) => dist.store(row.add(j), cross.load(i.sub(k0).mul(n).add(j)))),
+            () => {
+              k.for({ from: 0, to: s }, (kk) => {
+                const dik = k.let(cross.load(cols.add(kk)), 'dik');
+                // An unreachable k changes nothing on this row (inf + x is never below a length).
+                k.if(dik.lt(u32(INF_BITS).bitcast('f32')), () => {
+                  // The loops run over dist's own indices x = row + j (so the CPU's WebAssembly proves
+                  // dist's accesses in bounds once per loop); row k of the block is at x + (kk * n - row).
+                  const shift = k.let(kk.mul(n).sub(row), 'shift');
+                  const relax = (x: Val<'u32'>) => {
+                    const via = k.let(dik.add(cross.load(x.add(shift))), 'via');
+                    k.if(via.lt(dist.load(x)), () => dist.store(x, via));
+                  };
+                  k.for({ from: row, to: row.add(k0) }, relax);
+                  k.for({ from: row.add(end), to: row.add(n) }, relax);
+                });
+              });
+              k.for({ from: 0, to: s }, (b) => dist.store(row.add(k0).add(b), cross.load(cols.add(b))));
+            },
+          );
+        });
+      },
+    }),
+  );
+}
+
+/** True where the closure runs in one invocation and the rest phase by rows (closeSerialKernel, restRowsKernel). */
+function restByRows(device: Device): boolean {
+  return device.caps.features.has('serial-workgroups') && device.caps.features.has('scatter');
+}
+
+/**
  * Shortest-path lengths between all pairs of a square graph by edge weight,
  * following stored (directed) edges: an (n, n) row-major f32 buffer, 0 on the
  * diagonal, +Infinity where unreachable. Pattern-only graphs weigh 1 per edge;
@@ -244,11 +373,18 @@ export function apsp(device: Device, graph: Graph): Buffer<'f32'> {
     scratch(device, 'apsp.block1', 'f32', APSP_BLOCK * APSP_BLOCK),
   ];
   const cross = scratch(device, 'apsp.cross', 'f32', 2 * Math.min(n, APSP_BLOCK) * n);
+  const byRows = restByRows(device);
   for (let k0 = 0; k0 < n; k0 += APSP_BLOCK) {
     const s = Math.min(APSP_BLOCK, n - k0);
     // The closure starts from the diagonal block in place and ends in a temporary (or in place when s <= 2).
     let c: { buffer: Buffer<'f32'>; off: number; stride: number } = { buffer: dist, off: k0 * n + k0, stride: n };
-    for (let r = 0; r < closureSquarings(s); r++) {
+    const squarings = closureSquarings(s);
+    if (squarings > 0 && byRows) {
+      const [a, b] = blocks as [Buffer<'f32'>, Buffer<'f32'>];
+      device.dispatch(closeSerialKernel(), { invocations: 1 }, { dist, a, b, n, k0, s, squarings });
+      c = { buffer: a, off: 0, stride: s };
+    }
+    for (let r = 0; r < (byRows ? 0 : squarings); r++) {
       const dst = blocks[r % 2] as Buffer<'f32'>;
       device.dispatch(squareKernel(device), { invocations: s * s }, { src: c.buffer, dst, off: c.off, stride: c.stride, s });
       c = { buffer: dst, off: 0, stride: s };
@@ -258,7 +394,8 @@ export function apsp(device: Device, graph: Graph): Buffer<'f32'> {
       { invocations: 2 * s * n },
       { dist, c: c.buffer, cross, n, k0, s, cOff: c.off, cStride: c.stride },
     );
-    device.dispatch(restKernel(device), { invocations: total }, { dist, cross, n, total, k0, s });
+    if (byRows) device.dispatch(restRowsKernel(), { invocations: n }, { dist, cross, n, k0, s });
+    else device.dispatch(restKernel(device), { invocations: total }, { dist, cross, n, total, k0, s });
   }
   return dist;
 }
