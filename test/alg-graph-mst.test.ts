@@ -3,7 +3,7 @@
  * same (weight, smaller end, larger end) order) on every edge-case graph, weighted
  * with random and with tied integer weights and pattern-only; typed errors.
  */
-import { createGraph, mst, mstReference } from '@trident/algorithms';
+import { createGraph, mst, mstFormulation, mstReference } from '@trident/algorithms';
 import { InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
 import { graphCases } from './alg-graph-helpers.ts';
@@ -16,12 +16,15 @@ describeEachBackend('mst', (ctx) => {
       for (const weights of ['random', 'integer', undefined] as const) {
         for (const { name, graph } of graphCases({ symmetric: true, ...(weights ? { weights } : {}), slow: isSlow(ctx.device) })) {
           const g = createGraph(device, graph);
-          const got = await mst(device, g);
-          const want = mstReference(graph);
-          const what = `${label} ${name} weights=${weights ?? 'none'}`;
-          expectBitsEqual(got.edges, want.edges, `${what} edges`);
-          expectBitsEqual(got.weights, want.weights, `${what} weights`);
-          expect(got.totalWeight, what).toBe(want.totalWeight);
+          // Both formulations on every device (the graphs are declared symmetric): the caps pick one, the other is forced.
+          for (const formulation of ['edges', 'vertices'] as const) {
+            const got = await mst(device, g, { formulation });
+            const want = mstReference(graph);
+            const what = `${label} ${formulation} ${name} weights=${weights ?? 'none'}`;
+            expectBitsEqual(got.edges, want.edges, `${what} edges`);
+            expectBitsEqual(got.weights, want.weights, `${what} weights`);
+            expect(got.totalWeight, what).toBe(want.totalWeight);
+          }
           g.destroy();
         }
       }
@@ -35,6 +38,19 @@ describeEachBackend('mst', (ctx) => {
       expect(Array.from(got.edges), label).toEqual([0, 1, 0, 3, 1, 2]);
       expect(got.totalWeight, label).toBe(8);
     }
+  });
+
+  it('takes the vertex passes where atomics are blended points and the graph is symmetric', async () => {
+    const device = ctx.device;
+    const blended = device.caps.features.has('atomics-via-blending');
+    const sym = createGraph(device, { rows: 3, indptr: [0, 1, 2, 2], indices: [1, 0], weights: [1, 1], symmetric: true });
+    expect(sym.symmetric).toBe(true);
+    expect(mstFormulation(device, sym)).toBe(blended ? 'vertices' : 'edges');
+    const oneWay = createGraph(device, { rows: 4, indptr: [0, 2, 3, 3, 3], indices: [1, 3, 2], weights: [5, 1, 2] });
+    expect(mstFormulation(device, oneWay)).toBe('edges');
+    // Rows hold only one direction of these edges: the vertex passes would miss them, so they are refused.
+    await expect(mst(device, oneWay, { formulation: 'vertices' })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(mst(device, sym, { formulation: 'rows' as never })).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 
   it('rejects bad input with typed errors', async () => {

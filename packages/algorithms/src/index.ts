@@ -24,7 +24,7 @@ export { components } from './graph/components.ts';
 export { fromEdges, type GenerateOptions, pathGraph, randomGraph, rmatGraph, starGraph } from './graph/generate.ts';
 export { createGraph, Graph, type GraphInput, MAX_GRAPH_VERTICES } from './graph/graph.ts';
 export { matching } from './graph/matching.ts';
-export { mst } from './graph/mst.ts';
+export { type MstFormulation, type MstOptions, mst, mstFormulation } from './graph/mst.ts';
 export { MAX_BLENDED_ID } from './graph/needs.ts';
 export { apspReference, floydWarshallReference } from './graph/reference/apsp.ts';
 export { bfsReference } from './graph/reference/bfs.ts';

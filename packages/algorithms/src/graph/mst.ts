@@ -16,6 +16,15 @@
  *    so each slot is written at most once);
  * 4. pointer jumping until every vertex points at its new root.
  * Rounds end when no edge joins two components (at most ~log2 n rounds).
+ *
+ * Formulations of steps 1-2 (by caps; `options.formulation` forces one):
+ * - 'edges' (above): one invocation per stored entry, two atomic mins each per stage;
+ * - 'vertices' (devices whose atomics are blended points, WebGL2; symmetric graphs):
+ *   one gather pass in which each vertex walks its row for its own lightest edge to
+ *   another component (the four fields and the component across it, as five
+ *   outputs), then the four stages and the target as points per vertex, not per
+ *   entry: about 5n points a round instead of 10m. A symmetric graph's rows hold
+ *   every edge from both ends, so no edge is missed; other graphs take 'edges'.
  */
 import {
   type Buffer,
@@ -25,6 +34,7 @@ import {
   type Device,
   defineKernel,
   f32,
+  InvalidArgumentError,
   type KernelBuilder,
   max,
   min,
@@ -34,7 +44,7 @@ import {
   uniform,
   type Val,
 } from '@trident/core';
-import { cachedKernel, f32ToKey, gatherSize } from '../common.ts';
+import { cachedKernel, checkChoice, f32ToKey, gatherSize } from '../common.ts';
 import { checkGraph, checkSquare, type Graph } from './graph.ts';
 import { compressLabels, NONE } from './kernels.ts';
 import { checkBlendable, needsAtomics } from './needs.ts';
@@ -90,6 +100,156 @@ function edgeMinKernel(device: Device, stage: number, weighted: boolean) {
               k.if(match, () => (h.out as U32Handle).atomicMin(c, fields[stage] as Val<'u32'>));
             }
           });
+        });
+      },
+    }),
+  );
+}
+
+export type MstFormulation = 'edges' | 'vertices';
+
+const FORMULATIONS: readonly MstFormulation[] = ['edges', 'vertices'];
+
+export interface MstOptions {
+  /** Force a formulation (tests and benchmarks); by default `mstFormulation(device, graph)`. */
+  readonly formulation?: MstFormulation;
+}
+
+/** 'vertices' where atomics are blended points and the graph is symmetric, 'edges' otherwise. */
+export function mstFormulation(device: Device, graph: Graph): MstFormulation {
+  return device.caps.features.has('atomics-via-blending') && graph.symmetric ? 'vertices' : 'edges';
+}
+
+/**
+ * Each vertex's lightest edge to another component, over its row: the four fields
+ * (NONE where it has none) and the component across it.
+ */
+function candidateKernel(device: Device, weighted: boolean) {
+  const wg = gatherSize(device.caps);
+  return cachedKernel(`mst_candidate:${weighted}:${wg}`, () =>
+    defineKernel({
+      name: 'mst_candidate',
+      workgroupSize: wg,
+      params: {
+        indptr: buffer('u32', 'read'),
+        indices: buffer('u32', 'read'),
+        ...(weighted ? { weights: buffer('f32', 'read') } : {}),
+        comp: buffer('u32', 'read'),
+        c0: buffer('u32', 'write'),
+        c1: buffer('u32', 'write'),
+        c2: buffer('u32', 'write'),
+        c3: buffer('u32', 'write'),
+        across: buffer('u32', 'write'),
+        n: uniform('u32'),
+      },
+      body: (handles, k) => {
+        const h = handles as unknown as Handles;
+        const v = k.let(k.globalIndex, 'v');
+        k.if(v.lt(h.n as Val<'u32'>), () => {
+          const comp = h.comp as U32Handle;
+          const cv = k.let(comp.load(v), 'cv');
+          const best = [0, 1, 2, 3].map((i) => k.var('u32', NONE, `b${i}`));
+          const other = k.var('u32', NONE, 'other');
+          const e = k.let((h.indptr as U32Handle).load(v), 'e');
+          const end = k.let((h.indptr as U32Handle).load(v.add(1)), 'end');
+          k.while(
+            () => e.lt(end),
+            () => {
+              const u = k.let((h.indices as U32Handle).load(e), 'u');
+              const cu = k.let(comp.load(u), 'cu');
+              const w = weighted ? (h.weights as BufferHandle<'f32', 'read'>).load(e) : f32(1);
+              const key = k.let(f32ToKey(w), 'key');
+              const fields = [key.shr(16), key.and(0xffff), min(u, v), max(u, v)].map((x, i) => k.let(x, `f${i}`));
+              // (fields) < (best), lexicographically: the first field that differs decides.
+              let less: Val<'bool'> = (fields[3] as Val<'u32'>).lt(best[3] as Val<'u32'>);
+              for (let i = 2; i >= 0; i--) {
+                const f = fields[i] as Val<'u32'>;
+                const b = best[i] as Val<'u32'>;
+                less = f.lt(b).or(f.eq(b).and(less));
+              }
+              k.if(cu.ne(cv).and(less), () => {
+                best.forEach((b, i) => b.set(fields[i] as Val<'u32'>));
+                other.set(cu);
+              });
+              e.set(e.add(1));
+            },
+          );
+          best.forEach((b, i) => (h[`c${i}`] as U32Handle).store(v, b));
+          (h.across as U32Handle).store(v, other);
+        });
+      },
+    }),
+  );
+}
+
+/**
+ * Stage s of the per-vertex minima: each vertex whose candidate matches its
+ * component's fields 0..s-1 takes part in the atomic min of field s (stage 0 also
+ * raises `busy` where a vertex has a candidate at all).
+ */
+function vertexMinKernel(device: Device, stage: number) {
+  const wg = gatherSize(device.caps);
+  const params: Record<string, ParamDecl> = {
+    comp: buffer('u32', 'read'),
+    out: buffer('u32', 'atomic'),
+    ...(stage === 0 ? { busy: buffer('u32', 'write') } : {}),
+    n: uniform('u32'),
+  };
+  for (let s = 0; s <= stage; s++) params[`c${s}`] = buffer('u32', 'read');
+  for (let s = 0; s < stage; s++) params[`f${s}`] = buffer('u32', 'read');
+  return cachedKernel(`mst_vmin:${stage}:${wg}`, () =>
+    defineKernel({
+      name: `mst_vertex_min_${stage}`,
+      workgroupSize: wg,
+      params,
+      body: (handles, k) => {
+        const h = handles as unknown as Handles;
+        const v = k.let(k.globalIndex, 'v');
+        k.if(v.lt(h.n as Val<'u32'>), () => {
+          const c0 = k.let((h.c0 as U32Handle).load(v), 'c0');
+          k.if(c0.ne(NONE), () => {
+            if (stage === 0) (h.busy as U32Handle).store(0, u32(1));
+            const c = k.let((h.comp as U32Handle).load(v), 'c');
+            let match: Val<'bool'> = c0.ne(NONE);
+            for (let s = 0; s < stage; s++) match = match.and((h[`f${s}`] as U32Handle).load(c).eq((h[`c${s}`] as U32Handle).load(v)));
+            k.if(match, () => (h.out as U32Handle).atomicMin(c, (h[`c${stage}`] as U32Handle).load(v)));
+          });
+        });
+      },
+    }),
+  );
+}
+
+/** target[c] = the component across c's chosen edge, stored by the vertex whose candidate it is. */
+function vertexTargetKernel(device: Device) {
+  const wg = gatherSize(device.caps);
+  return cachedKernel(`mst_vtarget:${wg}`, () =>
+    defineKernel({
+      name: 'mst_vertex_target',
+      workgroupSize: wg,
+      params: {
+        comp: buffer('u32', 'read'),
+        c2: buffer('u32', 'read'),
+        c3: buffer('u32', 'read'),
+        across: buffer('u32', 'read'),
+        f2: buffer('u32', 'read'),
+        f3: buffer('u32', 'read'),
+        target: buffer('u32', 'write'),
+        n: uniform('u32'),
+      },
+      body: ({ comp, c2, c3, across, f2, f3, target, n }, k) => {
+        const v = k.let(k.globalIndex, 'v');
+        k.if(v.lt(n), () => {
+          const lo = k.let(c2.load(v), 'lo');
+          const c = k.let(comp.load(v), 'c');
+          // The chosen edge has exactly one end in c: that end's candidate is the edge.
+          k.if(
+            lo
+              .ne(NONE)
+              .and(f2.load(c).eq(lo))
+              .and(f3.load(c).eq(c3.load(v))),
+            () => target.store(c, across.load(v)),
+          );
         });
       },
     }),
@@ -217,21 +377,28 @@ function initKernel(device: Device) {
  * `totalWeight`. Ties are broken by (smaller end, larger end), so the result is
  * deterministic and equals `mstReference`.
  *
- * Complexity: O(m) work per round in 5 edge passes, O(n log n) pointer jumping,
+ * Complexity: O(m) work per round in 5 edge passes ('edges') or one vertex pass
+ * walking the rows and 5 vertex passes ('vertices'), O(n log n) pointer jumping,
  * O(log n) rounds. Throws InvalidArgumentError for a non-square graph,
  * UnsupportedFeatureError without atomics, LimitExceededError for n > 2^24 on
- * blending devices.
+ * blending devices; InvalidArgumentError for 'vertices' forced on a graph not
+ * known to be symmetric.
  */
-export async function mst(device: Device, graph: Graph): Promise<MstForest> {
+export async function mst(device: Device, graph: Graph, options: MstOptions = {}): Promise<MstForest> {
   checkGraph(device, graph);
   checkSquare(graph);
   needsAtomics(device, 'mst');
+  const formulation = options.formulation ?? mstFormulation(device, graph);
+  checkChoice('options.formulation', formulation, FORMULATIONS);
+  if (formulation === 'vertices' && !graph.symmetric)
+    throw new InvalidArgumentError('options.formulation', "'vertices' walks each vertex's row only: it needs a symmetric graph");
   const n = graph.rows;
   checkBlendable(device, n, 'mst');
   if (n === 0 || graph.edges === 0) return forestOf([]);
   const m = graph.edges;
   const weighted = graph.weights !== undefined;
-  const sources = graph.sources();
+  // Each stored entry's row, for the edge passes (the vertex passes walk the rows instead).
+  const sources = formulation === 'edges' ? graph.sources() : graph.indices;
   const own: Buffer<'u32'>[] = [];
   const make = (length: number, value?: number): Buffer<'u32'> => {
     const b = device.createBuffer('u32', length);
@@ -244,6 +411,8 @@ export async function mst(device: Device, graph: Graph): Promise<MstForest> {
   const busy = make(1);
   const f = [make(n), make(n), make(n), make(n)] as const;
   const target = make(n);
+  // The 'vertices' formulation's per-vertex candidates: four fields and the component across.
+  const cand = formulation === 'vertices' ? [make(n), make(n), make(n), make(n), make(n)] : [];
   const key = make(n, NONE);
   const lo = make(n, NONE);
   const hi = make(n, NONE);
@@ -254,18 +423,43 @@ export async function mst(device: Device, graph: Graph): Promise<MstForest> {
       for (const b of f) b.fill(NONE);
       target.fill(NONE);
       busy.fill(0);
-      for (let stage = 0; stage < 4; stage++) {
-        const args: Record<string, Buffer | number> = { ...edgeArgs, out: f[stage] as Buffer<'u32'> };
-        if (stage === 0) args.busy = busy;
-        for (let s = 0; s < stage; s++) args[`f${s}`] = f[s] as Buffer<'u32'>;
-        device.dispatch(edgeMinKernel(device, stage, weighted), { invocations: m }, args as never);
+      if (formulation === 'vertices') {
+        const [c0, c1, c2, c3, across] = cand as [Buffer<'u32'>, Buffer<'u32'>, Buffer<'u32'>, Buffer<'u32'>, Buffer<'u32'>];
+        device.dispatch(candidateKernel(device, weighted), { invocations: n }, {
+          indptr: graph.indptr,
+          indices: graph.indices,
+          ...(graph.weights ? { weights: graph.weights } : {}),
+          comp,
+          c0,
+          c1,
+          c2,
+          c3,
+          across,
+          n,
+        } as never);
+        for (let stage = 0; stage < 4; stage++) {
+          const args: Record<string, Buffer | number> = { comp, out: f[stage] as Buffer<'u32'>, n };
+          if (stage === 0) args.busy = busy;
+          for (let s = 0; s <= stage; s++) args[`c${s}`] = cand[s] as Buffer<'u32'>;
+          for (let s = 0; s < stage; s++) args[`f${s}`] = f[s] as Buffer<'u32'>;
+          device.dispatch(vertexMinKernel(device, stage), { invocations: n }, args as never);
+        }
+        if ((await busy.read())[0] === 0) break;
+        device.dispatch(vertexTargetKernel(device), { invocations: n }, { comp, c2, c3, across, f2: f[2], f3: f[3], target, n });
+      } else {
+        for (let stage = 0; stage < 4; stage++) {
+          const args: Record<string, Buffer | number> = { ...edgeArgs, out: f[stage] as Buffer<'u32'> };
+          if (stage === 0) args.busy = busy;
+          for (let s = 0; s < stage; s++) args[`f${s}`] = f[s] as Buffer<'u32'>;
+          device.dispatch(edgeMinKernel(device, stage, weighted), { invocations: m }, args as never);
+        }
+        if ((await busy.read())[0] === 0) break;
+        device.dispatch(
+          targetKernel(device),
+          { invocations: m },
+          { sources, indices: graph.indices, comp, f2: f[2], f3: f[3], target, edges: m },
+        );
       }
-      if ((await busy.read())[0] === 0) break;
-      device.dispatch(
-        targetKernel(device),
-        { invocations: m },
-        { sources, indices: graph.indices, comp, f2: f[2], f3: f[3], target, edges: m },
-      );
       device.dispatch(recordKernel(device), { invocations: n }, { target, f0: f[0], f1: f[1], f2: f[2], f3: f[3], key, lo, hi, n });
       device.dispatch(hookKernel(device), { invocations: n }, { comp, target, n });
       await compressLabels(device, comp, tmp, busy, n);
