@@ -168,13 +168,13 @@ function candidateKernel(device: Device, weighted: boolean) {
                 less = f.lt(b).or(f.eq(b).and(less));
               }
               k.if(cu.ne(cv).and(less), () => {
-                best.forEach((b, i) => b.set(fields[i] as Val<'u32'>));
+                for (const [i, b] of best.entries()) b.set(fields[i] as Val<'u32'>);
                 other.set(cu);
               });
               e.set(e.add(1));
             },
           );
-          best.forEach((b, i) => (h[`c${i}`] as U32Handle).store(v, b));
+          for (const [i, b] of best.entries()) (h[`c${i}`] as U32Handle).store(v, b);
           (h.across as U32Handle).store(v, other);
         });
       },
