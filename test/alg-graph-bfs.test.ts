@@ -16,10 +16,11 @@ describeEachBackend('bfs', (ctx) => {
         for (const { name, graph } of graphCases({ symmetric, slow: isSlow(ctx.device) })) {
           const g = createGraph(device, graph);
           const sources = graph.rows === 0 ? [] : [0, graph.rows - 1, Math.floor(graph.rows / 2)];
-          // Every formulation the view's caps allow (the gather-only view: 'edges' only);
-          // bottom-up levels only on graphs declared symmetric.
+          // Every formulation the view's caps allow (the gather-only view: 'edges' and 'pull');
+          // bottom-up levels only on graphs declared symmetric; 'pull' everywhere (the
+          // transposed rows on directed graphs).
           const atomics = device.caps.features.has('atomic-other');
-          const forms: BfsFormulation[] = atomics ? ['frontier', 'frontier-balanced'] : ['edges'];
+          const forms: BfsFormulation[] = atomics ? ['frontier', 'frontier-balanced', 'pull'] : ['edges', 'pull'];
           if (atomics && symmetric) forms.push('direction-optimizing');
           expect(g.symmetric, name).toBe(symmetric);
           expect(forms, label).toContain(bfsFormulation(device, g));
@@ -82,8 +83,13 @@ describeEachBackend('bfs', (ctx) => {
     }
     const input = fromEdges(n, us, vs, undefined, true);
     const g = createGraph(device, input);
+    for (const s of [0, 20, 300, n - 1]) {
+      const levels = await bfs(device, g, s, { formulation: 'pull' });
+      expectBitsEqual(await levels.read(), bfsReference(input, s), `pull source ${s}`);
+      levels.destroy();
+    }
     if (!device.caps.features.has('atomic-other')) {
-      // Without atomics that return values only 'edges' runs (covered above): a typed refusal here.
+      // Without atomics that return values only 'edges' and 'pull' run: a typed refusal here.
       const refused = await bfs(device, g, 0, { formulation: 'direction-optimizing' }).then(
         () => undefined,
         (e: unknown) => e,

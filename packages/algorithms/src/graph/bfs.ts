@@ -23,6 +23,14 @@
  *   return a value, such as WebGL2's blending): one invocation per edge marks
  *   next[v] = d + 1 where level[u] = d and v is unvisited (all writers write the
  *   same value), levels double-buffered. O(m) work per level.
+ * - 'pull' (gather only: no atomics and no scatter, the default where atomics cannot
+ *   return a value): one invocation per vertex; an unvisited vertex walks its
+ *   in-neighbours (the row itself on a symmetric graph, else the transpose,
+ *   Graph.inNeighbours) and stops at the first at `depth`; every vertex writes its
+ *   own next level and a "reached now" flag, whose maximum (a gather reduction) is
+ *   the host's stop test. O(m) work per level at most, and no points: on WebGL2 a
+ *   level is one fragment pass plus the reduction's, where 'edges' draws a point
+ *   per edge.
  * Either way the host reads one number per level (the next frontier's size, or a
  * "reached something" flag) to stop.
  */
@@ -40,13 +48,14 @@ import {
   type Val,
 } from '@trident/core';
 import { cachedKernel, checkChoice, gatherSize, gridStride, hasAll, strideWorkgroups, unsupported } from '../common.ts';
+import { reduce } from '../reduce.ts';
 import { scan } from '../scan.ts';
 import { checkGraph, checkSquare, type Graph } from './graph.ts';
 import { asI32, NONE } from './kernels.ts';
 
-export type BfsFormulation = 'frontier' | 'frontier-balanced' | 'direction-optimizing' | 'edges';
+export type BfsFormulation = 'frontier' | 'frontier-balanced' | 'direction-optimizing' | 'edges' | 'pull';
 
-const FORMULATIONS: readonly BfsFormulation[] = ['frontier', 'frontier-balanced', 'direction-optimizing', 'edges'];
+const FORMULATIONS: readonly BfsFormulation[] = ['frontier', 'frontier-balanced', 'direction-optimizing', 'edges', 'pull'];
 
 export interface BfsOptions {
   /** Force a formulation (tests and benchmarks); by default `bfsFormulation(device)`. */
@@ -70,10 +79,10 @@ const TO_TOP_DOWN = 24;
  * frontier list — one invocation per frontier vertex where the device runs few
  * fat invocations (worker pools: a hub's row is one loop), edge-balanced where it
  * runs many thin ones (GPUs: a hub's row would serialise one thread); otherwise
- * the edge passes.
+ * the pull passes.
  */
 export function bfsFormulation(device: Device, graph?: Graph): BfsFormulation {
-  if (!hasAll(device, 'atomic', 'atomic-other', 'scatter')) return 'edges';
+  if (!hasAll(device, 'atomic', 'atomic-other', 'scatter')) return 'pull';
   if (graph?.symmetric) return 'direction-optimizing';
   return manyThinInvocations(device) ? 'frontier-balanced' : 'frontier';
 }
@@ -264,6 +273,57 @@ function edgeStepKernel(device: Device) {
 }
 
 /**
+ * One pull level: next[v] = depth + 1 where v is unvisited and one of its
+ * in-neighbours is at `depth` (the walk stops at the first), level[v] otherwise;
+ * fresh[v] = 1 where v was reached now. Gather only: each invocation writes its own elements.
+ */
+function pullStepKernel(device: Device) {
+  const wg = gatherSize(device.caps);
+  return cachedKernel(`bfs_pull_step:${wg}`, () =>
+    defineKernel({
+      name: 'bfs_pull_step',
+      workgroupSize: wg,
+      params: {
+        inPtr: buffer('u32', 'read'),
+        inIdx: buffer('u32', 'read'),
+        level: buffer('u32', 'read'),
+        next: buffer('u32', 'write'),
+        fresh: buffer('u32', 'write'),
+        n: uniform('u32'),
+        depth: uniform('u32'),
+      },
+      body: ({ inPtr, inIdx, level, next, fresh, n, depth }, k) => {
+        const v = k.let(k.globalIndex, 'v');
+        k.if(v.lt(n), () => {
+          const out = k.let(level.load(v), 'out');
+          const found = k.var('u32', 0, 'found');
+          k.if(out.eq(NONE), () => {
+            const e = k.let(inPtr.load(v), 'e');
+            const end = k.let(inPtr.load(v.add(1)), 'end');
+            k.while(
+              () => e.lt(end),
+              () => {
+                k.if(
+                  level.load(inIdx.load(e)).eq(depth),
+                  () => {
+                    found.set(1);
+                    e.set(end);
+                  },
+                  () => e.set(e.add(1)),
+                );
+              },
+            );
+            k.if(found.ne(0), () => out.set(depth.add(1)));
+          });
+          next.store(v, out);
+          fresh.store(v, found);
+        });
+      },
+    }),
+  );
+}
+
+/**
  * One bottom-up level: every unvisited vertex v looks for a neighbour at `depth`
  * in its row (= its in-neighbours, the graph being symmetric) and stops at the
  * first; a found one sets level[v] = depth + 1 and appends v to the next frontier.
@@ -338,7 +398,8 @@ function bottomUpKernel(device: Device, aggregate: boolean) {
  *
  * Complexity: 'frontier' O(n + m) work and one host round trip per level;
  * 'direction-optimizing' at most that, and O(n) per bottom-up level plus the
- * edges scanned until a parent is found; 'edges' O(m) work per level. A long path (depth D) costs D round trips.
+ * edges scanned until a parent is found; 'edges' O(m) work per level; 'pull' at most O(m)
+ * per level (unvisited vertices' in-edges until a parent). A long path (depth D) costs D round trips.
  * Throws InvalidArgumentError for a non-square graph, a source out of range, or
  * 'direction-optimizing' asked for on a graph not declared symmetric.
  */
@@ -355,13 +416,14 @@ export async function bfs(device: Device, graph: Graph, source: number, options:
       'options.formulation',
       "'direction-optimizing' reads rows as in-neighbour lists: the graph must be declared symmetric (createGraph's `symmetric`)",
     );
-  if (formulation !== 'edges' && !hasAll(device, 'atomic', 'atomic-other', 'scatter'))
+  if (formulation !== 'edges' && formulation !== 'pull' && !hasAll(device, 'atomic', 'atomic-other', 'scatter'))
     throw unsupported(device, 'atomic-other', 'bfs', `the '${formulation}' formulation claims vertices with atomics that return values`);
   const level = device.createBuffer('u32', n);
   level.fill(NONE);
   level.fill(0, { offset: source, length: 1 });
   try {
     if (formulation === 'edges') await edgeBfs(device, graph, level);
+    else if (formulation === 'pull') await pullBfs(device, graph, level);
     else {
       const balanced = formulation === 'frontier-balanced' || (formulation === 'direction-optimizing' && manyThinInvocations(device));
       await frontierBfs(device, graph, level, source, balanced, formulation === 'direction-optimizing');
@@ -428,6 +490,26 @@ async function frontierBfs(
     cur.destroy();
     nxt.destroy();
     counter.destroy();
+  }
+}
+
+async function pullBfs(device: Device, graph: Graph, level: Buffer<'u32'>): Promise<void> {
+  const n = graph.rows;
+  if (graph.edges === 0) return;
+  const { indptr: inPtr, indices: inIdx } = await graph.inNeighbours();
+  let cur = level;
+  let nxt = device.createBuffer('u32', n);
+  const fresh = device.createBuffer('u32', n);
+  try {
+    for (let depth = 0; ; depth++) {
+      device.dispatch(pullStepKernel(device), { invocations: n }, { inPtr, inIdx, level: cur, next: nxt, fresh, n, depth });
+      [cur, nxt] = [nxt, cur];
+      if ((await reduce(device, fresh, { op: 'max' })) === 0) break;
+    }
+    if (cur !== level) device.copyBuffer(cur, level);
+  } finally {
+    (cur === level ? nxt : cur).destroy();
+    fresh.destroy();
   }
 }
 

@@ -34,6 +34,12 @@ export interface GraphInput {
   readonly symmetric?: boolean;
 }
 
+/** A vertex's in-neighbours, CSR on the device (see Graph.inNeighbours). */
+export interface InNeighbours {
+  readonly indptr: Buffer<'u32'>;
+  readonly indices: Buffer<'u32'>;
+}
+
 /** Largest vertex count: ids and counts stay below 2^31 so they fit the i32 outputs. */
 export const MAX_GRAPH_VERTICES = 2 ** 31 - 2;
 
@@ -53,6 +59,7 @@ export class Graph {
   /** The input was declared symmetric (and checked): rows double as in-neighbour lists. */
   readonly symmetric: boolean;
   #sources: Buffer<'u32'> | undefined;
+  #transposed: Promise<InNeighbours> | undefined;
 
   constructor(
     device: Device,
@@ -99,9 +106,50 @@ export class Graph {
     return this.#sources;
   }
 
+  /**
+   * Each vertex's in-neighbours in CSR form (row v lists the u with a stored entry
+   * (u, v), duplicates and self-loops kept): the graph's own arrays when it is
+   * declared symmetric, otherwise the transpose, built once on the host from a
+   * read-back of the arrays (a counting sort by column, O(n + m)) and kept.
+   * For the gather ("pull") formulations, which read a vertex's in-edges instead
+   * of scattering along its out-edges.
+   */
+  inNeighbours(): Promise<InNeighbours> {
+    if (this.symmetric) return Promise.resolve({ indptr: this.indptr, indices: this.indices });
+    this.#transposed ??= this.#transpose();
+    return this.#transposed;
+  }
+
+  async #transpose(): Promise<InNeighbours> {
+    const n = this.columns;
+    const [indptr, indices] = await Promise.all([this.indptr.read(), this.indices.read()]);
+    const inPtr = new Uint32Array(n + 1);
+    for (let e = 0; e < this.edges; e++) (inPtr[(indices[e] as number) + 1] as number)++;
+    for (let v = 0; v < n; v++) inPtr[v + 1] = (inPtr[v + 1] as number) + (inPtr[v] as number);
+    const next = inPtr.slice(0, n);
+    const inIdx = new Uint32Array(Math.max(1, this.edges));
+    for (let u = 0; u < this.rows; u++) {
+      for (let e = indptr[u] as number; e < (indptr[u + 1] as number); e++) {
+        const v = indices[e] as number;
+        inIdx[next[v] as number] = u;
+        next[v] = (next[v] as number) + 1;
+      }
+    }
+    return { indptr: this.device.createBuffer('u32', inPtr), indices: this.device.createBuffer('u32', inIdx) };
+  }
+
   /** Frees the graph's buffers. */
   destroy(): void {
     for (const b of [this.indptr, this.indices, this.weights, this.#sources]) if (b && !b.destroyed) b.destroy();
+    const transposed = this.#transposed;
+    this.#transposed = undefined;
+    if (transposed && !this.symmetric)
+      void transposed.then(
+        (t) => {
+          for (const b of [t.indptr, t.indices]) if (!b.destroyed) b.destroy();
+        },
+        () => undefined,
+      );
   }
 }
 
