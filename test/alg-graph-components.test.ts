@@ -1,14 +1,24 @@
 /**
  * Conformance of components: labels equal the sequential reference (smallest
  * vertex id of each weakly connected component) on every edge-case graph, on the
- * device and its gather-only view (min-blending hooking); typed errors on bad input.
+ * device and its gather-only view, by both formulations (hooking: atomic or
+ * min-blended; pull: gather only); typed errors on bad input.
  */
-import { components, componentsReference, createGraph } from '@trident/algorithms';
+import {
+  type ComponentsFormulation,
+  components,
+  componentsFormulation,
+  componentsReference,
+  createGraph,
+  fewInvocations,
+} from '@trident/algorithms';
 import { InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
 import { graphCases } from './alg-graph-helpers.ts';
 import { expectBitsEqual, formulations, isSlow } from './alg-helpers.ts';
 import { describeEachBackend } from './harness.ts';
+
+const FORMS: readonly ComponentsFormulation[] = ['hooking', 'pull'];
 
 describeEachBackend('components', (ctx) => {
   it('labels equal the reference: directed (weakly connected) and undirected edge cases', async () => {
@@ -16,9 +26,11 @@ describeEachBackend('components', (ctx) => {
       for (const symmetric of [false, true]) {
         for (const { name, graph } of graphCases({ symmetric, slow: isSlow(ctx.device) })) {
           const g = createGraph(device, graph);
-          const labels = await components(device, g);
-          expectBitsEqual(await labels.read(), componentsReference(graph), `${label} ${name} symmetric=${symmetric}`);
-          labels.destroy();
+          for (const formulation of FORMS) {
+            const labels = await components(device, g, { formulation });
+            expectBitsEqual(await labels.read(), componentsReference(graph), `${label} ${formulation} ${name} symmetric=${symmetric}`);
+            labels.destroy();
+          }
           g.destroy();
         }
       }
@@ -39,8 +51,19 @@ describeEachBackend('components', (ctx) => {
     });
     const graph = { rows: n, indptr, indices };
     for (const { label, device } of formulations(ctx.device, ctx.kind)) {
-      const labels = await components(device, createGraph(device, graph));
-      expectBitsEqual(await labels.read(), componentsReference(graph), label);
+      for (const formulation of FORMS) {
+        const labels = await components(device, createGraph(device, graph), { formulation });
+        expectBitsEqual(await labels.read(), componentsReference(graph), `${label} ${formulation}`);
+      }
+    }
+  });
+
+  it('hooks on GPUs of many thin invocations with native atomics, pulls elsewhere', () => {
+    for (const { label, device } of formulations(ctx.device, ctx.kind)) {
+      const { features } = device.caps;
+      const returning = ['atomic', 'atomic-other', 'scatter'].every((f) => features.has(f as never));
+      const manyThin = !features.has('serial-workgroups') && !fewInvocations(device.caps);
+      expect(componentsFormulation(device), label).toBe(returning && manyThin ? 'hooking' : 'pull');
     }
   });
 
@@ -49,5 +72,7 @@ describeEachBackend('components', (ctx) => {
     const rect = createGraph(device, { rows: 2, columns: 3, indptr: [0, 1, 2], indices: [2, 0] });
     await expect(components(device, rect)).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(components(device, {} as never)).rejects.toBeInstanceOf(InvalidArgumentError);
+    const g = createGraph(device, { rows: 2, indptr: [0, 1, 1], indices: [1] });
+    await expect(components(device, g, { formulation: 'jumping' as never })).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 });

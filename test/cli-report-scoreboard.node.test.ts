@@ -235,6 +235,7 @@ describe('capability matrix', () => {
       expect(f.nbody).toMatch(/^blocks of bodies per invocation/);
       expect(f.histogram).toMatch(/^per-worker chunk sub-histograms/);
       expect(f.compact).toMatch(/^per-worker chunks/);
+      expect(f.components).toBe('pull');
     } finally {
       await device.destroy();
     }
@@ -251,6 +252,8 @@ describe('capability matrix', () => {
         expect(f.reduce).toBe('log-step gather passes');
         expect(f.sort).toBe('merge sort by merge path (gather passes)');
         expect(f.compact).toMatch(/binary-search gather/);
+        expect(f.bfs).toBe('frontier');
+        expect(f.components).toBe('pull');
       } else expect(f.sort).toBe('radix sort (workgroup digits, scatter)');
       expect(f.scan).toBe(scanFormulation(device));
       expect(f.zcopy).toBe('grid-stride workgroups');
@@ -259,6 +262,7 @@ describe('capability matrix', () => {
       expect(wide.sort).toBe('radix sort (workgroup digits, scatter)');
       expect(wide.scan).toBe(scanFormulation(manyInvocationsView(device)));
       expect(wide.scan).not.toBe('gather');
+      expect(wide.components).toBe('hooking');
     } finally {
       await device.destroy();
     }

@@ -20,7 +20,7 @@ export { fewInvocations } from './common.ts';
 export { type CompactResult, compact } from './compact.ts';
 export { APSP_BLOCK, apsp } from './graph/apsp.ts';
 export { type BfsFormulation, bfs, bfsFormulation } from './graph/bfs.ts';
-export { components } from './graph/components.ts';
+export { type ComponentsFormulation, type ComponentsOptions, components, componentsFormulation } from './graph/components.ts';
 export { fromEdges, type GenerateOptions, pathGraph, randomGraph, rmatGraph, starGraph } from './graph/generate.ts';
 export { createGraph, Graph, type GraphInput, MAX_GRAPH_VERTICES } from './graph/graph.ts';
 export { matching } from './graph/matching.ts';

@@ -1,7 +1,7 @@
 /**
  * The formulation each algorithm chooses on a device, for the report's capability
- * matrix. Scan, N-body and BFS ask the library's own selectors (`scanFormulation`,
- * `nbodyFormulation`, `bfsFormulation`); the others follow the rule every algorithm
+ * matrix. Scan, N-body, BFS and components ask the library's own selectors
+ * (`scanFormulation`, `nbodyFormulation`, `bfsFormulation`, `componentsFormulation`); the others follow the rule every algorithm
  * module states in its header and applies through `preferredFamily` (reduce,
  * histogram, compact and radix sort first take their chunked formulations on
  * 'serial-workgroups' devices): a device with the 'workgroup', 'scatter' and
@@ -11,7 +11,7 @@
  * form wherever it runs. The rule reads caps only, never the backend's name, as
  * the algorithms do.
  */
-import { bfsFormulation, fewInvocations, nbodyFormulation, scanFormulation, sortMethod } from '@trident/algorithms';
+import { bfsFormulation, componentsFormulation, fewInvocations, nbodyFormulation, scanFormulation, sortMethod } from '@trident/algorithms';
 import type { Device, Feature } from 'trident';
 
 const NBODY_FORMULATIONS = {
@@ -69,5 +69,6 @@ export function chosenFormulations(device: Device): Record<string, string> {
         : 'refused: needs gather',
     nbody: tryName(() => NBODY_FORMULATIONS[nbodyFormulation(device)]),
     bfs: gather ? tryName(() => bfsFormulation(device)) : 'refused: needs gather',
+    components: gather ? tryName(() => componentsFormulation(device)) : 'refused: needs gather',
   };
 }
