@@ -4,8 +4,10 @@
  * loop on the host one block of APSP_BLOCK vertices at a time instead of one vertex:
  * n / 32 rounds of a few passes instead of n passes, for the same O(n^3) work. The
  * pass count is what a gather device pays most for (a WebGL2 fragment pass, a CPU
- * dispatch to the workers); every pass is a gather (each invocation writes only
- * its own element), so every backend runs the same kernels.
+ * dispatch to the workers). Every pass is a gather (each invocation writes only
+ * its own element), so every backend runs them; devices of fat serial workgroups
+ * (the CPU) run the closure in one invocation and the rest phase by rows instead
+ * (closeSerialKernel, restRowsKernel): fewer dispatches, contiguous inner loops.
  *
  * Round K (the block of vertices [K0, K0 + s)), on d holding the shortest paths
  * through vertices before K0:
@@ -336,8 +338,8 @@ function restByRows(device: Device): boolean {
  * Shortest-path lengths between all pairs of a square graph by edge weight,
  * following stored (directed) edges: an (n, n) row-major f32 buffer, 0 on the
  * diagonal, +Infinity where unreachable. Pattern-only graphs weigh 1 per edge;
- * of duplicate entries the lightest counts. Sums round to f32 in the order of
- * the k loop (as `apspReference`).
+ * of duplicate entries the lightest counts. Sums round to f32 in the blocked
+ * order above, the same on every backend and in `apspReference`.
  *
  * Complexity: O(n^3) work (plus O(n * 32^2 * 5) for the closures) in about 7n / 32
  * passes, O(n^2) memory. Throws
