@@ -9,7 +9,9 @@
  * after all timing. Run beside the CUB anchor: bash bench/h100/run.sh dev
  */
 import { createDevice } from 'trident';
+import { dispatchGroups } from '../../packages/algorithms/src/common.ts';
 import {
+  countKernel,
   MULTISPLIT_ITEMS,
   MULTISPLIT_PAIR_ITEMS,
   type MultisplitOptions,
@@ -60,6 +62,11 @@ const add = (name: string, options: MultisplitOptions, window?: number, items = 
 // Call 4: tiles of 512 x 12, 512 x 8, 128 x 12 keys lost (13.22 / 16.38 / 15.66 ms against
 // 256 x 12's 12.10), 128 x 16 pairs too (21.55); pairs by reduce-then-scan passes won again
 // (18.00 against onesweep's 18.49): sortShape now uses them for pairs too.
+// Session 7 (23:20 UTC, tuning/h100-radix-count-tiles-2026-11-23.json): the count step storing
+// whole sectors (2, 4, 8 consecutive tiles per workgroup, each digit's counts side by side)
+// against one tile per workgroup: count step 0.596 / 0.620 / 0.672 ms against 0.556, keys 2^28
+// 12.215 / 12.392 / 12.604 against 12.092 (the tiles in sequence cost more than the scattered
+// stores): dropped.
 add('reduce-then-scan batched 4', { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4 });
 add('onesweep batched 6 window 4', { passes: 'onesweep', rank: 'batched', rankBatch: 6 }, 4);
 
@@ -97,6 +104,25 @@ for (const log of sizes) {
       }
     }
     console.log(`2^${log} round ${round} done (${elapsed()})`);
+  }
+  // The count step alone at the largest size, per reduce-then-scan variant (keys).
+  if (log >= 28) {
+    for (const v of variants) {
+      const shape = v.keys;
+      if (shape?.passes !== 'reduce-then-scan' || overBudget()) continue;
+      const tiles = Math.ceil(n / (shape.wg * shape.items));
+      const counts = device.createBuffer('u32', 256 * tiles);
+      const ms = await warmedMedian(
+        device,
+        `${v.name} count`,
+        () => dispatchGroups(device, countKernel(shape), tiles, { keys, counts, n, shift: 0, tiles }),
+        { batch: 4 },
+      );
+      counts.destroy();
+      const row = { n: `2^${log}`, variant: `${v.name}: count step`, ms: +ms.toFixed(4) };
+      rows.push(row);
+      console.log(`${JSON.stringify(row)} (${elapsed()})`);
+    }
   }
   // One pass's parts alone at the largest size: the histogram, one onesweep pass (keys, pairs).
   if (log >= 28) {
