@@ -68,7 +68,10 @@ const add = (name: string, options: MultisplitOptions, window?: number, items = 
 // 12.215 / 12.392 / 12.604 against 12.092 (the tiles in sequence cost more than the scattered
 // stores): dropped.
 add('reduce-then-scan batched 4', { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4 });
-add('onesweep batched 6 window 4', { passes: 'onesweep', rank: 'batched', rankBatch: 6 }, 4);
+// Session 7, call 2 (23:32 UTC, same file): the count step's histogram rows (one per subgroup, 8
+// on the H100) shared by 2, 4, 8 subgroups: count step 0.5667 / 0.5563 / 0.5711 ms (4 / 2 / 1 rows)
+// against 0.5523, keys 2^28 12.109 / 12.117 / 12.135 against 12.085: no gain (clearing and summing
+// the rows is not the count's cost either); dropped.
 
 const sizes = (process.argv.slice(2).map(Number).filter(Boolean).length ? process.argv.slice(2).map(Number) : [28, 24]) as number[];
 const rows: Record<string, unknown>[] = [];
