@@ -22,7 +22,7 @@ export { APSP_BLOCK, apsp } from './graph/apsp.ts';
 export { type BfsFormulation, bfs, bfsFormulation } from './graph/bfs.ts';
 export { type ComponentsFormulation, type ComponentsOptions, components, componentsFormulation } from './graph/components.ts';
 export { fromEdges, type GenerateOptions, pathGraph, randomGraph, rmatGraph, starGraph } from './graph/generate.ts';
-export { createGraph, Graph, type GraphInput, MAX_GRAPH_VERTICES } from './graph/graph.ts';
+export { createGraph, Graph, type GraphInput, type InNeighbours, MAX_GRAPH_VERTICES } from './graph/graph.ts';
 export { matching } from './graph/matching.ts';
 export { type MstFormulation, type MstOptions, mst, mstFormulation } from './graph/mst.ts';
 export { MAX_BLENDED_ID } from './graph/needs.ts';

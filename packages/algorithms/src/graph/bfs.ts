@@ -20,7 +20,8 @@
  *   the frontier and stops at the first. On small-world graphs (R-MAT) the middle
  *   levels reach most vertices, and bottom-up skips most of their edges.
  * - 'edges' (bitset method; gather + scatter, for devices whose atomics cannot
- *   return a value, such as WebGL2's blending): one invocation per edge marks
+ *   return a value, such as WebGL2's blending; 'pull' below is their default now
+ *   and draws no points): one invocation per edge marks
  *   next[v] = d + 1 where level[u] = d and v is unvisited (all writers write the
  *   same value), levels double-buffered. O(m) work per level.
  * - 'pull' (gather only: no atomics and no scatter, the default where atomics cannot

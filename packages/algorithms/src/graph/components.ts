@@ -17,8 +17,8 @@
  * blending, exact for ids below 2^24 (larger graphs are refused there).
  *
  * 'pull' (gather only; the default except on GPUs of many thin invocations with
- * native atomics, see componentsFormulation): each round, every vertex takes the smallest label
- * among its own, its out-neighbours' and its in-neighbours' (Graph.inNeighbours; a
+ * native atomics, see componentsFormulation): each round, every vertex takes the
+ * smallest label among its own, its out-neighbours' and its in-neighbours' (Graph.inNeighbours; a
  * symmetric graph's rows are both), then that label's label (one jump on the old
  * labels); a second pass jumps once more and flags the vertices whose label moved
  * in the round, and a gather max of the flags is the host's stop test. Labels only
@@ -216,7 +216,8 @@ async function pullComponents(device: Device, graph: Graph, a: Buffer<'u32'>, b:
  * label themselves). Edge direction, self-loops and duplicates do not matter.
  *
  * Complexity: O(m + n) work per round, one host round trip per round; rounds grow
- * with the hooking depth, O(log n) on typical graphs.
+ * with the hooking depth, O(log n) on typical graphs ('hooking'), or at most with
+ * the diameter ('pull').
  * Throws InvalidArgumentError for a non-square graph or an unknown formulation;
  * 'hooking' throws UnsupportedFeatureError on a device without atomics or scatter
  * and LimitExceededError for n > 2^24 on blending devices ('pull' needs neither).
