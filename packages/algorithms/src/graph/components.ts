@@ -198,11 +198,13 @@ async function pullComponents(device: Device, graph: Graph, a: Buffer<'u32'>, b:
   let out = b;
   try {
     const args = { indptr: graph.indptr, indices: graph.indices, inPtr, inIdx, n, both: graph.symmetric ? 0 : 1 };
-    for (;;) {
+    for (let round = 0; ; round++) {
       device.dispatch(pullMinKernel(device), { invocations: n }, { ...args, labels: cur, next: mid });
       device.dispatch(pullJumpKernel(device), { invocations: n }, { mid, before: cur, out, moved, n });
       [cur, out] = [out, cur];
-      if ((await reduce(device, moved, { op: 'max' })) === 0) return cur;
+      // Tested after every second round (as bfs's pull levels): a round after the fixed
+      // point moves nothing, so the later round's flags decide.
+      if (round % 2 === 1 && (await reduce(device, moved, { op: 'max' })) === 0) return cur;
     }
   } finally {
     mid.destroy();
