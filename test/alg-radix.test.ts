@@ -41,6 +41,9 @@ function formulationsOf(device: Device): Array<[string, MultisplitShape | null]>
   const rank = shape?.rank === 'atomic' ? 'barrier' : 'atomic';
   const late = multisplitShape(device.caps, 5, 128, { valueLoads: 'late', rank });
   if (late) out.push([`multisplit ${late.passes} late values, ${rank} ranking wg=${late.wg} items=5`, late]);
+  // Reduce-then-scan passes whose scatter loads its offsets before the keys.
+  const early = multisplitShape(device.caps, 3, 64, { passes: 'reduce-then-scan', offsets: 'early' });
+  if (early) out.push([`multisplit reduce-then-scan early offsets wg=${early.wg} items=3`, early]);
   return out;
 }
 
@@ -202,6 +205,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     rows: 8,
     words: 1,
     count: 'atomic',
+    offsets: 'late',
     valueLoads: 'early',
     passes: 'onesweep',
     rank: 'atomic',
@@ -214,6 +218,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     rows: 8,
     words: 1,
     count: 'atomic',
+    offsets: 'late',
     valueLoads: 'early',
     passes: 'onesweep',
     rank: 'atomic',
@@ -222,12 +227,14 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
   // radixSort's shapes: the batched ranking and reduce-then-scan passes, keys alone or with values.
   expect(sortShape(caps(all, 49152, 32, 32), false)).toMatchObject({
     items: MULTISPLIT_ITEMS,
+    offsets: 'early',
     passes: 'reduce-then-scan',
     rank: 'batched',
     rankBatch: KEY_RANK_BATCH,
   });
   expect(sortShape(caps(all, 49152, 32, 32), true)).toMatchObject({
     items: MULTISPLIT_PAIR_ITEMS,
+    offsets: 'early',
     passes: 'reduce-then-scan',
     rank: 'batched',
     rankBatch: PAIR_RANK_BATCH,
@@ -239,6 +246,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     rows: 16,
     words: 1,
     count: 'atomic',
+    offsets: 'late',
     valueLoads: 'early',
     passes: 'onesweep',
     rank: 'atomic',
@@ -255,6 +263,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     rows: 16,
     words: 2,
     count: 'atomic',
+    offsets: 'late',
     valueLoads: 'early',
     passes: 'onesweep',
     rank: 'atomic',

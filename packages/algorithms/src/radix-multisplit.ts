@@ -80,6 +80,11 @@ export interface MultisplitShape {
    */
   readonly count: MultisplitCount;
   /**
+   * When the scatter step loads its (digit, tile) offsets from the scan: 'early' (at
+   * the start, beside the keys) or 'late' (after the ranking, where they are used).
+   */
+  readonly offsets: 'early' | 'late';
+  /**
    * When the scatter step loads values: 'late' (once the keys are ranked, just
    * before staging them) or 'early' (beside the keys, before the ranking's
    * barriers, so the loads overlap; 'items' more registers held through the ranking).
@@ -126,6 +131,7 @@ export type MultisplitRank = 'barrier' | 'atomic' | 'batched';
 /** Optional choices of multisplitShape (benchmarks and tests sweep them). */
 export interface MultisplitOptions {
   readonly count?: MultisplitCount;
+  readonly offsets?: 'early' | 'late';
   readonly valueLoads?: MultisplitValueLoads;
   readonly passes?: MultisplitPasses;
   readonly rank?: MultisplitRank;
@@ -199,6 +205,7 @@ export function multisplitShape(
         rows,
         words,
         count,
+        offsets: options.offsets ?? 'late',
         valueLoads,
         passes,
         rank,
@@ -226,10 +233,14 @@ export const PAIR_RANK_BATCH = 4;
  * tuning/h100-radix-tail-2026-11-23.json: 19.08 / 18.65, 19.07 / 18.21 (code before the
  * last tile's digit-255 ranking), then on this code 17.98 / 18.51 and 18.00 / 18.49; 2^24
  * 1.30 / 1.30. Onesweep stays for benchmarks and the tests (multisplitShape's default
- * where buffers have atomics).
+ * where buffers have atomics). The scatter loads its (digit, tile) offsets before the keys
+ * ('early' offsets: session 7, two interleaved pairs of rows in one call,
+ * tuning/h100-radix-early-offsets-2026-11-23.json): keys 2^28 11.243 / 11.236 ms against
+ * 12.095 / 12.096, pairs 17.879 / 17.879 against 17.987 / 18.009, keys 2^24 0.850 / 0.849
+ * against 0.890 / 0.890 (CUB 6.412 / 9.112 / 0.474 in the same call).
  */
 export function sortShape(caps: DeviceCaps, pairs: boolean): MultisplitShape | undefined {
-  const options = { passes: 'reduce-then-scan', rank: 'batched' } as const;
+  const options = { passes: 'reduce-then-scan', rank: 'batched', offsets: 'early' } as const;
   return pairs
     ? multisplitShape(caps, MULTISPLIT_PAIR_ITEMS, 256, { ...options, rankBatch: PAIR_RANK_BATCH })
     : multisplitShape(caps, MULTISPLIT_ITEMS, 256, { ...options, rankBatch: KEY_RANK_BATCH });
@@ -512,7 +523,14 @@ export interface ScatterIO {
  */
 export interface ScatterDestinations {
   totals?(t: U, d: U, total: U): void;
-  base(t: U, d: U, total: U, start: U): U;
+  /**
+   * A value `base` needs that does not depend on the ranking (the scan's offset of
+   * (digit, tile)): loaded at the start, before the tile's keys, so that its latency
+   * overlaps theirs instead of stalling the workgroup after its barriers. `base`
+   * receives it as `early`.
+   */
+  early?(t: U, d: U): U;
+  base(t: U, d: U, total: U, start: U, early: U | undefined): U;
 }
 
 /**
@@ -546,6 +564,14 @@ export function rankAndScatter(
   const lid = k.localIndex;
   const t = k.let(k.workgroupIndex, 't');
   leaveIfPast(k, t, tiles);
+  const per = Math.max(1, DIGITS / wg);
+  const digitOf = (q: number) => k.let(lid.mul(per).add(q), 'dig');
+  // Invocations past the last digit (workgroups wider than 256) load nothing useful: their digit's
+  // index lies past the offsets, where loads read 0.
+  const prefetched =
+    destinations.early && shape.offsets === 'early'
+      ? Array.from({ length: per }, (_, q) => k.let((destinations.early as (t: U, d: U) => U)(t, digitOf(q)), `early${q}`))
+      : undefined;
   const S = k.let(k.subgroupSize, 'S');
   const sg = k.let(lid.div(S), 'sg');
   const tileBase = k.let(t.mul(tile), 'tileBase');
@@ -570,8 +596,6 @@ export function rankAndScatter(
     totals.push(v);
     sum = sum.add(v);
   });
-  const per = Math.max(1, DIGITS / wg);
-  const digitOf = (q: number) => k.let(lid.mul(per).add(q), 'dig');
   const { totals: publish } = destinations;
   if (publish) {
     for (let q = 0; q < per; q++) {
@@ -585,7 +609,8 @@ export function rankAndScatter(
   for (let q = 0; q < per; q++) {
     const d = digitOf(q);
     k.if(d.lt(DIGITS), () => {
-      dest.store(d, destinations.base(t, d, totals[q] as U, start));
+      const early = prefetched?.[q] ?? (destinations.early ? destinations.early(t, d) : undefined);
+      dest.store(d, destinations.base(t, d, totals[q] as U, start, early));
       k.for({ from: 0, to: groups }, (s) => {
         const at = k.let(s.mul(DIGITS).add(d), 'at');
         rows.store(at, rows.load(at).add(start));
@@ -625,7 +650,7 @@ export function rankAndScatter(
 export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
   return cachedKernel(
-    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${shape.rankBatch}:${valueType ?? 'none'}:${shape.probe ?? ''}`,
+    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${shape.rankBatch}:${shape.offsets}:${valueType ?? 'none'}:${shape.probe ?? ''}`,
     () =>
       defineKernel({
         name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
@@ -647,7 +672,8 @@ export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | u
             valueType,
             { keys, keysOut, vals, valsOut: valsOut as never, n, shift, tiles },
             {
-              base: (t, d, _total, start) => offsets.load(d.mul(tiles).add(t)).sub(start),
+              early: (t, d) => offsets.load(d.mul(tiles).add(t)),
+              base: (_t, _d, _total, start, early) => (early as U).sub(start),
             },
           );
         },
