@@ -4,7 +4,7 @@
  * webgpu-device.test.ts and by the shared conformance specs.
  */
 import { generateWgsl } from '@trident/backend-webgpu';
-import { buffer, cos, defineKernel, f32, i32, select, sin, UnsupportedFeatureError, u32, uniform } from 'trident';
+import { buffer, cos, defineKernel, f32, i32, min, select, sin, UnsupportedFeatureError, u32, uniform } from 'trident';
 import { describe, expect, it } from 'vitest';
 
 const withSubgroups = { subgroups: true };
@@ -176,15 +176,16 @@ describe('WGSL generation', () => {
     const k = defineKernel({
       name: 'wg_atomics',
       workgroupSize: 64,
-      params: { out: buffer('u32', 'write') },
-      body: ({ out }, k) => {
+      // Indices from a uniform: nothing bounds them, so every access keeps its check.
+      params: { out: buffer('u32', 'write'), at: uniform('u32') },
+      body: ({ out, at }, k) => {
         const h = k.workgroupArray('u32', 256, { atomic: true });
         const s = k.workgroupArray('i32', 4, { atomic: true });
-        h.atomicAdd(k.localIndex, 1);
-        s.store(1, -2);
+        h.atomicAdd(at, 1);
+        s.store(at, -2);
         const old = s.atomicCompareExchange(0, 0, 5);
         k.barrier();
-        out.store(k.globalIndex, h.load(k.localIndex).add(old.bitcast('u32')));
+        out.store(k.globalIndex, h.load(at).add(old.bitcast('u32')));
       },
     });
     const w = generateWgsl(k, withSubgroups);
@@ -196,11 +197,48 @@ describe('WGSL generation', () => {
       'fn wgatomic_add_0(i: u32, v: u32) -> u32 {\n  return select(u32(), atomicAdd(&wg_0[min(i, 255u)], select(u32(0), v, i < 256u)), i < 256u);',
     );
     expect(w.source).toContain('if (i < 4u) { atomicStore(&wg_1[i], v); }');
+    // Compare-exchange keeps its helper (the retry loop) even at a constant index in range.
     expect(w.source).toContain('atomicCompareExchangeWeak(&wg_1[i], expected, v)');
     expect(w.source).toContain('return select(u32(), atomicLoad(&wg_0[min(i, 255u)]), i < 256u);');
-    expect(w.source).toMatch(/tmp_\d+ = wgatomic_add_0\(lid, 1u\);/);
-    expect(w.source).toContain('  wgatomic_store_1(1u, (-2i));');
+    expect(w.source).toMatch(/tmp_\d+ = wgatomic_add_0\(u_at, 1u\);/);
+    expect(w.source).toContain('  wgatomic_store_1(u_at, (-2i));');
     expect(w.source).not.toMatch(/wg_\d\[i\] =|return wg_\d\[i\]/);
+  });
+
+  it('leaves out the workgroup bounds checks that an index provably passes, keeps the others', () => {
+    const k = defineKernel({
+      name: 'wg_bounds',
+      workgroupSize: 64,
+      params: { x: buffer('u32', 'read'), out: buffer('u32', 'write'), at: uniform('u32') },
+      body: ({ x, out, at }, k) => {
+        const a = k.workgroupArray('u32', 64);
+        const b = k.workgroupArray('u32', 128);
+        const h = k.workgroupArray('u32', 256, { atomic: true });
+        const lid = k.localIndex;
+        a.store(lid, x.load(k.globalIndex)); // lid <= 63: direct
+        const twice = k.let(lid.mul(2), 'twice'); // <= 126, assigned once
+        b.store(twice, 1); // direct
+        const moved = k.var('u32', 0, 'moved');
+        moved.set(lid); // assigned twice: unbounded
+        b.store(moved, 2); // checked
+        h.atomicAdd(x.load(lid).and(255), 1); // & 255 < 256: direct
+        h.atomicAdd(x.load(lid).shr(24).add(1), 1); // <= 256: checked
+        k.barrier();
+        const v = k.let(a.load(lid.add(1)), 'v'); // lid + 1 <= 64: checked
+        const w = k.let(b.load(min(at, 127)), 'w'); // min with 127: direct
+        const c = k.let(h.load(at.rem(256)), 'c'); // % 256: direct
+        out.store(k.globalIndex, v.add(w).add(c));
+      },
+    });
+    const src = generateWgsl(k, withSubgroups).source;
+    expect(src).toMatch(/\n {2}wg_0\[lid\] = tmp_\d+;/);
+    expect(src).toMatch(/\n {2}wg_1\[twice_\d+\] = 1u;/);
+    expect(src).toMatch(/wgst_1\(moved_\d+, 2u\);/);
+    expect(src).toMatch(/atomicAdd\(&wg_2\[\(tmp_\d+ & 255u\)\], 1u\)/);
+    expect(src).toMatch(/wgatomic_add_2\(\(\(tmp_\d+ >> \(24u & 31u\)\) \+ 1u\), 1u\)/);
+    expect(src).toContain('wgld_0((lid + 1u))');
+    expect(src).toContain('wg_1[min(u_at, 127u)]');
+    expect(src).toContain('atomicLoad(&wg_2[(u_at % 256u)])');
   });
 
   it('views vec2/vec4 buffers as vector arrays and vec3 as packed scalars', () => {
@@ -269,8 +307,9 @@ describe('WGSL generation', () => {
     const src = generateWgsl(k, withSubgroups).source;
     expect(src.match(/storageBarrier\(\);/g)).toHaveLength(1);
     expect(src.match(/workgroupBarrier\(\);/g)).toHaveLength(2);
-    expect(src).toMatch(/storageBarrier\(\);\n\s+workgroupBarrier\(\);\n\s+tmp_\d+ = wgld_/);
-    expect(src).toMatch(/st_x\([^;]*;\n\s+workgroupBarrier\(\);\n\s+wgst_/);
+    // (Indices in range by construction: the workgroup accesses need no helpers.)
+    expect(src).toMatch(/storageBarrier\(\);\n\s+workgroupBarrier\(\);\n\s+tmp_\d+ = wg_\d+\[0u\]/);
+    expect(src).toMatch(/st_x\([^;]*;\n\s+workgroupBarrier\(\);\n\s+wg_\d+\[lid\] = 2u;/);
   });
 
   it('lowers return in a kernel with barriers to a done flag, so every invocation still reaches each barrier', () => {
@@ -290,7 +329,7 @@ describe('WGSL generation', () => {
     expect(src).toContain('var done = false;');
     expect(src).toContain('done = true;');
     expect(src).not.toMatch(/\breturn;/);
-    expect(src).toMatch(/if \(!done\) \{\n\s+wgst_\d+\(lid, 1u\);\n\s+\}\n\s+workgroupBarrier\(\);\n\s+if \(!done\) \{/);
+    expect(src).toMatch(/if \(!done\) \{\n\s+wg_\d+\[lid\] = 1u;\n\s+\}\n\s+workgroupBarrier\(\);\n\s+if \(!done\) \{/);
     // Without barriers a return is a return.
     const plain = defineKernel({
       name: 'plain',

@@ -67,13 +67,25 @@ const add = (name: string, options: MultisplitOptions, window?: number, items = 
 // against one tile per workgroup: count step 0.596 / 0.620 / 0.672 ms against 0.556, keys 2^28
 // 12.215 / 12.392 / 12.604 against 12.092 (the tiles in sequence cost more than the scattered
 // stores): dropped.
-add('reduce-then-scan batched 4', { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4, offsets: 'early' });
+const rts = { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4, offsets: 'early' } as const;
+add('reduce-then-scan batched 4', rts);
+// Session 8, call 1 (tuning/h100-radix-session8-2026-11-24.json): the scatter's workgroup scan of
+// the digit totals by a second subgroup scan instead of Hillis-Steele (6 barriers fewer), the
+// rows' prefixes kept in registers, the count step by vec4 loads or 512 / 128-wide workgroups:
+// all within 0.3% of this shape or slower (count 512 wide 11.50 ms against 11.23): dropped.
+// Call 2: workgroups taking 2, 4, 8 tiles in turn, the next tile's keys (values, offsets) loaded
+// before the current one is counted or ranked: count step 0.577 / 0.596 / 0.636 ms against
+// 0.551, keys 2^28 11.20 / 11.32 / 11.47 against 11.12; scatter by 2 / 4 tiles 12.27 / 12.54
+// (pairs 18.56 / 20.36 against 17.65): the extra registers cost more than the hidden latency
+// saves, so neither step waits on its loads: dropped.
 // Session 7, call 3 (23:55 UTC, tuning/h100-radix-early-offsets-2026-11-23.json): the scatter's
 // (digit, tile) offsets loaded before the keys instead of after the ranking, twice each,
 // interleaved: keys 2^28 11.243 / 11.236 ms against 12.095 / 12.096, pairs 17.879 / 17.879
 // against 17.987 / 18.009: sortShape takes them ('early'); the late loads stay as a variant.
-add('reduce-then-scan batched 4, late offsets', { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4, offsets: 'late' });
-add('onesweep batched 6 window 4', { passes: 'onesweep', rank: 'batched', rankBatch: 6 }, 4);
+if (process.env.ONESWEEP_OLD_VARIANTS) {
+  add('reduce-then-scan batched 4, late offsets', { ...rts, offsets: 'late' });
+  add('onesweep batched 6 window 4', { passes: 'onesweep', rank: 'batched', rankBatch: 6 }, 4);
+}
 // Session 7, call 2 (23:32 UTC, same file): the count step's histogram rows (one per subgroup, 8
 // on the H100) shared by 2, 4, 8 subgroups: count step 0.5667 / 0.5563 / 0.5711 ms (4 / 2 / 1 rows)
 // against 0.5523, keys 2^28 12.109 / 12.117 / 12.135 against 12.085: no gain (clearing and summing

@@ -8,7 +8,8 @@
 
 export interface RawWgslRun {
   readonly code: string;
-  readonly bind: readonly GPUBuffer[];
+  /** Binding i's buffer; null where the module declares binding i but never uses it ('auto' layouts drop those). */
+  readonly bind: readonly (GPUBuffer | null)[];
   readonly uniformWords: readonly number[];
   /** Workgroups along x (folded into y past 65535). */
   readonly workgroups: number;
@@ -36,7 +37,7 @@ export async function timeRawWgsl(gpu: GPUDevice, run: RawWgslRun): Promise<numb
   const group = gpu.createBindGroup({
     layout: pipeline.getBindGroupLayout(0),
     entries: [
-      ...run.bind.map((b, i) => ({ binding: i, resource: { buffer: b } })),
+      ...run.bind.flatMap((b, i) => (b ? [{ binding: i, resource: { buffer: b } }] : [])),
       { binding: run.bind.length, resource: { buffer: ubuf } },
     ],
   });

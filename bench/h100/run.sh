@@ -12,6 +12,7 @@
 #                                      # and the scan sweep (bench/h100/scan-check.ts)
 #   bash bench/h100/run.sh scan [--raw] # on the GPU machine: the CUB anchor, then the scan sweep (arguments go to scan-check)
 #   bash bench/h100/run.sh ab          # on the GPU machine: A/B of Trident's IR kernels against hand-written WGSL (bench/webgpu-h100-ab.ts)
+#   node .gpu/bounds-check.mjs         # on the GPU machine, after pack: what bounds checks cost a radix scatter pass
 #
 # With the device tool: run(kind='nvidia-h100-x1', carry=['.gpu'],
 #   command='source .gpu/start.sh && bash bench/h100/run.sh suite')   -> $OUT/h100-suite.json, $OUT/*.txt, $OUT/*.log
@@ -35,7 +36,7 @@ if [[ $step == pack ]]; then
   "${esb[@]}" packages/algorithms/scripts/gpu-check.ts --outfile=.gpu/alg-check.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
   "${esb[@]}" bench/webgpu-h100-ab.ts --outfile=.gpu/webgpu-h100-ab.mjs
   # Per-call latency beside TF.js webgpu (same process, same Dawn instance), and the sort probe.
-  for check in latency-check sort-probe graph-check onesweep-check scan-check read-probe; do
+  for check in latency-check sort-probe graph-check onesweep-check scan-check read-probe bounds-check; do
     "${esb[@]}" bench/h100/$check.ts --outfile=.gpu/$check.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
   done
   # The conformance specs that run on any backend (not Node- or browser-only, not WebGL's).

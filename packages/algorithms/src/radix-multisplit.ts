@@ -237,7 +237,11 @@ export const PAIR_RANK_BATCH = 4;
  * ('early' offsets: session 7, two interleaved pairs of rows in one call,
  * tuning/h100-radix-early-offsets-2026-11-23.json): keys 2^28 11.243 / 11.236 ms against
  * 12.095 / 12.096, pairs 17.879 / 17.879 against 17.987 / 18.009, keys 2^24 0.850 / 0.849
- * against 0.890 / 0.890 (CUB 6.412 / 9.112 / 0.474 in the same call).
+ * against 0.890 / 0.890 (CUB 6.412 / 9.112 / 0.474 in the same call). Session 8: the
+ * counter rows' and staged slots' indices clamped into range, so that the WGSL generator
+ * drops their bounds checks (two bundles interleaved in one call,
+ * tuning/h100-radix-session8-2026-11-24.json): keys 2^28 11.234 / 11.241 -> 10.913 / 10.915
+ * ms, pairs 17.87 -> 17.98, keys 2^24 0.849 -> 0.828 (CUB 6.436 / 9.204 / 0.479).
  */
 export function sortShape(caps: DeviceCaps, pairs: boolean): MultisplitShape | undefined {
   const options = { passes: 'reduce-then-scan', rank: 'batched', offsets: 'early' } as const;
@@ -418,7 +422,7 @@ function scanRows(k: KernelBuilder, shape: MultisplitShape, rows: CounterRows, s
     const run = k.var('u32', 0, 'run');
     k.if(d.lt(DIGITS), () => {
       k.for({ from: 0, to: subgroupsInGroup }, (s) => {
-        const at = k.let(s.mul(DIGITS).add(d), 'at');
+        const at = k.let(inRows(s.mul(DIGITS).add(d), shape.rows), 'at');
         const c = k.let(rows.load(at), 'c');
         rows.store(at, run);
         run.set(run.add(c));
@@ -426,6 +430,21 @@ function scanRows(k: KernelBuilder, shape: MultisplitShape, rows: CounterRows, s
     });
     visit(d, run);
   }
+}
+
+/**
+ * The first counter of this invocation's subgroup's row: subgroup · 256. Subgroups
+ * number below `rows` (wg / the smallest subgroup size); the clamp says so to the
+ * WGSL generator, which then drops its bounds checks on the rows (the H100's rank +
+ * scatter step runs about 5% faster without them: bench/h100/bounds-check.ts).
+ */
+function subgroupRow(k: KernelBuilder, rows: number): U {
+  return min(k.localIndex.div(k.subgroupSize), rows - 1).mul(DIGITS);
+}
+
+/** A counter's index `at`, clamped into the rows (it is there by construction; see subgroupRow). */
+function inRows(at: U, rows: number): U {
+  return min(at, rows * DIGITS - 1);
 }
 
 /**
@@ -488,14 +507,14 @@ export function countKernel(shape: MultisplitShape) {
         // One histogram per subgroup, copy-major (subgroup s, digit d at s · 256 + d, so a
         // subgroup's random digits spread over the banks), summed per digit at the end.
         const hist = k.workgroupArray('u32', shape.rows * DIGITS, { atomic: true });
-        const rowBase = k.let(k.localIndex.div(k.subgroupSize).mul(DIGITS), 'rowBase');
+        const rowBase = k.let(subgroupRow(k, shape.rows), 'rowBase');
         for (let j = 0; j < items; j++) {
           k.if(valids[j] as Val<'bool'>, () => void hist.atomicAdd(rowBase.add(digits[j] as U), 1));
         }
         k.barrier();
         k.for({ from: k.localIndex, to: DIGITS, step: wg }, (d) => {
           const total = k.var('u32', 0, 'total');
-          for (let r = 0; r < shape.rows; r++) total.set(total.add(hist.load(d.add(r * DIGITS))));
+          for (let r = 0; r < shape.rows; r++) total.set(total.add(hist.load(inRows(d.add(r * DIGITS), shape.rows))));
           counts.store(d.mul(tiles).add(t), total);
         });
       },
@@ -576,7 +595,7 @@ export function rankAndScatter(
   const sg = k.let(lid.div(S), 'sg');
   const tileBase = k.let(t.mul(tile), 'tileBase');
   const sgBase = k.let(tileBase.add(sg.mul(S).mul(items)), 'sgBase');
-  const rowBase = k.let(sg.mul(DIGITS), 'rowBase');
+  const rowBase = k.let(subgroupRow(k, shape.rows), 'rowBase');
   // Early value loads: item j of this lane, as multisplit numbers the keys.
   const early: U[] = [];
   if (valueType && shape.valueLoads === 'early') {
@@ -612,7 +631,7 @@ export function rankAndScatter(
       const early = prefetched?.[q] ?? (destinations.early ? destinations.early(t, d) : undefined);
       dest.store(d, destinations.base(t, d, totals[q] as U, start, early));
       k.for({ from: 0, to: groups }, (s) => {
-        const at = k.let(s.mul(DIGITS).add(d), 'at');
+        const at = k.let(inRows(s.mul(DIGITS).add(d), shape.rows), 'at');
         rows.store(at, rows.load(at).add(start));
       });
     });
@@ -620,7 +639,8 @@ export function rankAndScatter(
   }
   k.barrier();
   for (let j = 0; j < items; j++) {
-    const slot = k.let(rows.load(rowBase.add(r.digit[j] as U)).add(r.rank[j] as U), `slot${j}`);
+    // A slot is below the tile by construction: the clamp only shows the WGSL generator so.
+    const slot = k.let(min(rows.load(rowBase.add(r.digit[j] as U)).add(r.rank[j] as U), tile - 1), `slot${j}`);
     // The last tile's slots past n too (see multisplit): their staged slots lie past its count.
     stagedKeys.store(slot, r.key[j] as U);
     if (stagedVals && early.length > 0) stagedVals.store(slot, early[j] as U);

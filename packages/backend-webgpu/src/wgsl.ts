@@ -14,6 +14,7 @@ import {
   walkStmts,
   workgroupShapeOf,
 } from '@trident/core';
+import { IndexBounds } from './index-bounds.ts';
 
 /**
  * WGSL code generation: the sibling of core's JavaScript generator (codegen/js.ts).
@@ -137,6 +138,8 @@ class WgslGenerator {
   private readonly arrayDecl = new Map<number, { type: ValueType; length: number; atomic: boolean }>();
   /** Helper functions, by name, emitted once each before `main`. */
   private readonly helpers = new Map<string, string>();
+  /** Bounds of index expressions: workgroup accesses they prove in range go unchecked. */
+  private readonly bounds: IndexBounds;
   /** Barriers and `return` together: lower `return` to the `done` flag. */
   private readonly flagMode: boolean;
   private readonly storageBarrier: boolean;
@@ -151,6 +154,7 @@ class WgslGenerator {
       if (decl.kind === 'buffer') this.bufferDecl.set(name, { dtype: decl.dtype, access: decl.access, vector: decl.vector });
     }
     for (const a of this.ir.workgroupArrays) this.arrayDecl.set(a.id, { type: a.type, length: a.length, atomic: a.atomic === true });
+    this.bounds = new IndexBounds(this.ir);
     let hasReturn = false;
     walkStmts(this.ir.body, (s) => {
       if (s.op === 'return') hasReturn = true;
@@ -299,6 +303,8 @@ class WgslGenerator {
       case 'store':
         return `${ind}${this.storeHelper(s.buffer)}(${this.index(s.index)}, ${this.expr(s.value)}, len_${s.buffer});`;
       case 'wgStore':
+        if (this.bounds.within(s.index, this.array(s.array).length))
+          return `${ind}wg_${s.array}[${this.index(s.index)}] = ${this.expr(s.value)};`;
         return `${ind}${this.wgStoreHelper(s.array)}(${this.index(s.index)}, ${this.expr(s.value)});`;
       case 'privStore': {
         const n = this.privateLength(s.array);
@@ -427,6 +433,7 @@ class WgslGenerator {
       case 'wgAtomic':
         return this.wgAtomic(e);
       case 'wgLoad':
+        if (this.bounds.within(e.index, this.array(e.array).length)) return `wg_${e.array}[${this.index(e.index)}]`;
         return `${this.wgLoadHelper(e.array)}(${this.index(e.index)})`;
       case 'privLoad': {
         // Function-scope arrays cannot be passed to helpers by value cheaply: inline the
@@ -580,6 +587,12 @@ class WgslGenerator {
   private wgAtomic(e: Extract<Expr, { op: 'wgAtomic' }>): string {
     const a = this.array(e.array);
     if (!a.atomic) throw new KernelBuildError(this.ir.name, `internal: workgroup array ${e.array} is not atomic`);
+    // An index proven in range needs no helper (compare-exchange keeps its retry loop).
+    if (e.fn !== 'compareExchange' && this.bounds.within(e.index, a.length)) {
+      const at = `&wg_${e.array}[${this.index(e.index)}]`;
+      const builtin = `atomic${e.fn[0]?.toUpperCase()}${e.fn.slice(1)}`;
+      return e.fn === 'load' ? `${builtin}(${at})` : `${builtin}(${at}, ${this.expr(e.value)})`;
+    }
     const name = `wgatomic_${e.fn}_${e.array}`;
     const target: AtomicTarget = {
       at: (i) => `&wg_${e.array}[${i}]`,
