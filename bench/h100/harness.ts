@@ -30,6 +30,40 @@ export async function wallMedian(run: () => Promise<unknown>, reps = 21): Promis
   return { median: ms[Math.floor(reps / 2)] as number, min: ms[0] as number, max: ms[reps - 1] as number };
 }
 
+/**
+ * Wall-clock medians of several awaited calls measured in interleaved rounds: each run
+ * is warmed up (>= 200 ms and >= 5 calls), then `rounds` times every run takes 3
+ * untimed and `perRound` timed calls in turn; each run's median, min and max over its
+ * rounds · perRound calls. A transient slow spell of the machine (a clock ramp, a
+ * collection, a neighbour) then falls on every run alike instead of on whichever was
+ * measured during it.
+ */
+export async function interleavedMedians(
+  runs: ReadonlyArray<() => Promise<unknown>>,
+  rounds = 3,
+  perRound = 7,
+): Promise<Array<{ median: number; min: number; max: number }>> {
+  for (const run of runs) {
+    const start = performance.now();
+    for (let i = 0; i < 5 || performance.now() - start < 200; i++) await run();
+  }
+  const samples: number[][] = runs.map(() => []);
+  for (let r = 0; r < rounds; r++) {
+    for (const [k, run] of runs.entries()) {
+      for (let i = 0; i < 3; i++) await run();
+      for (let i = 0; i < perRound; i++) {
+        const t0 = performance.now();
+        await run();
+        samples[k]?.push(performance.now() - t0);
+      }
+    }
+  }
+  return samples.map((ms) => {
+    ms.sort((a, b) => a - b);
+    return { median: ms[Math.floor(ms.length / 2)] as number, min: ms[0] as number, max: ms[ms.length - 1] as number };
+  });
+}
+
 export interface WarmedMedianOptions {
   /** Timed regions (default 5). */
   readonly reps?: number;

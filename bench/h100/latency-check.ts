@@ -12,9 +12,14 @@
  * (the API's `output` option), as a caller that sorts repeatedly would; the
  * `into` rows also read into a host array allocated once (`read({ into })`); the
  * `fresh` rows let the call allocate its output and destroy it after the read.
- * Protocol, the same for both libraries: warm-up runs for at least 200 ms (and at
- * least 5), then the wall-clock median of `reps` awaited calls, each from the call
- * to the resolved read. Also the GPU-timestamp time of one op where the library
+ * Protocol, the same for both libraries: per operation and size, every run (Trident's
+ * variants and the peer) warms up for at least 200 ms (and at least 5 calls), then
+ * three interleaved rounds each take 3 untimed and reps / 3 timed calls of every run
+ * in turn (harness.ts interleavedMedians): the wall-clock median of each run's timed
+ * calls, each from the call to the resolved read. (Until session 8 each run's calls
+ * were timed in one block, Trident's first: the first size's first row then caught
+ * whatever slow spell the process started in, e.g. reduce 2^16 0.281 ms one call,
+ * 0.129-0.145 in the others.) Also the GPU-timestamp time of one op where the library
  * offers it (Trident `device.time`, TF.js `tf.time().kernelMs`), for the large sizes.
  *
  *   node .gpu/latency-check.mjs [--log2 16,18,20,22,24] [--reps 21] [--out FILE]
@@ -29,7 +34,7 @@ import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs-core';
 import { randomU32, reduce, scan, sort } from '@trident/algorithms';
 import { createDevice, type Device } from 'trident';
-import { wallMedian as wallMedianOf } from './harness.ts';
+import { interleavedMedians } from './harness.ts';
 import { webGpuCounters } from './webgpu-counters.ts';
 
 const { values: args } = parseArgs({
@@ -45,8 +50,8 @@ const sizes = (args.log2 as string).split(',').map((s) => 2 ** Number(s));
 const reps = Number(args.reps);
 const ops = new Set((args.ops as string).split(','));
 
-/** Wall-clock median of `reps` awaited calls after >= 200 ms (and >= 5 calls) of warm-up (harness.ts). */
-const wallMedian = (run: () => Promise<unknown>) => wallMedianOf(run, reps);
+/** Rounds of the interleaved measurement: each takes reps / ROUNDS calls of every run. */
+const ROUNDS = 3;
 
 const rows: Record<string, unknown>[] = [];
 function row(r: Record<string, unknown>): void {
@@ -162,14 +167,30 @@ for (const n of sizes) {
     // reduce: the sum; scan: the last prefix; sort: the last key is the maximum.
     const ok = op === 'sort' ? got === max : Math.abs((got as number) - exact) <= 1e-5 * exact + 1;
     const variants = op === 'reduce' ? [op] : [op, `${op} into`, `${op} fresh`];
+    const perCall: Record<string, Record<string, number> | undefined> = {};
     for (const v of variants) {
       const fn = tridentFull[v] as () => Promise<unknown>;
       await fn();
       const before = webGpuCounters(device);
       await fn();
       const after = webGpuCounters(device);
-      const perCall = after && before ? Object.fromEntries(Object.entries(after).map(([k, c]) => [k, c - (before[k] ?? 0)])) : undefined;
-      const w = await wallMedian(fn);
+      perCall[v] = after && before ? Object.fromEntries(Object.entries(after).map(([k, c]) => [k, c - (before[k] ?? 0)])) : undefined;
+    }
+    const p = peer[op];
+    let okPeer = false;
+    if (p) {
+      const d = (await p()) as Float32Array;
+      okPeer =
+        op === 'sort'
+          ? d.length === n && d[0] === max && (d[0] as number) >= (d[n - 1] as number)
+          : Math.abs((d[d.length - 1] as number) - exact) <= 1e-5 * exact + 1;
+    }
+    // Trident's variants and the peer in interleaved rounds (harness.ts).
+    const runs = [...variants.map((v) => tridentFull[v] as () => Promise<unknown>), ...(p ? [p] : [])];
+    const times = await interleavedMedians(runs, ROUNDS, Math.ceil(reps / ROUNDS));
+    variants.forEach((v, i) => {
+      const w = times[i] as { median: number; min: number; max: number };
+      const counts = perCall[v];
       row({
         library: 'trident',
         op: v,
@@ -178,17 +199,11 @@ for (const n of sizes) {
         min_ms: round(w.min),
         max_ms: round(w.max),
         ok,
-        ...(perCall ? { per_call: perCall } : {}),
+        ...(counts ? { per_call: counts } : {}),
       });
-    }
-    const p = peer[op];
+    });
     if (p) {
-      const d = (await p()) as Float32Array;
-      const okPeer =
-        op === 'sort'
-          ? d.length === n && d[0] === max && (d[0] as number) >= (d[n - 1] as number)
-          : Math.abs((d[d.length - 1] as number) - exact) <= 1e-5 * exact + 1;
-      const w = await wallMedian(p);
+      const w = times[variants.length] as { median: number; min: number; max: number };
       row({ library: 'tfjs-webgpu', op, n, wall_ms: round(w.median), min_ms: round(w.min), max_ms: round(w.max), ok: okPeer });
     }
   }
@@ -259,7 +274,7 @@ if (args.out) {
         what: 'Per-call wall-clock latency of the public API (call to resolved read, f32) against TensorFlow.js webgpu, same process, same Dawn instance, interleaved by size (bench/h100/latency-check.ts)',
         adapter: device.info.adapter,
         tfjs: tfReady ? tf.version_core : null,
-        protocol: `warm-up >= 200 ms and >= 5 calls, then the median of ${reps} awaited calls; gpu_ms: median of 7 GPU-timestamp runs (Trident device.time, TF.js tf.time kernelMs)`,
+        protocol: `per op and size, every run (Trident's variants, the peer) warmed up >= 200 ms and >= 5 calls, then ${ROUNDS} interleaved rounds of 3 untimed and ${Math.ceil(reps / ROUNDS)} timed awaited calls of each run: the median of each run's ${ROUNDS * Math.ceil(reps / ROUNDS)} timed calls; gpu_ms: median of 7 GPU-timestamp runs (Trident device.time, TF.js tf.time kernelMs)`,
         date: new Date().toISOString(),
         rows,
       },

@@ -78,6 +78,9 @@ add('reduce-then-scan batched 4', rts);
 // 0.551, keys 2^28 11.20 / 11.32 / 11.47 against 11.12; scatter by 2 / 4 tiles 12.27 / 12.54
 // (pairs 18.56 / 20.36 against 17.65): the extra registers cost more than the hidden latency
 // saves, so neither step waits on its loads: dropped.
+// Call 5: IndexBounds (the WGSL generator drops workgroup-array checks an index provably
+// passes) with the rows' and slots' indices clamped: keys 11.24 -> 10.91 ms, kept. Call 6: the
+// match started from the first ballot and item indices by one multiply-add: within 0.1%, dropped.
 // Session 7, call 3 (23:55 UTC, tuning/h100-radix-early-offsets-2026-11-23.json): the scatter's
 // (digit, tile) offsets loaded before the keys instead of after the ranking, twice each,
 // interleaved: keys 2^28 11.243 / 11.236 ms against 12.095 / 12.096, pairs 17.879 / 17.879
