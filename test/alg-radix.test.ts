@@ -201,7 +201,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
   // A GPU with 32-wide subgroups and 48 KiB: 256-wide workgroups, 8 counter rows, 1 mask word.
   expect(multisplitShape(caps(all, 49152, 32, 32))).toEqual({
     wg: 256,
-    items: 12,
+    items: MULTISPLIT_ITEMS,
     rows: 8,
     words: 1,
     count: 'atomic',
@@ -209,12 +209,12 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     valueLoads: 'early',
     passes: 'onesweep',
     rank: 'atomic',
-    rankBatch: 12,
+    rankBatch: MULTISPLIT_ITEMS,
   });
-  // The pairs tile (16 keys and 16 values per invocation) still fits 48 KiB at 256 invocations.
+  // The pairs tile (18 keys and 18 values per invocation) still fits 48 KiB at 256 invocations.
   expect(multisplitShape(caps(all, 49152, 32, 32), MULTISPLIT_PAIR_ITEMS)).toEqual({
     wg: 256,
-    items: 16,
+    items: MULTISPLIT_PAIR_ITEMS,
     rows: 8,
     words: 1,
     count: 'atomic',
@@ -222,7 +222,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     valueLoads: 'early',
     passes: 'onesweep',
     rank: 'atomic',
-    rankBatch: 16,
+    rankBatch: MULTISPLIT_PAIR_ITEMS,
   });
   // radixSort's shapes: the batched ranking and reduce-then-scan passes, keys alone or with values.
   expect(sortShape(caps(all, 49152, 32, 32), false)).toMatchObject({
@@ -242,7 +242,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
   // Subgroups of 4 and 32 KiB (SwiftShader): the rows (wg / 4 of them) bound the workgroup.
   expect(multisplitShape(caps(all, 32768, 4, 4))).toEqual({
     wg: 64,
-    items: 12,
+    items: MULTISPLIT_ITEMS,
     rows: 16,
     words: 1,
     count: 'atomic',
@@ -250,7 +250,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     valueLoads: 'early',
     passes: 'onesweep',
     rank: 'atomic',
-    rankBatch: 12,
+    rankBatch: MULTISPLIT_ITEMS,
   });
   // Without atomics on buffers (no look-back): the reduce-then-scan passes; onesweep refused when asked for.
   const noAtomics: Feature[] = ['gather', 'scatter', 'workgroup', 'subgroup'];
@@ -259,7 +259,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
   // Subgroups of 16 to 64: rows for the smallest, masks for the largest.
   expect(multisplitShape(caps(all, 65536, 16, 64))).toEqual({
     wg: 256,
-    items: 12,
+    items: MULTISPLIT_ITEMS,
     rows: 16,
     words: 2,
     count: 'atomic',
@@ -267,7 +267,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     valueLoads: 'early',
     passes: 'onesweep',
     rank: 'atomic',
-    rankBatch: 12,
+    rankBatch: MULTISPLIT_ITEMS,
   });
   // Width-1 subgroups (the CPU backend's emulation): rows would fill the memory, so no multisplit.
   expect(multisplitShape(caps(all, 65536, 1, 1))).toBeUndefined();

@@ -69,22 +69,17 @@ const add = (name: string, options: MultisplitOptions, window?: number, items = 
 // stores): dropped.
 const rts = { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4, offsets: 'early' } as const;
 add('reduce-then-scan batched 4', rts);
-// Session 8, call 1 (tuning/h100-radix-session8-2026-11-24.json): the scatter's workgroup scan of
-// the digit totals by a second subgroup scan instead of Hillis-Steele (6 barriers fewer), the
-// rows' prefixes kept in registers, the count step by vec4 loads or 512 / 128-wide workgroups:
-// all within 0.3% of this shape or slower (count 512 wide 11.50 ms against 11.23): dropped.
-// Call 2: workgroups taking 2, 4, 8 tiles in turn, the next tile's keys (values, offsets) loaded
-// before the current one is counted or ranked: count step 0.577 / 0.596 / 0.636 ms against
-// 0.551, keys 2^28 11.20 / 11.32 / 11.47 against 11.12; scatter by 2 / 4 tiles 12.27 / 12.54
-// (pairs 18.56 / 20.36 against 17.65): the extra registers cost more than the hidden latency
-// saves, so neither step waits on its loads: dropped.
-// Call 5: IndexBounds (the WGSL generator drops workgroup-array checks an index provably
-// passes) with the rows' and slots' indices clamped: keys 11.24 -> 10.91 ms, kept. Call 6: the
-// match started from the first ballot and item indices by one multiply-add: within 0.1%, dropped.
-// Session 7, call 3 (23:55 UTC, tuning/h100-radix-early-offsets-2026-11-23.json): the scatter's
-// (digit, tile) offsets loaded before the keys instead of after the ranking, twice each,
-// interleaved: keys 2^28 11.243 / 11.236 ms against 12.095 / 12.096, pairs 17.879 / 17.879
-// against 17.987 / 18.009: sortShape takes them ('early'); the late loads stay as a variant.
+// Call 8 (tuning/h100-radix-session8-2026-11-24.json): keys and values per invocation again, on
+// the code after IndexBounds: keys 10 / 12 / 14 items 12.09 / 10.91 / 10.16 ms, pairs 12 / 14 /
+// 16 / 18 items 20.63 / 19.17 / 18.01 / 17.08. Call 9: around the new best: keys 14 items 10.11 ms
+// (15 / 16: 15.13 / 14.66, a cliff), pairs 18 items 16.98; radixSort takes 14 / 18 items.
+if (process.env.ONESWEEP_ITEMS) {
+  add('reduce-then-scan batched 4, 14 keys / 18 pairs', rts, undefined, 14, 18);
+  add('reduce-then-scan batched 4, 15 keys / 17 pairs', rts, undefined, 15, 17);
+  add('reduce-then-scan batched 4, 16 keys / 18 pairs', rts, undefined, 16, 18);
+  add('reduce-then-scan batched 6, 13 keys / 18 pairs', { ...rts, rankBatch: 6 }, undefined, 13, 18);
+  add('reduce-then-scan batched 7, 14 keys / 18 pairs', { ...rts, rankBatch: 7 }, undefined, 14, 18);
+}
 if (process.env.ONESWEEP_OLD_VARIANTS) {
   add('reduce-then-scan batched 4, late offsets', { ...rts, offsets: 'late' });
   add('onesweep batched 6 window 4', { passes: 'onesweep', rank: 'batched', rankBatch: 6 }, 4);

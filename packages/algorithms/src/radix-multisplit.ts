@@ -157,11 +157,19 @@ export interface MultisplitOptions {
  * 14.50 / 13.68; all keys equal 14.44 / 13.56 (the atomic count is faster on skewed
  * keys too). Pairs with early value loads: 12 items 24.70 ms, 16 items 22.04 ms
  * (late loads 38.14 / 35.81).
+ *
+ * Session 8, on the code whose workgroup-array accesses go unchecked where provably in
+ * range (IndexBounds; bench/h100/onesweep-check.ts, radixSort's shapes, batches of 4,
+ * tuning/h100-radix-session8-2026-11-24.json calls 8-9, CUB 6.41-6.43 ms keys, 9.16-9.18
+ * pairs): keys 10 / 12 / 13 (batches of 6) / 14 / 15 / 16 items 12.09 / 10.86-10.91 /
+ * 11.10 / 10.11-10.16 / 15.13 / 14.66 ms (past 14 the kernel falls off a cliff: register
+ * spills, presumably); pairs 12 / 14 / 16 / 17 / 18 items 20.63 / 19.17 / 17.91-18.01 /
+ * 17.45 / 16.98-17.08 (18 is the most a 256-wide tile of keys and values fits in 48 KiB).
  */
-export const MULTISPLIT_ITEMS = 12;
+export const MULTISPLIT_ITEMS = 14;
 
-/** Default keys per invocation with values (see MULTISPLIT_ITEMS: 16 items 35.02 ms, 12 items 37.47). */
-export const MULTISPLIT_PAIR_ITEMS = 16;
+/** Default keys per invocation with values (see MULTISPLIT_ITEMS: 18 items against 16, 17.0 ms against 17.9 at 2^28). */
+export const MULTISPLIT_PAIR_ITEMS = 18;
 
 /**
  * The multisplit shape for `caps`, or undefined when the device has no subgroups or
