@@ -73,6 +73,13 @@ add('reduce-then-scan batched 4', rts);
 // the code after IndexBounds: keys 10 / 12 / 14 items 12.09 / 10.91 / 10.16 ms, pairs 12 / 14 /
 // 16 / 18 items 20.63 / 19.17 / 18.01 / 17.08. Call 9: around the new best: keys 14 items 10.11 ms
 // (15 / 16: 15.13 / 14.66, a cliff), pairs 18 items 16.98; radixSort takes 14 / 18 items.
+if (process.env.ONESWEEP_PAIRS) {
+  // Session 8, call 13: the pairs shape around 18 items.
+  add('reduce-then-scan batched 4, late value loads', { ...rts, valueLoads: 'late' });
+  add('reduce-then-scan batched 6', { ...rts, rankBatch: 6 });
+  add('reduce-then-scan batched 3', { ...rts, rankBatch: 3 });
+  add('reduce-then-scan batched 4, late offsets', { ...rts, offsets: 'late' });
+}
 if (process.env.ONESWEEP_ITEMS) {
   add('reduce-then-scan batched 4, 14 keys / 18 pairs', rts, undefined, 14, 18);
   add('reduce-then-scan batched 4, 15 keys / 17 pairs', rts, undefined, 15, 17);

@@ -36,7 +36,7 @@ if [[ $step == pack ]]; then
   "${esb[@]}" packages/algorithms/scripts/gpu-check.ts --outfile=.gpu/alg-check.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
   "${esb[@]}" bench/webgpu-h100-ab.ts --outfile=.gpu/webgpu-h100-ab.mjs
   # Per-call latency beside TF.js webgpu (same process, same Dawn instance), and the sort probe.
-  for check in latency-check sort-probe graph-check onesweep-check scan-check read-probe bounds-check; do
+  for check in latency-check sort-probe graph-check onesweep-check scan-check read-probe bounds-check reduce-check; do
     "${esb[@]}" bench/h100/$check.ts --outfile=.gpu/$check.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
   done
   # The conformance specs that run on any backend (not Node- or browser-only, not WebGL's).
