@@ -36,7 +36,8 @@ import { IndexBounds } from './index-bounds.ts';
  *
  * IR semantics (ir/nodes.ts) that WGSL does not give by itself are made explicit:
  * loads, stores and atomics are bounds-checked in small helper functions (WGSL's
- * robustness may clamp an index into range instead of dropping the access);
+ * robustness may clamp an index into range instead of dropping the access), except
+ * workgroup-array accesses whose index provably passes (index-bounds.ts);
  * shift amounts are masked with 31; f32 -> integer conversions saturate with NaN
  * -> 0 by a bit test (drivers may assume no NaN in float compares); u32 <-> i32
  * are `bitcast`s. Integer division and remainder by zero and MIN / -1 are already
