@@ -31,9 +31,16 @@ console.log(
 );
 type Variant = { name: string; keys?: MultisplitShape; pairs?: MultisplitShape; window?: number };
 const variants: Variant[] = [];
-const add = (name: string, options: MultisplitOptions, window?: number, items = MULTISPLIT_ITEMS, pairItems = MULTISPLIT_PAIR_ITEMS) => {
-  const keys = multisplitShape(device.caps, items, 256, options) ?? undefined;
-  const pairs = multisplitShape(device.caps, pairItems, 256, options) ?? undefined;
+const add = (
+  name: string,
+  options: MultisplitOptions,
+  window?: number,
+  items = MULTISPLIT_ITEMS,
+  pairItems = MULTISPLIT_PAIR_ITEMS,
+  wg = 256,
+) => {
+  const keys = multisplitShape(device.caps, items, wg, options) ?? undefined;
+  const pairs = multisplitShape(device.caps, pairItems, wg, options) ?? undefined;
   if (keys || pairs) variants.push({ name, keys, pairs, window });
   else console.log(`(no shape for ${name})`);
 };
@@ -79,6 +86,13 @@ if (process.env.ONESWEEP_PAIRS) {
   add('reduce-then-scan batched 6', { ...rts, rankBatch: 6 });
   add('reduce-then-scan batched 3', { ...rts, rankBatch: 3 });
   add('reduce-then-scan batched 4, late offsets', { ...rts, offsets: 'late' });
+}
+if (process.env.ONESWEEP_WG) {
+  // Session 8, call 14: 128-wide tiles (half the workgroup memory, twice the workgroups an SM may
+  // hold): keys 13.51 / 12.64 / 14.28 ms against 10.11, pairs 21.17 / 26.10 / 24.49 against 17.06.
+  add('reduce-then-scan batched 4, 128 wide, 14 keys / 18 pairs', rts, undefined, 14, 18, 128);
+  add('reduce-then-scan batched 4, 128 wide, 16 keys / 22 pairs', rts, undefined, 16, 22, 128);
+  add('reduce-then-scan batched 4, 128 wide, 12 keys / 26 pairs', rts, undefined, 12, 26, 128);
 }
 if (process.env.ONESWEEP_ITEMS) {
   add('reduce-then-scan batched 4, 14 keys / 18 pairs', rts, undefined, 14, 18);
