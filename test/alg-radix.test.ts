@@ -33,14 +33,14 @@ function formulationsOf(device: Device): Array<[string, MultisplitShape | null]>
   // A small tile (more tiles and subgroups per input) where the device allows one.
   const small = multisplitShape(device.caps, 3, 64);
   if (small) out.push([`multisplit ${small.passes} wg=${small.wg} items=3`, small]);
-  // The non-default options: the ballot-aggregated count step, values loaded after the ranking.
   // The non-default choices: the reduce-then-scan passes with the ballot-aggregated
   // count step; values loaded after the ranking, with the other ranking order.
   const ballot = multisplitShape(device.caps, 4, 128, { count: 'ballot', passes: 'reduce-then-scan' });
   if (ballot) out.push([`multisplit reduce-then-scan ballot count wg=${ballot.wg} items=4`, ballot]);
   const rank = shape?.rank === 'atomic' ? 'barrier' : 'atomic';
-  const late = multisplitShape(device.caps, 5, 128, { valueLoads: 'late', rank });
-  if (late) out.push([`multisplit ${late.passes} late values, ${rank} ranking wg=${late.wg} items=5`, late]);
+  // (values staged through the keys' workgroup array after the keys, too.)
+  const late = multisplitShape(device.caps, 5, 128, { valueLoads: 'late', valueStaging: 'shared', rank });
+  if (late) out.push([`multisplit ${late.passes} late values staged after the keys, ${rank} ranking wg=${late.wg} items=5`, late]);
   // Reduce-then-scan passes whose scatter loads its offsets before the keys.
   const early = multisplitShape(device.caps, 3, 64, { passes: 'reduce-then-scan', offsets: 'early' });
   if (early) out.push([`multisplit reduce-then-scan early offsets wg=${early.wg} items=3`, early]);
@@ -210,12 +210,14 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     count: 'atomic',
     offsets: 'late',
     valueLoads: 'early',
+    valueStaging: 'separate',
     passes: 'onesweep',
     rank: 'atomic',
     rankBatch: MULTISPLIT_ITEMS,
   });
-  // The pairs tile (18 keys and 18 values per invocation) still fits 48 KiB at 256 invocations.
-  expect(multisplitShape(caps(all, 49152, 32, 32), MULTISPLIT_PAIR_ITEMS)).toEqual({
+  // The pairs tile (36 keys and values per invocation, the values staged after the keys in one
+  // workgroup array) still fits 48 KiB at 256 invocations.
+  expect(multisplitShape(caps(all, 49152, 32, 32), MULTISPLIT_PAIR_ITEMS, 256, { valueStaging: 'shared' })).toEqual({
     wg: 256,
     items: MULTISPLIT_PAIR_ITEMS,
     rows: 8,
@@ -223,6 +225,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     count: 'atomic',
     offsets: 'late',
     valueLoads: 'early',
+    valueStaging: 'shared',
     passes: 'onesweep',
     rank: 'atomic',
     rankBatch: MULTISPLIT_PAIR_ITEMS,
@@ -241,7 +244,10 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     passes: 'reduce-then-scan',
     rank: 'batched',
     rankBatch: PAIR_RANK_BATCH,
+    valueStaging: 'shared',
   });
+  // Staged beside the keys, values would not fit 256 x 36 in 48 KiB: the workgroup narrows.
+  expect(multisplitShape(caps(all, 49152, 32, 32), MULTISPLIT_PAIR_ITEMS)?.wg).toBe(128);
   // Subgroups of 4 and 32 KiB (SwiftShader): the rows (wg / 4 of them) bound the workgroup.
   expect(multisplitShape(caps(all, 32768, 4, 4))).toEqual({
     wg: 64,
@@ -251,6 +257,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     count: 'atomic',
     offsets: 'late',
     valueLoads: 'early',
+    valueStaging: 'separate',
     passes: 'onesweep',
     rank: 'atomic',
     rankBatch: MULTISPLIT_ITEMS,
@@ -268,6 +275,7 @@ it('radix sort picks the multisplit from caps: subgroups, and counter rows that 
     count: 'atomic',
     offsets: 'late',
     valueLoads: 'early',
+    valueStaging: 'separate',
     passes: 'onesweep',
     rank: 'atomic',
     rankBatch: MULTISPLIT_ITEMS,

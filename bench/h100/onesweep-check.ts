@@ -101,6 +101,27 @@ if (process.env.ONESWEEP_ITEMS) {
   add('reduce-then-scan batched 6, 13 keys / 18 pairs', { ...rts, rankBatch: 6 }, undefined, 13, 18);
   add('reduce-then-scan batched 7, 14 keys / 18 pairs', { ...rts, rankBatch: 7 }, undefined, 14, 18);
 }
+if (process.env.ONESWEEP_STAGING) {
+  // Session 9: values staged through the keys' workgroup array once the keys are out (half the
+  // workgroup memory of the pairs tile, so more items fit); pairs only (keys sort as before).
+  const pairsOnly = (name: string, options: MultisplitOptions, pairItems: number) => {
+    const pairs = multisplitShape(device.caps, pairItems, 256, options);
+    if (pairs) variants.push({ name, pairs });
+    else console.log(`(no shape for ${name})`);
+  };
+  // Call 1: 18 / 22 / 26 items 16.829 / 15.659 / 14.856 ms (separate staging at 18: 16.870); late
+  // value loads 17.433 / 16.097 at 18 / 22.
+  // Call 2: 26 / 28 / 30 / 32 / 36 items 14.967 / 14.561 / 14.226 / 14.125 / 13.904 ms (separate
+  // staging at 18: 16.974); 2^24 1.034 / 1.029 / 1.006 / 1.005 / 1.010 (1.131).
+  for (const items of [34, 36])
+    pairsOnly(`reduce-then-scan batched 4, shared staging, ${items} pairs`, { ...rts, valueStaging: 'shared' }, items);
+  pairsOnly('reduce-then-scan batched 6, shared staging, 36 pairs', { ...rts, rankBatch: 6, valueStaging: 'shared' }, 36);
+  // Keys alone in larger tiles (their workgroup memory allows them once values need no array).
+  for (const items of [18, 22, 26, 30, 36]) {
+    const keys = multisplitShape(device.caps, items, 256, { ...rts, valueStaging: 'shared' });
+    if (keys) variants.push({ name: `reduce-then-scan batched 4, ${items} keys`, keys });
+  }
+}
 if (process.env.ONESWEEP_OLD_VARIANTS) {
   add('reduce-then-scan batched 4, late offsets', { ...rts, offsets: 'late' });
   add('onesweep batched 6 window 4', { passes: 'onesweep', rank: 'batched', rankBatch: 6 }, 4);
@@ -220,7 +241,7 @@ for (const log of sizes) {
       if (!shape || !ms) continue;
       let ok: boolean | 'unchecked' | 'probe (not sorted)' = 'unchecked';
       if (v.name.startsWith('PROBE')) ok = 'probe (not sorted)';
-      else if (log < 28 || !pairs || v.name.startsWith('onesweep')) {
+      else if (log < 28 || !pairs || v.name.startsWith('onesweep') || v.name.includes('shared staging')) {
         sort(shape, pairs, v.window)();
         ok = verifySort(data, await keysOut.read(), pairs ? await valuesOut.read() : undefined);
       }

@@ -279,6 +279,7 @@ for (const pairs of [false, true]) {
     passes: 'onesweep',
     rank: 'batched',
     rankBatch: pairs ? 6 : KEY_RANK_BATCH,
+    valueStaging: 'shared',
   });
   if (!shape) continue;
   const output = device.createBuffer('u32', N);

@@ -91,6 +91,13 @@ export interface MultisplitShape {
    */
   readonly valueLoads: MultisplitValueLoads;
   /**
+   * Where the scatter step stages values: 'separate' (a workgroup array of their own,
+   * written beside the keys) or 'shared' (the keys' array, after the keys have been
+   * written out: one barrier and a second round of stores more, half the workgroup
+   * memory, so larger tiles fit).
+   */
+  readonly valueStaging: MultisplitValueStaging;
+  /**
    * How a pass finds each (digit, tile)'s first output slot: 'onesweep' (one histogram
    * of all four digits up front, then per pass a single dispatch that ranks its tile,
    * looks back over the earlier tiles' published digit counts and scatters:
@@ -125,6 +132,7 @@ export interface MultisplitShape {
 
 export type MultisplitCount = 'ballot' | 'atomic';
 export type MultisplitValueLoads = 'late' | 'early';
+export type MultisplitValueStaging = 'separate' | 'shared';
 export type MultisplitPasses = 'onesweep' | 'reduce-then-scan';
 export type MultisplitRank = 'barrier' | 'atomic' | 'batched';
 
@@ -133,6 +141,7 @@ export interface MultisplitOptions {
   readonly count?: MultisplitCount;
   readonly offsets?: 'early' | 'late';
   readonly valueLoads?: MultisplitValueLoads;
+  readonly valueStaging?: MultisplitValueStaging;
   readonly passes?: MultisplitPasses;
   readonly rank?: MultisplitRank;
   readonly rankBatch?: number;
@@ -165,11 +174,24 @@ export interface MultisplitOptions {
  * 11.10 / 10.11-10.16 / 15.13 / 14.66 ms (past 14 the kernel falls off a cliff: register
  * spills, presumably); pairs 12 / 14 / 16 / 17 / 18 items 20.63 / 19.17 / 17.91-18.01 /
  * 17.45 / 16.98-17.08 (18 is the most a 256-wide tile of keys and values fits in 48 KiB).
+ * Session 9, keys in larger tiles again (tuning/h100-radix-session9-2026-11-27.json call 3):
+ * 18 / 22 / 26 / 30 / 36 items 13.87 / 13.07 / 12.39 / 11.85 / 11.21 ms against 14 items'
+ * 10.01, though their count step is faster (0.446 … 0.382 ms against 0.505).
  */
 export const MULTISPLIT_ITEMS = 14;
 
-/** Default keys per invocation with values (see MULTISPLIT_ITEMS: 18 items against 16, 17.0 ms against 17.9 at 2^28). */
-export const MULTISPLIT_PAIR_ITEMS = 18;
+/**
+ * Default keys per invocation with values, staged through the keys' workgroup array
+ * once the keys are out ('shared' staging: a 256-wide tile of 36 keys and values
+ * takes 46 KiB). Session 9, H100 (bench/h100/onesweep-check.ts with ONESWEEP_STAGING,
+ * tuning/h100-radix-session9-2026-11-27.json, 2^28 u32 pairs, CUB 9.12-9.16 ms in
+ * each call): 'separate' staging at 18 items (the most it fits) 16.87-16.97 ms; 'shared'
+ * at 18 / 22 / 26 / 28 / 30 / 32 / 34 / 36 items 16.83 / 15.66 / 14.86-14.97 / 14.56 /
+ * 14.23 / 14.13 / 13.91 / 13.83-13.90 (2^24: 1.13 separate, 1.01 shared at 30-36).
+ * Larger tiles write longer runs per digit and count fewer tiles; keys alone do not
+ * gain from them (MULTISPLIT_ITEMS).
+ */
+export const MULTISPLIT_PAIR_ITEMS = 36;
 
 /**
  * The multisplit shape for `caps`, or undefined when the device has no subgroups or
@@ -195,6 +217,7 @@ export function multisplitShape(
   if (maxSubgroupSize > 128) return undefined;
   const count = options.count ?? 'atomic';
   const valueLoads = options.valueLoads ?? 'early';
+  const valueStaging = options.valueStaging ?? 'separate';
   const lookback = caps.features.has('atomic') && caps.features.has('atomic-other');
   if (options.passes === 'onesweep' && !lookback) return undefined;
   const passes = options.passes ?? (lookback ? 'onesweep' : 'reduce-then-scan');
@@ -205,7 +228,8 @@ export function multisplitShape(
     const rows = Math.max(1, wg / floorPow2(minSubgroupSize));
     const rowBytes = rows * DIGITS * 4;
     // rows + staged keys and values + per-digit destinations + the workgroup scan's array.
-    const bytes = rowBytes + 2 * wg * items * 4 + DIGITS * 4 + wg * 4;
+    const staged = valueStaging === 'shared' ? 1 : 2;
+    const bytes = rowBytes + staged * wg * items * 4 + DIGITS * 4 + wg * 4;
     if (rowBytes <= storage / 2 && bytes <= storage)
       return {
         wg,
@@ -215,6 +239,7 @@ export function multisplitShape(
         count,
         offsets: options.offsets ?? 'late',
         valueLoads,
+        valueStaging,
         passes,
         rank,
         rankBatch,
@@ -230,7 +255,7 @@ export const PAIR_RANK_BATCH = 4;
 
 /**
  * The shape radixSort uses for `caps`: MULTISPLIT_ITEMS keys per invocation
- * (MULTISPLIT_PAIR_ITEMS with values), the batched ranking (batches of
+ * (MULTISPLIT_PAIR_ITEMS with values, staged after the keys in one workgroup array), the batched ranking (batches of
  * KEY_RANK_BATCH / PAIR_RANK_BATCH items) and reduce-then-scan passes, keys alone or
  * with values. H100 (Dawn/Vulkan, u32, back-to-back sorts into reused outputs,
  * bench/h100/onesweep-check.ts, CUB 6.41-6.44 ms keys and 9.12-9.15 pairs in each call):
@@ -254,7 +279,7 @@ export const PAIR_RANK_BATCH = 4;
 export function sortShape(caps: DeviceCaps, pairs: boolean): MultisplitShape | undefined {
   const options = { passes: 'reduce-then-scan', rank: 'batched', offsets: 'early' } as const;
   return pairs
-    ? multisplitShape(caps, MULTISPLIT_PAIR_ITEMS, 256, { ...options, rankBatch: PAIR_RANK_BATCH })
+    ? multisplitShape(caps, MULTISPLIT_PAIR_ITEMS, 256, { ...options, rankBatch: PAIR_RANK_BATCH, valueStaging: 'shared' })
     : multisplitShape(caps, MULTISPLIT_ITEMS, 256, { ...options, rankBatch: KEY_RANK_BATCH });
 }
 
@@ -584,8 +609,9 @@ export function rankAndScatter(
           },
         });
   const stagedKeys = k.workgroupArray('u32', tile);
-  // Values travel as bits beside their keys.
-  const stagedVals = valueType ? k.workgroupArray('u32', tile) : undefined;
+  // Values travel as bits: beside their keys, or through the keys' array once the keys are out.
+  const sharedStaging = valueType !== undefined && shape.valueStaging === 'shared';
+  const stagedVals = valueType && !sharedStaging ? k.workgroupArray('u32', tile) : undefined;
   // Output index of the tile's local slot p with digit d: dest[d] + p.
   const dest = k.workgroupArray('u32', DIGITS);
   const lid = k.localIndex;
@@ -646,31 +672,50 @@ export function rankAndScatter(
     start.set(start.add(totals[q] as U));
   }
   k.barrier();
+  const valueBits = (j: number): U => {
+    if (early.length > 0) return early[j] as U;
+    const v = vals.load(r.index[j] as U);
+    return valueType === 'u32' ? (v as U) : (v as Val<'i32' | 'f32'>).bitcast('u32');
+  };
+  const slots: U[] = [];
   for (let j = 0; j < items; j++) {
     // A slot is below the tile by construction: the clamp only shows the WGSL generator so.
     const slot = k.let(min(rows.load(rowBase.add(r.digit[j] as U)).add(r.rank[j] as U), tile - 1), `slot${j}`);
+    slots.push(slot);
     // The last tile's slots past n too (see multisplit): their staged slots lie past its count.
     stagedKeys.store(slot, r.key[j] as U);
-    if (stagedVals && early.length > 0) stagedVals.store(slot, early[j] as U);
-    else if (stagedVals) {
-      const v = vals.load(r.index[j] as U);
-      stagedVals.store(slot, valueType === 'u32' ? (v as U) : (v as Val<'i32' | 'f32'>).bitcast('u32'));
-    }
+    if (stagedVals) stagedVals.store(slot, valueBits(j));
   }
   k.barrier();
   const inTile = k.let(select(tileBase.lt(n), min(n.sub(tileBase), tile), 0), 'inTile');
+  // Output indices kept for the values' round when values are staged after the keys.
+  const outputs: Array<Var<'u32'>> = [];
   for (let q = 0; q < items; q++) {
     const p = k.let(lid.add(q * wg), `p${q}`);
+    const kept = sharedStaging ? k.var('u32', 0, `at${q}`) : undefined;
+    if (kept) outputs.push(kept);
     k.if(p.lt(inTile), () => {
       const key = k.let(stagedKeys.load(p), 'key');
       const at =
         shape.probe === 'coalesced-writes' ? k.let(tileBase.add(p), 'at') : k.let(dest.load(key.shr(shift).and(DIGITS - 1)).add(p), 'at');
       keysOut.store(at, key);
-      if (stagedVals) {
-        const bits = stagedVals.load(p);
-        valsOut.store(at, (valueType === 'u32' ? bits : bits.bitcast(valueType as 'i32' | 'f32')) as never);
-      }
+      if (stagedVals) writeValue(stagedVals.load(p), at);
+      kept?.set(at);
     });
+  }
+  if (sharedStaging) {
+    // Every key has been read out of the staging array before values overwrite it.
+    k.barrier();
+    for (let j = 0; j < items; j++) stagedKeys.store(slots[j] as U, valueBits(j));
+    k.barrier();
+    for (let q = 0; q < items; q++) {
+      const p = k.let(lid.add(q * wg), `vp${q}`);
+      k.if(p.lt(inTile), () => writeValue(stagedKeys.load(p), outputs[q] as U));
+    }
+  }
+
+  function writeValue(bits: U, at: U): void {
+    valsOut.store(at, (valueType === 'u32' ? bits : bits.bitcast(valueType as 'i32' | 'f32')) as never);
   }
 }
 
@@ -678,7 +723,7 @@ export function rankAndScatter(
 export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
   return cachedKernel(
-    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.rank}:${shape.rankBatch}:${shape.offsets}:${valueType ?? 'none'}:${shape.probe ?? ''}`,
+    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.valueStaging}:${shape.rank}:${shape.rankBatch}:${shape.offsets}:${valueType ?? 'none'}:${shape.probe ?? ''}`,
     () =>
       defineKernel({
         name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
