@@ -100,6 +100,34 @@ describe('webgpu backend', () => {
     for (const b of [a, b1, b2]) b.destroy();
   });
 
+  it('zero fills between dispatches keep stream order: small ones (a fill kernel in the open pass) and large ones (clearBuffer)', async () => {
+    const k = defineKernel({
+      name: 'copy_plus_fill_order',
+      workgroupSize: 64,
+      params: { a: buffer('u32', 'read'), b: buffer('u32', 'write') },
+      body: ({ a, b }, k) => b.store(k.globalIndex, a.load(k.globalIndex).add(1)),
+    });
+    // 2^18 u32 = 1 MiB: a whole-buffer fill reaches clearBuffer's threshold; 3 elements stay below it.
+    for (const [n, offset, length] of [
+      [300, 10, 3],
+      [1 << 18, 0, 1 << 18],
+    ] as const) {
+      const a = device.createBuffer(
+        'u32',
+        Uint32Array.from({ length: n }, (_, i) => i),
+      );
+      const b = device.createBuffer('u32', n);
+      const c = device.createBuffer('u32', n);
+      device.dispatch(k, { invocations: n }, { a, b }); // b = i + 1
+      b.fill(0, { offset, length }); // recorded after the dispatch that wrote b, before the one that reads it
+      device.dispatch(k, { invocations: n }, { a: b, b: c });
+      const got = await c.read();
+      const want = Uint32Array.from({ length: n }, (_, i) => (i >= offset && i < offset + length ? 1 : i + 2));
+      expect(got).toEqual(want);
+      for (const x of [a, b, c]) x.destroy();
+    }
+  });
+
   it('zeroes pooled buffers on reuse and copies within one buffer', async () => {
     const a = device.createBuffer('f32', 1000);
     a.fill(2.5);

@@ -85,6 +85,14 @@ const ARENA_BYTES = 256 * 1024;
 const TIMESTAMP_PAIRS = 128;
 const BIND_GROUP_CACHE = 512;
 const FILL_WORKGROUP = 256;
+/**
+ * Zero fills at least this large go to clearBuffer; smaller ones inside an open compute
+ * pass run the fill kernel instead, because clearBuffer must end the pass. H100
+ * (session 9, bench/h100/scan-check.ts): a scan of 2^28 u32 whose 175 KB of look-back
+ * states were cleared by clearBuffer before its dispatch took 14 µs longer than with
+ * no clear at all, and a 4-byte clearBuffer cost as much (it is the pass break).
+ */
+const CLEAR_BUFFER_BYTES = 1 << 20;
 
 /**
  * Sets elements [offset, offset + count) of `dst` to `value` (the bits of any
@@ -323,7 +331,7 @@ export class WebGpuDevice implements BackendDevice {
     this.check();
     const b = buffer as WebGpuBuffer;
     const bits = bitsOf(b.dtype, value);
-    if (bits === 0) {
+    if (bits === 0 && (!this.pass || length * 4 >= CLEAR_BUFFER_BYTES)) {
       this.command().clearBuffer(b.gpu, offset * 4, length * 4);
       return;
     }
