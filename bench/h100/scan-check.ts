@@ -315,6 +315,7 @@ const ALL: readonly Mode[] = [
   ['u32', false],
   ['u32', true],
   ['f32', false],
+  ['f32', true],
 ];
 const U32: readonly Mode[] = [['u32', false]];
 const sp = (lookback: ScanVariant['lookback']): ScanVariant => ({ formulation: 'single-pass', lookback });

@@ -151,6 +151,13 @@ report(
   // Sums of 2^28 values in [0, 1): f32 keeps ~7 digits; the order differs from the reference's.
   sampledEqual(await fScanned.read(), fScanRef, (a, b) => Math.abs(a - b) <= 1e-4 * Math.max(1, Math.abs(b))),
 );
+report(
+  'scan exclusive f32',
+  N,
+  await median(device, 'scan excl f32', () => void scan(device, f, { output: fScanned, exclusive: true })),
+  8 * N,
+  sampledEqual(await fScanned.read(), scanReference(fData, true), (a, b) => Math.abs(a - b) <= 1e-4 * Math.max(1, Math.abs(b))),
+);
 fScanned.destroy();
 f.destroy();
 
