@@ -74,7 +74,8 @@ const add = (
 // against one tile per workgroup: count step 0.596 / 0.620 / 0.672 ms against 0.556, keys 2^28
 // 12.215 / 12.392 / 12.604 against 12.092 (the tiles in sequence cost more than the scattered
 // stores): dropped.
-const rts = { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4, offsets: 'early' } as const;
+// radixSort's shapes (sortShape): values staged after the keys (only pairs see it).
+const rts = { passes: 'reduce-then-scan', rank: 'batched', rankBatch: 4, offsets: 'early', valueStaging: 'shared' } as const;
 add('reduce-then-scan batched 4', rts);
 // Call 8 (tuning/h100-radix-session8-2026-11-24.json): keys and values per invocation again, on
 // the code after IndexBounds: keys 10 / 12 / 14 items 12.09 / 10.91 / 10.16 ms, pairs 12 / 14 /
@@ -113,14 +114,14 @@ if (process.env.ONESWEEP_STAGING) {
   // value loads 17.433 / 16.097 at 18 / 22.
   // Call 2: 26 / 28 / 30 / 32 / 36 items 14.967 / 14.561 / 14.226 / 14.125 / 13.904 ms (separate
   // staging at 18: 16.974); 2^24 1.034 / 1.029 / 1.006 / 1.005 / 1.010 (1.131).
-  for (const items of [34, 36])
-    pairsOnly(`reduce-then-scan batched 4, shared staging, ${items} pairs`, { ...rts, valueStaging: 'shared' }, items);
-  pairsOnly('reduce-then-scan batched 6, shared staging, 36 pairs', { ...rts, rankBatch: 6, valueStaging: 'shared' }, 36);
-  // Keys alone in larger tiles (their workgroup memory allows them once values need no array).
-  for (const items of [18, 22, 26, 30, 36]) {
-    const keys = multisplitShape(device.caps, items, 256, { ...rts, valueStaging: 'shared' });
-    if (keys) variants.push({ name: `reduce-then-scan batched 4, ${items} keys`, keys });
-  }
+  // Call 3: 34 / 36 items 13.909 / 13.827 ms, batches of 6 at 36 13.986; keys alone at 18 / 22 / 26 /
+  // 30 / 36 items 13.87 / 13.07 / 12.39 / 11.85 / 11.21 against 14 items' 10.01.
+  // Calls 7-8: the suites' onesweep diagnostic (36 pairs, batches of 6) 13.77 / 13.76 ms against
+  // radixSort's 14.04 / 14.04. Here: onesweep passes for the 36-item pairs tile.
+  const onesweep = { passes: 'onesweep', rank: 'batched', valueStaging: 'shared' } as const;
+  for (const batch of [4, 6])
+    pairsOnly(`onesweep batched ${batch} window 4, shared staging, 36 pairs`, { ...onesweep, rankBatch: batch }, 36);
+  pairsOnly('onesweep batched 4 window 4, shared staging, 30 pairs', { ...onesweep, rankBatch: 4 }, 30);
 }
 if (process.env.ONESWEEP_OLD_VARIANTS) {
   add('reduce-then-scan batched 4, late offsets', { ...rts, offsets: 'late' });
