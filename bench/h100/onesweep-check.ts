@@ -117,7 +117,9 @@ if (process.env.ONESWEEP_STAGING) {
   // Call 3: 34 / 36 items 13.909 / 13.827 ms, batches of 6 at 36 13.986; keys alone at 18 / 22 / 26 /
   // 30 / 36 items 13.87 / 13.07 / 12.39 / 11.85 / 11.21 against 14 items' 10.01.
   // Calls 7-8: the suites' onesweep diagnostic (36 pairs, batches of 6) 13.77 / 13.76 ms against
-  // radixSort's 14.04 / 14.04. Here: onesweep passes for the 36-item pairs tile.
+  // radixSort's 14.04 / 14.04. Call 9: onesweep passes for the 36-item pairs tile, batches of 4 / 6:
+  // 13.705 / 13.686 ms against reduce-then-scan's 13.926 at 2^28, 1.077 / 1.079 against 1.029 at 2^24;
+  // 30 items 14.426 / 1.099.
   const onesweep = { passes: 'onesweep', rank: 'batched', valueStaging: 'shared' } as const;
   for (const batch of [4, 6])
     pairsOnly(`onesweep batched ${batch} window 4, shared staging, 36 pairs`, { ...onesweep, rankBatch: batch }, 36);

@@ -275,6 +275,9 @@ export const PAIR_RANK_BATCH = 4;
  * drops their bounds checks (two bundles interleaved in one call,
  * tuning/h100-radix-session8-2026-11-24.json): keys 2^28 11.234 / 11.241 -> 10.913 / 10.915
  * ms, pairs 17.87 -> 17.98, keys 2^24 0.849 -> 0.828 (CUB 6.436 / 9.204 / 0.479).
+ * Session 9, pairs in 36-item tiles (tuning/h100-radix-session9-2026-11-27.json call 9):
+ * onesweep passes 13.69-13.71 ms at 2^28 against reduce-then-scan's 13.93, but 1.077 against
+ * 1.029 at 2^24: reduce-then-scan stays.
  */
 export function sortShape(caps: DeviceCaps, pairs: boolean): MultisplitShape | undefined {
   const options = { passes: 'reduce-then-scan', rank: 'batched', offsets: 'early' } as const;
