@@ -198,7 +198,7 @@ describe('consumer: the packed packages installed outside the workspace', () => 
       const csp: Record<string, string> = { 'content-security-policy': "worker-src 'self'" };
       server = await serveStatic(outDir, (path) => (path.endsWith('blocked.html') ? csp : {}));
       origin = server.origin;
-    }, 60_000);
+    }, 180_000);
 
     afterAll(() => server?.close());
 
