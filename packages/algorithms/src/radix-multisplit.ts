@@ -255,9 +255,9 @@ export const PAIR_RANK_BATCH = 4;
 
 /**
  * The shape radixSort uses for `caps`: MULTISPLIT_ITEMS keys per invocation
- * (MULTISPLIT_PAIR_ITEMS with values, staged after the keys in one workgroup array), the batched ranking (batches of
- * KEY_RANK_BATCH / PAIR_RANK_BATCH items) and reduce-then-scan passes, keys alone or
- * with values. H100 (Dawn/Vulkan, u32, back-to-back sorts into reused outputs,
+ * (MULTISPLIT_PAIR_ITEMS with values, staged after the keys in one workgroup array),
+ * the batched ranking (batches of KEY_RANK_BATCH / PAIR_RANK_BATCH items) and
+ * reduce-then-scan passes, keys alone or with values. H100 (Dawn/Vulkan, u32, back-to-back sorts into reused outputs,
  * bench/h100/onesweep-check.ts, CUB 6.41-6.44 ms keys and 9.12-9.15 pairs in each call):
  * keys 2^28 reduce-then-scan with the atomic ranking 13.08 ms, batched by 2 / 3 / 4 / 6 /
  * 12 items 13.01 / 12.93 / 12.49 / 12.55 / 12.68 (tuning/h100-rank-batch-scan-2026-11-23.json);
