@@ -45,6 +45,14 @@ function jsReference(kernel: Kernel, workgroups: number, buffers: Record<string,
   run(buffers, uniforms, 0, workgroups, workgroups);
 }
 
+/** b[i] = a[i] + 1: a dispatch whose output shows which writes it saw. */
+const COPY_PLUS = defineKernel({
+  name: 'copy_plus',
+  workgroupSize: 64,
+  params: { a: buffer('u32', 'read'), b: buffer('u32', 'write') },
+  body: ({ a, b }, k) => b.store(k.globalIndex, a.load(k.globalIndex).add(1)),
+});
+
 describe('webgpu backend', () => {
   let device: Device;
   beforeAll(async () => {
@@ -76,20 +84,14 @@ describe('webgpu backend', () => {
   });
 
   it('keeps stream order when a write follows recorded dispatches (staged write)', async () => {
-    const k = defineKernel({
-      name: 'copy_plus',
-      workgroupSize: 64,
-      params: { a: buffer('u32', 'read'), b: buffer('u32', 'write') },
-      body: ({ a, b }, k) => b.store(k.globalIndex, a.load(k.globalIndex).add(1)),
-    });
     const n = 300;
     const a = device.createBuffer('u32', n);
     const b1 = device.createBuffer('u32', n);
     const b2 = device.createBuffer('u32', n);
     a.write(Uint32Array.from({ length: n }, (_, i) => i));
-    device.dispatch(k, { invocations: n }, { a, b: b1 });
+    device.dispatch(COPY_PLUS, { invocations: n }, { a, b: b1 });
     a.write(Uint32Array.from({ length: n }, (_, i) => 1000 + i)); // recorded after the dispatch
-    device.dispatch(k, { invocations: n }, { a, b: b2 });
+    device.dispatch(COPY_PLUS, { invocations: n }, { a, b: b2 });
     a.fill(5, { offset: 10, length: 3 });
     const [r1, r2, ra] = await Promise.all([b1.read(), b2.read(), a.read({ offset: 9, length: 5 })]);
     expect(r1[7]).toBe(8);
@@ -101,12 +103,6 @@ describe('webgpu backend', () => {
   });
 
   it('zero fills between dispatches keep stream order: small ones (a fill kernel in the open pass) and large ones (clearBuffer)', async () => {
-    const k = defineKernel({
-      name: 'copy_plus_fill_order',
-      workgroupSize: 64,
-      params: { a: buffer('u32', 'read'), b: buffer('u32', 'write') },
-      body: ({ a, b }, k) => b.store(k.globalIndex, a.load(k.globalIndex).add(1)),
-    });
     // 2^18 u32 = 1 MiB: a whole-buffer fill reaches clearBuffer's threshold; 3 elements stay below it.
     for (const [n, offset, length] of [
       [300, 10, 3],
@@ -118,9 +114,9 @@ describe('webgpu backend', () => {
       );
       const b = device.createBuffer('u32', n);
       const c = device.createBuffer('u32', n);
-      device.dispatch(k, { invocations: n }, { a, b }); // b = i + 1
+      device.dispatch(COPY_PLUS, { invocations: n }, { a, b }); // b = i + 1
       b.fill(0, { offset, length }); // recorded after the dispatch that wrote b, before the one that reads it
-      device.dispatch(k, { invocations: n }, { a: b, b: c });
+      device.dispatch(COPY_PLUS, { invocations: n }, { a: b, b: c });
       const got = await c.read();
       const want = Uint32Array.from({ length: n }, (_, i) => (i >= offset && i < offset + length ? 1 : i + 2));
       expect(got).toEqual(want);

@@ -199,7 +199,8 @@ export const MULTISPLIT_PAIR_ITEMS = 36;
  * `items`, `maxWg` and `options` override the defaults (benchmarks and tests sweep
  * them). The count step defaults to 'atomic' (per-key workgroup atomics: faster
  * than the ballot count on random, small and all-equal keys alike on the H100), and
- * values are loaded early, beside the keys (the pairs scatter 1.6x faster). The
+ * values are loaded early, beside the keys (the pairs scatter 1.6x faster), and staged
+ * in a workgroup array of their own ('separate'; sortShape asks for 'shared'). The
  * ranking defaults to 'atomic' (see MultisplitShape.rank), the passes to 'onesweep'
  * where the device has atomics on buffers ('atomic' and 'atomic-other'), else
  * 'reduce-then-scan'; sortShape picks what radixSort uses.
