@@ -11,8 +11,8 @@
 import { parseArgs } from 'node:util';
 import { cpuAdapter } from '@trident/backend-cpu';
 import { type Buffer, Device } from '@trident/core';
-import { recordAtomicChunkHistogram, recordChunkedHistogram } from '../packages/algorithms/src/histogram-chunked.ts';
-import { chunkPlan } from '../packages/algorithms/src/reduce.ts';
+import { recordAtomicChunkHistogram, recordChunkedHistogram } from '../packages/algorithms/src/histogram/histogram-chunked.ts';
+import { chunkPlan } from '../packages/algorithms/src/reduce/reduce.ts';
 
 const { values } = parseArgs({
   options: {

@@ -5,7 +5,7 @@
 import { compact, compactReference } from '@trident/algorithms';
 import { type Buffer, InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
-import { compactChunked } from '../packages/algorithms/src/compact-chunked.ts';
+import { compactChunked } from '../packages/algorithms/src/compact/compact-chunked.ts';
 import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations, isSlow } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 

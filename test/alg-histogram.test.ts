@@ -5,15 +5,15 @@
 import { histogram, histogramReference } from '@trident/algorithms';
 import { type Buffer, type Device, InvalidArgumentError, LimitExceededError } from 'trident';
 import { expect, it } from 'vitest';
-import { recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from '../packages/algorithms/src/histogram.ts';
+import { recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from '../packages/algorithms/src/histogram/histogram.ts';
 import {
   CHUNKED_HISTOGRAM,
   chunkCounters,
   chunkedHistogramFits,
   recordAtomicChunkHistogram,
   recordChunkedHistogram,
-} from '../packages/algorithms/src/histogram-chunked.ts';
-import { chunkPlan } from '../packages/algorithms/src/reduce.ts';
+} from '../packages/algorithms/src/histogram/histogram-chunked.ts';
+import { chunkPlan } from '../packages/algorithms/src/reduce/reduce.ts';
 import {
   BIG_PRIME,
   EDGE_SIZES,

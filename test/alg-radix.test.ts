@@ -17,9 +17,9 @@ import {
   multisplitShape,
   PAIR_RANK_BATCH,
   sortShape,
-} from '../packages/algorithms/src/radix-multisplit.ts';
-import { recordOnesweepPasses } from '../packages/algorithms/src/radix-onesweep.ts';
-import { recordRadixSort } from '../packages/algorithms/src/radix-sort.ts';
+} from '../packages/algorithms/src/sort/radix/radix-multisplit.ts';
+import { recordOnesweepPasses } from '../packages/algorithms/src/sort/radix/radix-onesweep.ts';
+import { recordRadixSort } from '../packages/algorithms/src/sort/radix/radix-sort.ts';
 import { expectBitsEqual, isSlow, refusedWithout } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 

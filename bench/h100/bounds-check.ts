@@ -19,10 +19,10 @@ import { DAWN_TOGGLES } from '@trident/backend-webgpu';
 import { createDevice, type Kernel } from 'trident';
 import { create, globals } from 'webgpu';
 import { dispatchGroups } from '../../packages/algorithms/src/common.ts';
-import { countKernel, scatterKernel, sortShape } from '../../packages/algorithms/src/radix-multisplit.ts';
-import { recordRadixSort } from '../../packages/algorithms/src/radix-sort.ts';
 import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
-import { recordScan } from '../../packages/algorithms/src/scan.ts';
+import { recordScan } from '../../packages/algorithms/src/scan/scan.ts';
+import { countKernel, scatterKernel, sortShape } from '../../packages/algorithms/src/sort/radix/radix-multisplit.ts';
+import { recordRadixSort } from '../../packages/algorithms/src/sort/radix/radix-sort.ts';
 import { warmedMedian } from './harness.ts';
 import { timeRawWgsl } from './raw-wgsl.ts';
 

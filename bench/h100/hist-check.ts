@@ -9,7 +9,7 @@
  */
 import { histogram, histogramReference, reduceInto } from '@trident/algorithms';
 import { createDevice, type Device } from 'trident';
-import { recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from '../../packages/algorithms/src/histogram.ts';
+import { recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from '../../packages/algorithms/src/histogram/histogram.ts';
 import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
 import { medianOf } from './harness.ts';
 

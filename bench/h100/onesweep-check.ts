@@ -10,6 +10,7 @@
  */
 import { createDevice } from 'trident';
 import { dispatchGroups } from '../../packages/algorithms/src/common.ts';
+import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
 import {
   countKernel,
   MULTISPLIT_ITEMS,
@@ -17,10 +18,13 @@ import {
   type MultisplitOptions,
   type MultisplitShape,
   multisplitShape,
-} from '../../packages/algorithms/src/radix-multisplit.ts';
-import { recordOnesweepHistogram, recordOnesweepPass, recordOnesweepPasses } from '../../packages/algorithms/src/radix-onesweep.ts';
-import { recordRadixSort } from '../../packages/algorithms/src/radix-sort.ts';
-import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
+} from '../../packages/algorithms/src/sort/radix/radix-multisplit.ts';
+import {
+  recordOnesweepHistogram,
+  recordOnesweepPass,
+  recordOnesweepPasses,
+} from '../../packages/algorithms/src/sort/radix/radix-onesweep.ts';
+import { recordRadixSort } from '../../packages/algorithms/src/sort/radix/radix-sort.ts';
 import { verifySort, warmedMedian } from './harness.ts';
 
 const device = await createDevice({ backend: 'webgpu' });

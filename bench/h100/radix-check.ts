@@ -12,6 +12,8 @@
  */
 import { createDevice } from 'trident';
 import { dispatchGroups } from '../../packages/algorithms/src/common.ts';
+import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
+import { recordScan } from '../../packages/algorithms/src/scan/scan.ts';
 import {
   countKernel,
   MULTISPLIT_ITEMS,
@@ -21,10 +23,8 @@ import {
   type MultisplitValueLoads,
   multisplitShape,
   scatterKernel,
-} from '../../packages/algorithms/src/radix-multisplit.ts';
-import { recordRadixSort } from '../../packages/algorithms/src/radix-sort.ts';
-import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
-import { recordScan } from '../../packages/algorithms/src/scan.ts';
+} from '../../packages/algorithms/src/sort/radix/radix-multisplit.ts';
+import { recordRadixSort } from '../../packages/algorithms/src/sort/radix/radix-sort.ts';
 import { verifySort, warmedMedian } from './harness.ts';
 
 const device = await createDevice({ backend: 'webgpu' });

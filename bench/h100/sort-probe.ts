@@ -16,10 +16,15 @@
 import { radixSort } from '@trident/algorithms';
 import { type Buffer, createDevice, type Device } from 'trident';
 import { dispatchGroups } from '../../packages/algorithms/src/common.ts';
-import { countKernel, MULTISPLIT_ITEMS, multisplitShape, scatterKernel } from '../../packages/algorithms/src/radix-multisplit.ts';
-import { recordRadixSort } from '../../packages/algorithms/src/radix-sort.ts';
 import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
-import { recordScan } from '../../packages/algorithms/src/scan.ts';
+import { recordScan } from '../../packages/algorithms/src/scan/scan.ts';
+import {
+  countKernel,
+  MULTISPLIT_ITEMS,
+  multisplitShape,
+  scatterKernel,
+} from '../../packages/algorithms/src/sort/radix/radix-multisplit.ts';
+import { recordRadixSort } from '../../packages/algorithms/src/sort/radix/radix-sort.ts';
 
 const device: Device = await createDevice({ backend: 'webgpu' });
 console.log(`device ${device.info.adapter}`);

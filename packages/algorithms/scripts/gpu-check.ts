@@ -32,6 +32,8 @@ import {
 import { createDevice, type Device } from 'trident';
 import { sustainedMedian } from '../../../bench/h100/harness.ts';
 import { dispatchGroups } from '../src/common.ts';
+import { randomU32 } from '../src/reference/random.ts';
+import { recordScan } from '../src/scan/scan.ts';
 import {
   countKernel,
   KEY_RANK_BATCH,
@@ -40,11 +42,9 @@ import {
   multisplitShape,
   scatterKernel,
   sortShape,
-} from '../src/radix-multisplit.ts';
-import { ONESWEEP_MAX_N, recordOnesweepHistogram, recordOnesweepPass } from '../src/radix-onesweep.ts';
-import { recordRadixSort } from '../src/radix-sort.ts';
-import { randomU32 } from '../src/reference/random.ts';
-import { recordScan } from '../src/scan.ts';
+} from '../src/sort/radix/radix-multisplit.ts';
+import { ONESWEEP_MAX_N, recordOnesweepHistogram, recordOnesweepPass } from '../src/sort/radix/radix-onesweep.ts';
+import { recordRadixSort } from '../src/sort/radix/radix-sort.ts';
 
 const { values: args } = parseArgs({
   options: {

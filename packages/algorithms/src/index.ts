@@ -15,9 +15,8 @@
  * - Formulations are chosen from `device.caps` (features and limits) only.
  */
 
-export { bitonicSort } from './bitonic-sort.ts';
 export { fewInvocations } from './common.ts';
-export { type CompactResult, compact } from './compact.ts';
+export { type CompactResult, compact } from './compact/compact.ts';
 export { APSP_BLOCK, apsp } from './graph/apsp.ts';
 export { type BfsFormulation, bfs, bfsFormulation } from './graph/bfs.ts';
 export { type ComponentsFormulation, type ComponentsOptions, components, componentsFormulation } from './graph/components.ts';
@@ -31,8 +30,7 @@ export { bfsReference } from './graph/reference/bfs.ts';
 export { componentsReference } from './graph/reference/components.ts';
 export { matchingReference, matchingSize } from './graph/reference/matching.ts';
 export { type MstForest, mstReference } from './graph/reference/mst.ts';
-export { type HistogramOptions, histogram } from './histogram.ts';
-export { mergeSort } from './merge-sort.ts';
+export { type HistogramOptions, histogram } from './histogram/histogram.ts';
 export {
   DEFAULT_SOFTENING2,
   NBODY_FLOPS_PER_INTERACTION,
@@ -45,10 +43,8 @@ export {
   nbody,
   nbodyAccelerations,
   nbodyFormulation,
-} from './nbody.ts';
-export { quickSort } from './quicksort.ts';
-export { radixSort } from './radix-sort.ts';
-export { type ReduceOp, type ReduceOptions, reduce, reduceInto, reduceSumDepth } from './reduce.ts';
+} from './nbody/nbody.ts';
+export { type ReduceOp, type ReduceOptions, reduce, reduceInto, reduceSumDepth } from './reduce/reduce.ts';
 export { compactReference } from './reference/compact.ts';
 export { histogramReference } from './reference/histogram.ts';
 export * as orderKeys from './reference/keys.ts';
@@ -58,7 +54,11 @@ export { gammaF32, reduceReference, sumAbs } from './reference/reduce.ts';
 export { scanReference } from './reference/scan.ts';
 export { sortReference } from './reference/sort.ts';
 export { zcopyReference, zfillReference } from './reference/zcopy.ts';
-export { type ScanFormulation, type ScanOptions, type ScanVariant, scan, scanFormulation, scanSumDepth, scanVariant } from './scan.ts';
-export type { LookbackTuning } from './scan-lookback.ts';
-export { type SortKeyType, type SortMethod, type SortOptions, type SortResult, sort, sortMethod } from './sort.ts';
-export { zcopy, zfill } from './zcopy.ts';
+export { type ScanFormulation, type ScanOptions, type ScanVariant, scan, scanFormulation, scanSumDepth, scanVariant } from './scan/scan.ts';
+export type { LookbackTuning } from './scan/scan-lookback.ts';
+export { bitonicSort } from './sort/bitonic/bitonic-sort.ts';
+export { mergeSort } from './sort/merge/merge-sort.ts';
+export { quickSort } from './sort/quick/quicksort.ts';
+export { radixSort } from './sort/radix/radix-sort.ts';
+export { type SortKeyType, type SortMethod, type SortOptions, type SortResult, sort, sortMethod } from './sort/sort.ts';
+export { zcopy, zfill } from './zcopy/zcopy.ts';

@@ -49,8 +49,8 @@ import {
   type Val,
 } from '@trident/core';
 import { cachedKernel, checkChoice, fewInvocations, gatherSize, gridStride, hasAll, strideWorkgroups, unsupported } from '../common.ts';
-import { reduce } from '../reduce.ts';
-import { scan } from '../scan.ts';
+import { reduce } from '../reduce/reduce.ts';
+import { scan } from '../scan/scan.ts';
 import { checkGraph, checkSquare, type Graph } from './graph.ts';
 import { asI32, NONE } from './kernels.ts';
 

@@ -28,7 +28,7 @@
  */
 import { type Buffer, buffer, type Device, defineKernel, max, min, select, u32, uniform } from '@trident/core';
 import { cachedKernel, checkChoice, fewInvocations, gatherSize, hasAll } from '../common.ts';
-import { reduce } from '../reduce.ts';
+import { reduce } from '../reduce/reduce.ts';
 import { checkGraph, checkSquare, type Graph } from './graph.ts';
 import { asI32 } from './kernels.ts';
 import { checkBlendable, needsAtomics } from './needs.ts';

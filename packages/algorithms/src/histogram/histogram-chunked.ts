@@ -16,8 +16,8 @@
  * counts into the one output histogram instead (global atomics, variant A).
  */
 import { type Buffer, buffer, type Device, defineKernel, min, uniform } from '@trident/core';
-import { cachedKernel, gatherSize, hasAll, scratch } from './common.ts';
-import { chunkPlan } from './reduce.ts';
+import { cachedKernel, gatherSize, hasAll, scratch } from '../common.ts';
+import { chunkPlan } from '../reduce/reduce.ts';
 
 /**
  * Tuning as data. The per-chunk shape runs while bins × chunks <= n ×

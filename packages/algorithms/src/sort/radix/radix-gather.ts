@@ -44,8 +44,8 @@ import {
   type Var,
   vec,
 } from '@trident/core';
-import { cachedKernel, gatherSize, lowerBound, scratch } from './common.ts';
-import { recordGatherBlockScan } from './scan-gather.ts';
+import { cachedKernel, gatherSize, lowerBound, scratch } from '../../common.ts';
+import { recordGatherBlockScan } from '../../scan/scan-gather.ts';
 
 const BITS = 4;
 const DIGITS = 1 << BITS;

@@ -19,7 +19,7 @@
  * is about 90% of it.
  */
 import { type Buffer, buffer, type Device, defineKernel, select, u32, uniform, type Val, type Var, vec } from '@trident/core';
-import { cachedKernel, gatherSize, scratch } from './common.ts';
+import { cachedKernel, gatherSize, scratch } from '../common.ts';
 
 /**
  * Texels (four elements) per chunk: a chunk's count of one bin, at most 4 · 63 = 252,

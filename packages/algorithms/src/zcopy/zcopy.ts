@@ -3,7 +3,7 @@
  * `zcopy` reads and writes every element once; `zfill` only writes.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, InvalidArgumentError, uniform, vec } from '@trident/core';
-import { cachedKernel, checkBuffer, dispatchGroups, familyOf, gatherSize, gridStride, strideWorkgroups } from './common.ts';
+import { cachedKernel, checkBuffer, dispatchGroups, familyOf, gatherSize, gridStride, strideWorkgroups } from '../common.ts';
 
 const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
 

@@ -19,11 +19,11 @@
  * source by a binary search over the scanned flags, and a rank-counting local sort.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, select, uniform, type Val } from '@trident/core';
-import { finishSort, initKernel } from './bitonic-sort.ts';
-import { blockSize, cachedKernel, dispatchGroups, gatherSize, preferredFamily } from './common.ts';
+import { blockSize, cachedKernel, dispatchGroups, gatherSize, preferredFamily } from '../../common.ts';
+import { recordScan } from '../../scan/scan.ts';
+import { finishSort, initKernel } from '../bitonic/bitonic-sort.ts';
+import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from '../sort-args.ts';
 import { gatherQuickSortPairs } from './quicksort-gather.ts';
-import { recordScan } from './scan.ts';
-import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
 
 /** lt[i - lo] = key < pivot, eq[i - lo] = key == pivot, for i in [lo, hi). */
 function flagsKernel(wg: number) {

@@ -57,7 +57,7 @@ import {
   type Var,
   vec,
 } from '@trident/core';
-import { blockSize, cachedKernel, checkBuffer, checkCount, checkFits, familyOf, gatherSize, preferredFamily, scratch } from './common.ts';
+import { blockSize, cachedKernel, checkBuffer, checkCount, checkFits, familyOf, gatherSize, preferredFamily, scratch } from '../common.ts';
 
 /** Floating-point operations counted per interaction when reporting GFLOP/s. */
 export const NBODY_FLOPS_PER_INTERACTION = 20;

@@ -8,8 +8,8 @@
  * (stable). 2 reads and 1 write of each key per pass; no workgroup memory, no atomics.
  */
 import { type Buffer, buffer, type Device, defineKernel, min, uniform, type Val, type Var } from '@trident/core';
-import { cachedKernel, scratch } from './common.ts';
-import { chunkPlan } from './reduce.ts';
+import { cachedKernel, scratch } from '../../common.ts';
+import { chunkPlan } from '../../reduce/reduce.ts';
 
 /** Tuning as data: digit width (8 bits: 4 passes, 256-bin histograms that stay in L1). */
 const RADIX = { bits: 8, digits: 256, passes: 4 } as const;

@@ -20,8 +20,8 @@ import {
   uniform,
   type Val,
 } from '@trident/core';
-import { cachedKernel, scratch } from './common.ts';
-import { chunkPlan } from './reduce.ts';
+import { cachedKernel, scratch } from '../common.ts';
+import { chunkPlan } from '../reduce/reduce.ts';
 
 /**
  * 1 where x != 0, else 0, without a branch: (x | -x) has its top bit set exactly

@@ -6,7 +6,7 @@
  * distinct, so the order is total and the sorts stay stable).
  */
 import { buffer, defineKernel, type KernelBuilder, max, min, select, uniform, type Val, vec } from '@trident/core';
-import { cachedKernel, f32ToKey, i32ToKey } from './common.ts';
+import { cachedKernel, f32ToKey, i32ToKey } from '../common.ts';
 import type { SortKeyType } from './sort-args.ts';
 
 /** Keys a fragment sorts in registers (four texels). */

@@ -54,8 +54,8 @@ import {
   strideWorkgroups,
   unsupported,
   workgroupScan,
-} from './common.ts';
-import { chunkKernel, chunkPlan, chunkSumDepth } from './reduce.ts';
+} from '../common.ts';
+import { chunkKernel, chunkPlan, chunkSumDepth } from '../reduce/reduce.ts';
 import { gatherScanSumDepth, recordGatherBlockScan } from './scan-gather.ts';
 import {
   type LookbackTuning,

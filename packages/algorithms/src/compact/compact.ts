@@ -28,10 +28,10 @@ import {
   type Val,
   vec,
 } from '@trident/core';
-import { cachedKernel, checkBuffer, gatherSize, hasAll, lowerBound, preferredFamily, scratch } from './common.ts';
+import { cachedKernel, checkBuffer, gatherSize, hasAll, lowerBound, preferredFamily, scratch } from '../common.ts';
+import { recordScan } from '../scan/scan.ts';
+import { recordBlockSums, recordGatherBlockScan } from '../scan/scan-gather.ts';
 import { compactChunked } from './compact-chunked.ts';
-import { recordScan } from './scan.ts';
-import { recordBlockSums, recordGatherBlockScan } from './scan-gather.ts';
 
 const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
 

@@ -21,9 +21,9 @@
  * (hardware WebGL2) were not measured.
  */
 import type { Buffer, BufferDType, Device, DeviceCaps } from '@trident/core';
-import { familyOf, fewInvocations } from './common.ts';
-import { mergeSort } from './merge-sort.ts';
-import { radixSort } from './radix-sort.ts';
+import { familyOf, fewInvocations } from '../common.ts';
+import { mergeSort } from './merge/merge-sort.ts';
+import { radixSort } from './radix/radix-sort.ts';
 import type { SortKeyType, SortOptions, SortResult } from './sort-args.ts';
 
 export type { SortKeyType, SortOptions, SortResult } from './sort-args.ts';

@@ -20,7 +20,7 @@
  * compaction and partitioning scan their predicates without a predicate pass.
  */
 import { type Buffer, buffer, type Device, defineKernel, select, uniform, type Val, vec } from '@trident/core';
-import { cachedKernel, gatherSize, scratch } from './common.ts';
+import { cachedKernel, gatherSize, scratch } from '../common.ts';
 
 type Num = 'u32' | 'i32' | 'f32';
 

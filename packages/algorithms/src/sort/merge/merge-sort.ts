@@ -10,10 +10,10 @@
  * by index at the end), exactly as in bitonic-sort.ts.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, select, uniform, type Val } from '@trident/core';
-import { finishSort, initKernel } from './bitonic-sort.ts';
-import { cachedKernel, gatherSize, preferredFamily, scratch } from './common.ts';
+import { cachedKernel, gatherSize, preferredFamily, scratch } from '../../common.ts';
+import { finishSort, initKernel } from '../bitonic/bitonic-sort.ts';
+import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from '../sort-args.ts';
 import { gatherMergeLength, recordMergePathSort } from './merge-path.ts';
-import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
 
 /** One merge step of runs of length `run`: scatter to own offset + rank in the partner run. */
 function mergeStepKernel(wg: number) {

@@ -56,9 +56,9 @@ import {
   scratch,
   strideWorkgroups,
   workgroupReduce,
-} from './common.ts';
+} from '../common.ts';
 
-export type { ReduceOp } from './common.ts';
+export type { ReduceOp } from '../common.ts';
 
 const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
 const OPS: readonly ReduceOp[] = ['sum', 'min', 'max'];

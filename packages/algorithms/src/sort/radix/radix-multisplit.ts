@@ -54,9 +54,9 @@ import {
   type Val,
   type Var,
 } from '@trident/core';
-import { cachedKernel, dispatchGroups, floorPow2, scratch, workgroupScan } from './common.ts';
+import { cachedKernel, dispatchGroups, floorPow2, scratch, workgroupScan } from '../../common.ts';
+import { recordScan } from '../../scan/scan.ts';
 import { ONESWEEP_MAX_N, recordOnesweepPasses } from './radix-onesweep.ts';
-import { recordScan } from './scan.ts';
 
 const BITS = 8;
 const DIGITS = 1 << BITS;

@@ -21,9 +21,9 @@
  * per fragment, and bitonic runs many more fragments.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, max, min, select, uniform, type Val, vec } from '@trident/core';
-import { cachedKernel, ceilPow2, f32ToKey, familyOf, gatherSize, i32ToKey, keyToF32, keyToI32, scratch } from './common.ts';
-import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
-import { BLOCK, bitonicTailKernel, blockSortKernel } from './sort-blocks.ts';
+import { cachedKernel, ceilPow2, f32ToKey, familyOf, gatherSize, i32ToKey, keyToF32, keyToI32, scratch } from '../../common.ts';
+import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from '../sort-args.ts';
+import { BLOCK, bitonicTailKernel, blockSortKernel } from '../sort-blocks.ts';
 
 /** keys[i] = key(input[i]) for i < n, else 0xFFFFFFFF; idx[i] = i (i < N). */
 export function initKernel(dtype: SortKeyType, wg: number) {

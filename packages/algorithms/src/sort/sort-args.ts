@@ -7,7 +7,7 @@
  * sorts are stable: equal keys keep the input order of their values.
  */
 import { type Buffer, type BufferDType, type Device, InvalidArgumentError } from '@trident/core';
-import { checkBuffer, checkFits } from './common.ts';
+import { checkBuffer, checkFits } from '../common.ts';
 
 export const KEY_TYPES = ['u32', 'i32', 'f32'] as const;
 const VALUE_TYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];

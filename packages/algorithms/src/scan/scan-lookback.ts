@@ -65,7 +65,7 @@ import {
   type Var,
   vec,
 } from '@trident/core';
-import { blockSize, cachedKernel, dispatchGroups, hasAll, scratch, workgroupScan } from './common.ts';
+import { blockSize, cachedKernel, dispatchGroups, hasAll, scratch, workgroupScan } from '../common.ts';
 
 export type Num = 'u32' | 'i32' | 'f32';
 

@@ -32,10 +32,10 @@ import {
   type Var,
   vec,
 } from '@trident/core';
-import { finishSort } from './bitonic-sort.ts';
-import { cachedKernel, gatherSize, scratch } from './common.ts';
-import type { SortKeyType } from './sort-args.ts';
-import { BLOCK, blockSortKernel } from './sort-blocks.ts';
+import { cachedKernel, gatherSize, scratch } from '../../common.ts';
+import { finishSort } from '../bitonic/bitonic-sort.ts';
+import type { SortKeyType } from '../sort-args.ts';
+import { BLOCK, blockSortKernel } from '../sort-blocks.ts';
 
 /** Outputs per diagonal sample. */
 export const DIAGONAL_STRIDE = 32;

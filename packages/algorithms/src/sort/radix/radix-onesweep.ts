@@ -31,7 +31,7 @@
  * barriers at top level.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, select, u32, uniform } from '@trident/core';
-import { cachedKernel, dispatchGroups, scratch, strideWorkgroups, workgroupScan } from './common.ts';
+import { cachedKernel, dispatchGroups, scratch, strideWorkgroups, workgroupScan } from '../../common.ts';
 import { MULTISPLIT_PASSES, type MultisplitShape, rankAndScatter } from './radix-multisplit.ts';
 
 const BITS = 8;

@@ -20,8 +20,8 @@
  * partitions being stable), and output t then looks for the element of rank t.
  */
 import { type Buffer, buffer, type Device, defineKernel, type KernelBuilder, select, uniform, type Val } from '@trident/core';
-import { cachedKernel, gatherSize } from './common.ts';
-import { recordGatherBlockScan } from './scan-gather.ts';
+import { cachedKernel, gatherSize } from '../../common.ts';
+import { recordGatherBlockScan } from '../../scan/scan-gather.ts';
 
 /** `seg` entry of elements in no active range. */
 const NONE = 0xffffffff;

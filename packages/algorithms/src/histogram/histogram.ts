@@ -68,10 +68,10 @@ import {
   scratch,
   strideWorkgroups,
   unsupported,
-} from './common.ts';
+} from '../common.ts';
+import { chunkPlan } from '../reduce/reduce.ts';
 import { chunkedHistogramFits, recordAtomicChunkHistogram, recordChunkedHistogram } from './histogram-chunked.ts';
 import { PACKED_MAX_BINS, recordPackedHistogram } from './histogram-gather.ts';
-import { chunkPlan } from './reduce.ts';
 
 /** Largest sub-histogram temporary, in elements (16 MiB). */
 const MAX_SUB_ELEMENTS = 2 ** 22;

@@ -46,12 +46,12 @@ import {
   scratch,
   workgroupReduce,
   workgroupScan,
-} from './common.ts';
+} from '../../common.ts';
+import { recordScan } from '../../scan/scan.ts';
+import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from '../sort-args.ts';
 import { recordChunkedRadix } from './radix-chunked.ts';
 import { recordGatherRadixSort } from './radix-gather.ts';
 import { type MultisplitShape, recordMultisplitPasses, sortShape } from './radix-multisplit.ts';
-import { recordScan } from './scan.ts';
-import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from './sort-args.ts';
 
 const BITS = 4;
 const DIGITS = 1 << BITS;
