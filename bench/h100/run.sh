@@ -14,14 +14,21 @@
 #   bash bench/h100/run.sh ab          # on the GPU machine: A/B of Trident's IR kernels against hand-written WGSL (bench/webgpu-h100-ab.ts)
 #   node .gpu/bounds-check.mjs         # on the GPU machine, after pack: what bounds checks cost a radix scatter pass
 #
+# The browser bench (hardware WebGL2 and WebGPU in headless Chromium on the H100, peers in the same page):
+#   bash bench/h100/run.sh pack-browser   # here: builds .browser/ (page bundle + conformance page + run.mjs +
+#                                         # playwright-core + Node) from a clean export of HEAD (commit first)
+#   bash bench/h100/run.sh browser [ARGS] # on the GPU machine, after `source /tmp/trident-chromium/env.sh`
+#                                         # (the carried Chromium: ../shared/device/chromium-pack.sh): the CUB anchor,
+#                                         # then .browser/run.mjs ARGS -> $OUT/h100-browser.json (bench/results/README.md)
+#
 # With the device tool: run(kind='nvidia-h100-x1', carry=['.gpu'],
 #   command='source .gpu/start.sh && bash bench/h100/run.sh suite')   -> $OUT/h100-suite.json, $OUT/*.txt, $OUT/*.log
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-usage='usage: run.sh pack|suite|probe|graph|dev|scan|ab'
+usage='usage: run.sh pack|suite|probe|graph|dev|scan|ab|pack-browser|browser'
 step=${1:?$usage}
 # An unknown step must not fall through to the suite (six minutes of device time).
-case $step in pack | suite | probe | graph | dev | scan | ab) ;; *) echo "$usage (got '$step')" >&2; exit 2 ;; esac
+case $step in pack | suite | probe | graph | dev | scan | ab | pack-browser | browser) ;; *) echo "$usage (got '$step')" >&2; exit 2 ;; esac
 
 if [[ $step == pack ]]; then
   set -e
@@ -65,6 +72,48 @@ if [[ $step == pack ]]; then
     (cd .gpu/debs && apt-get "${o[@]}" download libglvnd0 libegl1 libgl1 libglx0 libgles2 libopengl0 > /dev/null 2>&1)
   fi
   exit 0
+fi
+
+if [[ $step == pack-browser ]]; then
+  # Built from a clean export of HEAD (other work in this checkout may be mid-edit): commit what should run first.
+  set -e
+  exclude=$(git rev-parse --git-path info/exclude)
+  mkdir -p "$(dirname "$exclude")"
+  grep -qx '/.browser/' "$exclude" 2>/dev/null || echo '/.browser/' >> "$exclude"
+  here=$PWD
+  snap=$(mktemp -d)
+  trap 'rm -rf "$snap"' EXIT
+  git archive HEAD | tar -x -C "$snap"
+  mkdir "$snap/node_modules"
+  for e in node_modules/* node_modules/.bin; do
+    case $(basename "$e") in
+      trident | @trident) cp -a "$e" "$snap/node_modules/" ;; # relative links: the export's own packages
+      *) ln -s "$here/$e" "$snap/node_modules/$(basename "$e")" ;;
+    esac
+  done
+  mkdir -p .browser
+  (cd "$snap" && node_modules/.bin/tsx bench/h100/browser-build.ts "$here/.browser")
+  git rev-parse --short HEAD > .browser/commit.txt
+  bash ../shared/device/pack.sh .browser
+  du -sh .browser
+  exit 0
+fi
+if [[ $step == browser ]]; then
+  export OUT=${OUT:-/tmp/trident-out}
+  mkdir -p "$OUT"
+  [[ -n ${TRIDENT_CHROMIUM:-} ]] || { echo 'no TRIDENT_CHROMIUM: source /tmp/trident-chromium/env.sh first' >&2; exit 2; }
+  source .browser/start.sh
+  gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)
+  echo "GPU: $gpu; commit $(cat .browser/commit.txt)"
+  # The CUB anchor in the same call (its 2^24 and 2^26 rows sit beside the browser's); only same-call ratios compare.
+  cub=()
+  if nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .browser/cub_anchor.cu > "$OUT/nvcc-cub.log" 2>&1 && /tmp/cub_anchor > "$OUT/cub.txt" 2>&1; then
+    cat "$OUT/cub.txt"; cub=(--cub "$OUT/cub.txt")
+  else
+    echo "CUB anchor failed:"; tail -5 "$OUT/nvcc-cub.log" "$OUT/cub.txt" 2>/dev/null
+  fi
+  node .browser/run.mjs --out "$OUT/h100-browser.json" --gpu "$gpu" --commit "$(cat .browser/commit.txt)" "${cub[@]}" "${@:2}" 2>&1 | tee "$OUT/browser.log"
+  exit "${PIPESTATUS[0]}"
 fi
 
 # ---- on the GPU machine ----

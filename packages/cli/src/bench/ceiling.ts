@@ -1,5 +1,6 @@
 /**
- * The machine's own plain-JavaScript ceiling for the cpu backend (issue 10): reduce
+ * The machine's own plain-JavaScript ceiling for the cpu backend: the copy ceiling (zcopy
+ * copy: `TypedArray.prototype.set`, the platform's fastest copy, per thread), and reduce
  * sum, inclusive scan, 256-bin histogram and compaction written as plain loops, one
  * per thread over a contiguous chunk of SharedArrayBuffer-backed data, on as many
  * threads as the cpu backend has workers — worker_threads in Node, Web Workers in
@@ -10,6 +11,9 @@
  * Trident cpu's time as a share of it instead of a speedup to win.
  *
  * Each operation is what a hand-written threaded version would do:
+ * - copy: each thread copies its chunk with `dst.set(src.subarray(lo, hi), lo)` (a memcpy
+ *   inside V8): the machine's copy bandwidth on that many threads, the cpu platform's zcopy
+ *   ceiling in the report (Trident's own cpu zcopy kernel is no ceiling);
  * - reduce: each thread sums its chunk; the calling thread adds the partials;
  * - scan: each thread scans its chunk in place; every chunk after the first then
  *   adds the total of the chunks before it (two passes);
@@ -29,13 +33,13 @@ import { summarize } from './stats.ts';
 import { timeRepeats, type WarmupSettings, warmUp, warmupRule } from './timing.ts';
 
 /** The cases (`algorithm:variant`, as in cases.ts) that have a plain-JS ceiling. */
-export const CEILING_CASES = ['reduce:sum', 'scan:inclusive', 'histogram:256 bins', 'compact:half kept'] as const;
+export const CEILING_CASES = ['zcopy:copy', 'reduce:sum', 'scan:inclusive', 'histogram:256 bins', 'compact:half kept'] as const;
 export type CeilingCase = (typeof CEILING_CASES)[number];
 
 export const isCeilingCase = (key: string): key is CeilingCase => (CEILING_CASES as readonly string[]).includes(key);
 
 /** Operation codes in the control block, and its ints per thread: seq, op, lo, hi, arg, arg2, result, ack. */
-const OPS = { yield: 0, sum: 1, scan: 2, add: 3, histogram: 4, count: 5, copy: 6 } as const;
+const OPS = { yield: 0, sum: 1, scan: 2, add: 3, histogram: 4, count: 5, copy: 6, set: 7 } as const;
 const SLOT = 8;
 
 /** The implementation name of ceiling rows. */
@@ -60,6 +64,7 @@ export const CEILING_THREAD_SOURCE = `
 'use strict';
 let src = new Uint32Array(0), flags = new Uint32Array(0), dst = new Uint32Array(0), counts = new Uint32Array(0);
 let ctrl = new Int32Array(8), base = 0;
+function copyChunk(lo, hi) { dst.set(src.subarray(lo, hi), lo); return 0; }
 function sum(lo, hi) { let s = 0; for (let i = lo; i < hi; i++) s = (s + src[i]) >>> 0; return s; }
 function scan(lo, hi) { let s = 0; for (let i = lo; i < hi; i++) { s = (s + src[i]) >>> 0; dst[i] = s; } return s; }
 function add(lo, hi, offset) { for (let i = lo; i < hi; i++) dst[i] = dst[i] + offset; return 0; }
@@ -87,6 +92,7 @@ function serve(seen) {
     else if (op === ${OPS.histogram}) r = histogram(lo, hi, arg);
     else if (op === ${OPS.count}) r = count(lo, hi);
     else if (op === ${OPS.copy}) r = copy(lo, hi, arg, arg2);
+    else if (op === ${OPS.set}) r = copyChunk(lo, hi);
     ctrl[base + 6] = r | 0;
     Atomics.store(ctrl, base + 7, seen);
     Atomics.notify(ctrl, base + 7);
@@ -254,7 +260,7 @@ export async function prepareCeiling(key: CeilingCase, n: number, threads: Ceili
   src.set(host);
   const flags = shared(flagsHost.length);
   flags.set(flagsHost);
-  const needsDst = key === 'scan:inclusive' || key === 'compact:half kept';
+  const needsDst = key === 'scan:inclusive' || key === 'compact:half kept' || key === 'zcopy:copy';
   const dst = shared(needsDst ? n : 0);
   const counts = shared(key === 'histogram:256 bins' ? 256 * threads.count : 0);
   await threads.init({ src: src.buffer, flags: flags.buffer, dst: dst.buffer, counts: counts.buffer });
@@ -266,6 +272,13 @@ export async function prepareCeiling(key: CeilingCase, n: number, threads: Ceili
       return a === undefined ? undefined : { op, lo, hi, arg: a, arg2: arg2(t) };
     });
   switch (key) {
+    case 'zcopy:copy':
+      return {
+        run: async () => {
+          await threads.call(each('set'));
+        },
+        verify: () => sameArray(dst, host),
+      };
     case 'reduce:sum': {
       let total = 0;
       return {
@@ -318,6 +331,7 @@ export async function prepareCeiling(key: CeilingCase, n: number, threads: Ceili
 
 /** Bytes of one run, as Trident's case counts them (cases.ts), so GB/s compare. */
 const BYTES: Readonly<Record<CeilingCase, (n: number) => number>> = {
+  'zcopy:copy': (n) => 8 * n,
   'reduce:sum': (n) => 4 * n + 4,
   'scan:inclusive': (n) => 8 * n,
   'histogram:256 bins': (n) => 4 * n + 4 * 256,

@@ -4,18 +4,15 @@
  * backend's workers; a secure context for navigator.gpu), drives the page with
  * playwright-core and hands back its measurements.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, extname, join, normalize, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { fromWire, type JobOutputs, type JobSpec, toWire } from '../run/execute.ts';
+import { bundlePageInto } from './bundle.ts';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium.ts';
 import type { PageConfig, PageDeviceEntry, PageResult } from './protocol.ts';
-
-const require = createRequire(import.meta.url);
+import { serve } from './serve.ts';
 
 /**
  * Whether this module runs from the monorepo's TypeScript sources (bin/trident.mjs
@@ -26,81 +23,12 @@ const FROM_SOURCE = import.meta.url.endsWith('.ts');
 
 /** Bundles the page and its assets into a fresh folder; returns the folder. */
 async function bundlePage(): Promise<string> {
-  // Imported here, not at the top: a Node-only bundle of the CLI (the H100 run) must load without esbuild.
-  const { build } = await import('esbuild');
   const dir = mkdtempSync(join(tmpdir(), 'trident-bench-page-'));
-  const here = dirname(fileURLToPath(import.meta.url));
-  const cpuPackage = dirname(require.resolve('@trident/backend-cpu/package.json'));
-  const cpuWorker = join(cpuPackage, FROM_SOURCE ? 'src' : 'dist', 'browser-worker.mjs');
-  await build({
-    // The worker entry serves the sources' `new URL('./browser-worker.mjs', import.meta.url)`;
-    // the built backend inlines its worker (packages/backend-cpu/scripts/inline-worker.mjs).
-    entryPoints: { 'bench-page': join(here, FROM_SOURCE ? 'page.ts' : 'page.js'), 'browser-worker': cpuWorker },
-    outdir: dir,
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    conditions: FROM_SOURCE ? ['trident-source', 'browser'] : ['browser'],
-    target: 'es2022',
-    logLevel: 'error',
-    // Dawn's native addon is only reached from Node (a variable import specifier); never in a page.
-    external: ['webgpu'],
-  });
-  copyFileSync(require.resolve('gpu.js/dist/gpu-browser.min.js'), join(dir, 'gpu-browser.min.js'));
-  const wasmDir = join(dir, 'tfjs-wasm');
-  mkdirSync(wasmDir);
-  const wasmDist = dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm'));
-  for (const f of readdirSync(wasmDist).filter((f) => f.endsWith('.wasm'))) copyFileSync(join(wasmDist, f), join(wasmDir, f));
-  writeFileSync(
-    join(dir, 'index.html'),
-    '<!doctype html><html><head><meta charset="utf-8"><title>trident bench</title>' +
-      '<script src="gpu-browser.min.js"></script><script type="module" src="bench-page.mjs"></script></head><body>trident bench</body></html>',
-  );
+  await bundlePageInto(dir, { fromSource: FROM_SOURCE });
   return dir;
 }
 
-const TYPES: Record<string, string> = {
-  '.html': 'text/html',
-  '.mjs': 'text/javascript',
-  '.js': 'text/javascript',
-  '.wasm': 'application/wasm',
-  '.map': 'application/json',
-};
-
-/** Serves `dir` from 127.0.0.1 on a free port, cross-origin isolated, with any `extraHeaders`. */
-export function serve(dir: string, extraHeaders: Readonly<Record<string, string>> = {}): Promise<{ server: Server; url: string }> {
-  const server = createServer((req, res) => {
-    const path = normalize(join(dir, decodeURIComponent((req.url ?? '/').split('?')[0] as string)));
-    const file = path.endsWith(sep) || path === dir ? join(path, 'index.html') : path;
-    if (!file.startsWith(dir)) {
-      res.writeHead(403).end();
-      return;
-    }
-    let body: Buffer;
-    try {
-      body = readFileSync(file);
-    } catch {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, {
-      'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream',
-      'Cross-Origin-Opener-Policy': 'same-origin',
-      'Cross-Origin-Embedder-Policy': 'require-corp',
-      'Cross-Origin-Resource-Policy': 'same-origin',
-      ...extraHeaders,
-    });
-    res.end(body);
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const addr = server.address();
-      resolve({ server, url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/` });
-    });
-  });
-}
+export { serve };
 
 export interface BrowserRun extends PageResult {
   readonly chromiumVersion: string;

@@ -88,6 +88,31 @@ function measurement(
   };
 }
 
+/**
+ * The peers' time budget (PageConfig.peerBudgetMs): a size whose checked run (the first, untimed:
+ * compile and upload included) took longer is not timed, and the larger sizes of the same
+ * operation are skipped, each with a row that says why.
+ */
+class PeerBudget {
+  private exceeded: { n: number; ms: number } | undefined;
+  constructor(private readonly budgetMs: number | undefined) {}
+
+  /** Why size n is skipped, if an earlier size went over the budget. */
+  skip(n: number): string | undefined {
+    const e = this.exceeded;
+    return e && n > e.n
+      ? `skipped: n=${e.n} already took ${Math.round(e.ms)} ms a run, over the peer time budget of ${this.budgetMs} ms`
+      : undefined;
+  }
+
+  /** Why size n is not timed, if its checked run took `ms`, over the budget (and remembers it). */
+  over(n: number, ms: number): string | undefined {
+    if (this.budgetMs === undefined || ms <= this.budgetMs) return undefined;
+    this.exceeded = { n, ms };
+    return `over the peer time budget: the checked run took ${Math.round(ms)} ms (budget ${this.budgetMs} ms); not timed`;
+  }
+}
+
 const errorText = (err: unknown): string =>
   (err instanceof Error ? `${err.name}: ${err.message}` : String(err)).replace(/\s*\n\s*/g, ' ').slice(0, 300);
 
@@ -180,20 +205,34 @@ async function runTfjs(config: PageConfig, progress: Progress, out: PageResult):
     }
     out.adapters[`chromium/tfjs-${backend}`] = backend;
     for (const op of ops) {
+      const budget = new PeerBudget(config.peerBudgetMs);
       for (const n of config.peerSizes[op.algorithm] ?? []) {
         await progress(`tfjs ${backend} ${op.algorithm} n=${n}`);
-        const host = tfInput(n);
-        const x = tf.tensor1d(host, 'float32');
+        const skipped = budget.skip(n);
+        if (skipped) {
+          out.measurements.push(measurement(op, 'tfjs', backend, backend, n, { error: skipped }));
+          continue;
+        }
+        let x: tf.Tensor1D | undefined;
         try {
-          const verified = op.check(host, await op.run(x));
+          const host = tfInput(n);
+          x = tf.tensor1d(host, 'float32');
+          const input = x;
+          const t0 = performance.now();
+          const verified = op.check(host, await op.run(input));
+          const over = budget.over(n, performance.now() - t0);
+          if (over) {
+            out.measurements.push(measurement(op, 'tfjs', backend, backend, n, { error: over }));
+            continue;
+          }
           const timed = await timeRuns(async () => {
-            await op.run(x);
+            await op.run(input);
           }, config.settings);
           out.measurements.push(measurement(op, 'tfjs', backend, backend, n, { ...timed, verified }));
         } catch (err) {
           out.measurements.push(measurement(op, 'tfjs', backend, backend, n, { error: errorText(err) }));
         } finally {
-          x.dispose();
+          x?.dispose();
         }
       }
     }
@@ -222,14 +261,26 @@ async function runGpuJs(config: PageConfig, progress: Progress, out: PageResult)
       continue;
     }
     out.adapters[`chromium/gpu.js-${mode}`] = mode;
+    const budget = new PeerBudget(config.peerBudgetMs);
     for (const n of sizes) {
       await progress(`gpu.js ${mode} nbody n=${n}`);
+      const skipped = budget.skip(n);
+      if (skipped) {
+        out.measurements.push(measurement(NBODY_OP, 'gpu.js', mode, mode, n, { error: skipped }));
+        continue;
+      }
       let gpu: GpuJsInstance | undefined;
       try {
         gpu = new GPU({ mode });
         const kernel = gpu.createKernel(nbodyAccel as unknown as (...args: never[]) => unknown, gpuJsNbodySettings(n));
         const pos = nbodyBodies(n);
+        const t0 = performance.now();
         const verified = gpuJsNbodyMatches(pos, kernel(pos, eps2) as ArrayLike<ArrayLike<number>>, eps2);
+        const over = budget.over(n, performance.now() - t0);
+        if (over) {
+          out.measurements.push(measurement(NBODY_OP, 'gpu.js', mode, mode, n, { error: over }));
+          continue;
+        }
         const timed = await timeRuns(async () => {
           kernel(pos, eps2);
         }, config.settings);

@@ -21,6 +21,12 @@ export interface PageConfig {
   readonly peers: boolean;
   /** Peer sizes by algorithm (reduce, scan, sort, nbody). */
   readonly peerSizes: Readonly<Record<string, readonly number[]>>;
+  /**
+   * A peer's time budget per run, ms: where one peer's checked run at a size takes longer, that row
+   * says so (untimed) and the peer's larger sizes of the operation are skipped with a row each
+   * (TF.js webgl's top-k at k = 2^24 takes ~20 s a run on an H100). Absent: no budget.
+   */
+  readonly peerBudgetMs?: number;
 }
 
 export interface PageResult {

@@ -1,0 +1,420 @@
+/**
+ * The browser bench on the GPU machine (bench/h100/run.sh browser): serves the page bundle that
+ * bench/h100/browser-build.ts wrote (the page `trident bench` drives locally,
+ * packages/cli/src/browser/page.ts) from 127.0.0.1, cross-origin isolated, drives it through
+ * playwright-core in the carried headless Chromium ($TRIDENT_CHROMIUM, $TRIDENT_CHROMIUM_FLAGS;
+ * without them the local /usr/bin/chromium and the CLI's flags, for a dry run on SwiftShader), and
+ * writes a `trident-bench/1` results file that `trident report` merges.
+ *
+ *   node run.mjs [--scale h100|small] [--parts trident,peers,conformance] [--backends webgpu,webgl2,cpu]
+ *                [--out FILE] [--deadline-s S] [--cub cub.txt] [--gpu "NVIDIA H100 80GB HBM3, 580.x"]
+ *   node run.mjs --merge a.json b.json ... --out FILE     (one results file from several calls' parts)
+ *
+ * Trident's cases run one size per page call (a fresh device each), so the file is rewritten after
+ * every step and a run stopped by --deadline-s (or killed) keeps what finished; each step not
+ * started for the deadline gets a row saying so. The peers (TF.js webgl / webgpu / wasm / cpu,
+ * gpu.js) run after, with a per-run time budget (PageConfig.peerBudgetMs). --cub adds the CUB
+ * anchor's lines (anchors/cub_anchor.cu, same call) as native rows. The conformance specs run in
+ * the same browser (conformance.html) once per GPU backend; their counts go into the file's
+ * `conformance` field and notes.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { chromium, type Page } from 'playwright-core';
+import type { BenchDevice, BenchResults, Measurement } from '../../packages/cli/src/bench/schema.ts';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../packages/cli/src/browser/chromium.ts';
+import type { PageConfig, PageResult } from '../../packages/cli/src/browser/protocol.ts';
+import { serve } from '../../packages/cli/src/browser/serve.ts';
+import { describeMachine } from '../../packages/cli/src/describe.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    scale: { type: 'string', default: 'h100' },
+    parts: { type: 'string', default: 'trident,peers,conformance' },
+    backends: { type: 'string', default: 'webgpu,webgl2,cpu' },
+    out: { type: 'string' },
+    'deadline-s': { type: 'string' },
+    cub: { type: 'string' },
+    gpu: { type: 'string' },
+    commit: { type: 'string' },
+    label: { type: 'string', default: 'h100' },
+    merge: { type: 'boolean' },
+    'conformance-backends': { type: 'string', default: 'webgl2,webgpu' },
+  },
+});
+
+const log = (line: string): void => {
+  process.stdout.write(`${line}\n`);
+};
+const pow2 = (from: number, to: number, step = 1): number[] => {
+  const out: number[] = [];
+  for (let e = from; e <= to; e += step) out.push(2 ** e);
+  return out;
+};
+
+/** Stored entries of the R-MAT graphs of 2^s vertices (edge factor 8, both directions): bench/graph-cases.ts. */
+const rmat = (scales: readonly number[]): number[] => scales.map((s) => 16 * 2 ** s);
+
+/** What each scale runs: Trident's cases (key -> sizes), the peers' sizes, the timing settings. */
+const PLANS = {
+  h100: {
+    cases: {
+      'zcopy:copy': pow2(16, 26, 2),
+      'reduce:sum': pow2(16, 26, 2),
+      'scan:inclusive': pow2(16, 26, 2),
+      'histogram:256 bins': pow2(16, 26, 2),
+      'compact:half kept': pow2(16, 26, 2),
+      'sort:auto': pow2(16, 26, 2),
+      'nbody:accelerations': [4096, 16384, 65536],
+      'bfs:rmat': rmat([16, 18, 20]),
+      'components:rmat': rmat([16, 18, 20]),
+    },
+    peers: { reduce: pow2(16, 26, 2), scan: pow2(16, 26, 2), sort: pow2(16, 26, 2), nbody: [4096, 16384, 65536] },
+    settings: { warmup: 2, warmupMs: 200, repeats: 7, budgetMs: 2000 },
+    peerBudgetMs: 4000,
+  },
+  small: {
+    cases: {
+      'zcopy:copy': [2 ** 12, 2 ** 14],
+      'reduce:sum': [2 ** 12, 2 ** 14],
+      'scan:inclusive': [2 ** 12, 2 ** 14],
+      'histogram:256 bins': [2 ** 12, 2 ** 14],
+      'compact:half kept': [2 ** 12, 2 ** 14],
+      'sort:auto': [2 ** 10, 2 ** 12],
+      'nbody:accelerations': [256, 512],
+      'bfs:rmat': rmat([8, 10]),
+      'components:rmat': rmat([8, 10]),
+    },
+    peers: { reduce: [2 ** 12, 2 ** 14], scan: [2 ** 12, 2 ** 14], sort: [2 ** 10, 2 ** 12], nbody: [256, 512] },
+    settings: { warmup: 1, warmupMs: 50, repeats: 3, budgetMs: 500 },
+    peerBudgetMs: 1000,
+  },
+} as const;
+
+type Plan = (typeof PLANS)[keyof typeof PLANS];
+
+interface Conformance {
+  readonly backend: string;
+  readonly passed: number;
+  readonly failed: number;
+  readonly failures: ReadonlyArray<{ test: string; error: string }>;
+  readonly error?: string;
+  readonly seconds: number;
+}
+
+interface BrowserResults extends BenchResults {
+  readonly conformance?: readonly Conformance[];
+}
+
+/** CUB anchor lines (anchors/cub_anchor.cu): `n=2^24 CUB reduce sum u32: 0.1234 ms 543.2 GB/s`, as native rows. */
+function cubRows(text: string, adapter: string): Measurement[] {
+  const rows: Measurement[] = [];
+  const names: ReadonlyArray<[RegExp, { implementation: string; algorithm: string; variant: string; bytes: (n: number) => number }]> = [
+    [/^memcpy d2d$/, { implementation: 'cuda', algorithm: 'zcopy', variant: 'copy', bytes: (n) => 8 * n }],
+    [/^CUB reduce sum u32$/, { implementation: 'cub', algorithm: 'reduce', variant: 'sum', bytes: (n) => 4 * n + 4 }],
+    [/^CUB inclusive scan u32$/, { implementation: 'cub', algorithm: 'scan', variant: 'inclusive', bytes: (n) => 8 * n }],
+    [/^CUB radix sort keys u32$/, { implementation: 'cub', algorithm: 'sort', variant: 'radix keys', bytes: (n) => 8 * n }],
+    [/^CUB histogram 256 bins$/, { implementation: 'cub', algorithm: 'histogram', variant: '256 bins', bytes: (n) => 4 * n + 1024 }],
+  ];
+  for (const line of text.split('\n')) {
+    const m = /^n=2\^(\d+) (.+?): ([\d.]+) ms/.exec(line.trim());
+    if (!m) continue;
+    const op = names.find(([re]) => re.test(m[2] as string))?.[1];
+    if (!op) continue;
+    const n = 2 ** Number(m[1]);
+    const ms = Number(m[3]);
+    rows.push({
+      algorithm: op.algorithm,
+      variant: op.variant,
+      implementation: op.implementation,
+      backend: 'cuda',
+      runtime: 'native',
+      adapter,
+      n,
+      dtype: 'u32',
+      timer: 'gpu-timestamp',
+      warmup: 1,
+      repeats: 1,
+      ms: { median: ms, min: ms, max: ms, q1: ms, q3: ms, samples: [ms] },
+      bytes: op.bytes(n),
+      throughput: { value: op.bytes(n) / (ms * 1e6), unit: 'GB/s' },
+    });
+  }
+  return rows;
+}
+
+function merge(files: readonly string[], out: string): void {
+  const parts = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as BrowserResults);
+  const first = parts[0];
+  if (!first) throw new Error('--merge: no files');
+  const devices = new Map<string, BenchDevice>();
+  for (const p of parts) for (const d of p.devices ?? []) devices.set(`${d.runtime}/${d.backend}`, d);
+  const merged: BrowserResults = {
+    ...first,
+    adapters: Object.assign({}, ...parts.map((p) => p.adapters)),
+    versions: Object.assign({}, ...parts.map((p) => p.versions)),
+    settings: {
+      ...first.settings,
+      command: parts.map((p) => p.settings.command).join(' ; '),
+      sizes: Object.assign({}, ...parts.map((p) => p.settings.sizes)),
+    },
+    measurements: parts.flatMap((p) => p.measurements),
+    devices: [...devices.values()],
+    unavailable: parts.flatMap((p) => p.unavailable ?? []),
+    notes: [...new Set(parts.flatMap((p) => p.notes ?? []))],
+    conformance: parts.flatMap((p) => p.conformance ?? []),
+  };
+  writeFileSync(out, `${JSON.stringify(merged, null, 1)}\n`);
+  log(`merged ${files.length} file(s) -> ${out}: ${merged.measurements.length} measurements`);
+}
+
+async function main(): Promise<void> {
+  const out = values.out ?? join(process.env.OUT ?? '.', 'h100-browser.json');
+  if (values.merge) {
+    merge(positionals, out);
+    return;
+  }
+  const plan: Plan = values.scale === 'small' ? PLANS.small : PLANS.h100;
+  const parts = new Set((values.parts ?? '').split(',').filter(Boolean));
+  const backends = (values.backends ?? '').split(',').filter(Boolean);
+  const started = Date.now();
+  const deadline = values['deadline-s'] ? started + 1000 * Number(values['deadline-s']) : Number.POSITIVE_INFINITY;
+  const executablePath = process.env.TRIDENT_CHROMIUM ?? CHROMIUM_PATH;
+  // playwright adds --headless itself.
+  const args = process.env.TRIDENT_CHROMIUM_FLAGS
+    ? process.env.TRIDENT_CHROMIUM_FLAGS.split(/\s+/).filter((a) => a && a !== '--headless')
+    : [...CHROMIUM_ARGS];
+  const pageDir = join(here, 'page');
+  const { server, url } = await serve(pageDir);
+  const browser = await chromium.launch({ executablePath, args, headless: true });
+  const chromiumVersion = browser.version();
+  const gpu = values.gpu?.trim();
+  const measurements: Measurement[] = [];
+  const devices = new Map<string, BenchDevice>();
+  const adapters: Record<string, string> = {};
+  const versions: Record<string, string> = {
+    node: process.version,
+    chromium: chromiumVersion,
+    ...(values.commit ? { 'trident commit': values.commit } : {}),
+  };
+  const unavailable: Array<{ backend: string; runtime: string; reason: string }> = [];
+  const conformance: Conformance[] = [];
+  const notes: string[] = [
+    `The browser bench: the page \`trident bench\` drives locally (packages/cli/src/browser/page.ts), bundled by bench/h100/browser-build.ts and run by bench/h100/browser-run.ts in headless Chromium ${chromiumVersion} (${executablePath}) through playwright-core, served cross-origin isolated from 127.0.0.1; flags: ${args.join(' ')}.`,
+    `Settings: warm-up ${plan.settings.warmup} runs at least (adaptive to ${plan.settings.warmupMs} ms), ${plan.settings.repeats} repeats or ${plan.settings.budgetMs} ms of timed work (at least 3); peers' per-run budget ${plan.peerBudgetMs} ms. Trident runs one size per page call, on a fresh device.`,
+  ];
+  const sizes: Record<string, number[]> = {};
+  const write = (): void => {
+    const results: BrowserResults = {
+      schema: 'trident-bench/1',
+      createdAt: new Date(started).toISOString(),
+      label: values.label ?? 'h100',
+      machine: {
+        ...describeMachine(),
+        ...(gpu ? { gpu, label: values.label } : {}),
+        browser: `Chromium ${chromiumVersion} (headless shell)`,
+      } as BenchResults['machine'],
+      adapters,
+      versions,
+      settings: {
+        command: `bash bench/h100/run.sh browser (node run.mjs ${process.argv.slice(2).join(' ')})`,
+        warmup: plan.settings.warmup,
+        warmupMs: plan.settings.warmupMs,
+        repeats: plan.settings.repeats,
+        sizes,
+      },
+      measurements,
+      devices: [...devices.values()],
+      unavailable,
+      notes,
+      ...(conformance.length > 0 ? { conformance } : {}),
+    };
+    writeFileSync(out, `${JSON.stringify(results, null, 1)}\n`);
+  };
+  const absorb = (r: PageResult): void => {
+    measurements.push(...r.measurements);
+    for (const d of r.devices ?? []) devices.set(`${d.runtime}/${d.backend}`, d);
+    Object.assign(adapters, r.adapters);
+    Object.assign(versions, r.versions);
+    for (const u of r.unavailable) if (!unavailable.some((x) => x.backend === u.backend && x.runtime === u.runtime)) unavailable.push(u);
+  };
+  const timeLeft = (): boolean => Date.now() < deadline;
+  try {
+    const page = await openPage(browser, url);
+    log(`chromium ${chromiumVersion}; page ${url}`);
+    const probe = await page.evaluate(() => (window.tridentDevices as NonNullable<typeof window.tridentDevices>)(0));
+    for (const e of probe) log(`  ${e.backend}: ${e.available ? `${e.adapter}` : `unavailable: ${e.reason}`}`);
+    if (parts.has('trident')) {
+      for (const kind of backends) {
+        for (const [key, list] of Object.entries(plan.cases)) {
+          sizes[key] = [...list];
+          for (const n of list) {
+            if (!timeLeft()) {
+              const [algorithm, variant] = key.split(':') as [string, string];
+              measurements.push({
+                algorithm,
+                variant,
+                implementation: 'trident',
+                backend: kind,
+                runtime: 'chromium',
+                adapter: adapters[`chromium/${kind}`] ?? '',
+                n,
+                dtype: 'u32',
+                timer: 'wall',
+                warmup: 0,
+                repeats: 0,
+                error: 'not run: the call reached its time limit (--deadline-s) first',
+              });
+              continue;
+            }
+            const t0 = Date.now();
+            const config: PageConfig = {
+              backends: [kind],
+              cases: [{ key, sizes: [n] }],
+              settings: plan.settings,
+              peers: false,
+              peerSizes: {},
+            };
+            const r = await page.evaluate((c) => (window.tridentBench as NonNullable<typeof window.tridentBench>)(c), config);
+            absorb(r);
+            for (const m of r.measurements)
+              log(
+                `${kind} ${m.implementation} ${m.algorithm}:${m.variant} n=${m.n} ${m.error ? `ERROR ${m.error}` : `${m.ms?.median.toFixed(4)} ms (${m.timer})${m.wallMs ? ` wall ${m.wallMs.median.toFixed(3)}` : ''}${m.verified === false ? ' UNVERIFIED' : ''}`} [${((Date.now() - t0) / 1000).toFixed(1)} s]`,
+              );
+            write();
+          }
+        }
+      }
+    }
+    if (parts.has('peers')) {
+      if (timeLeft()) {
+        const t0 = Date.now();
+        const config: PageConfig = {
+          backends: [],
+          cases: [],
+          settings: plan.settings,
+          peers: true,
+          peerSizes: plan.peers,
+          peerBudgetMs: plan.peerBudgetMs,
+        };
+        const r = await page.evaluate((c) => (window.tridentBench as NonNullable<typeof window.tridentBench>)(c), config);
+        absorb(r);
+        for (const m of r.measurements)
+          log(
+            `peer ${m.implementation} ${m.backend} ${m.algorithm} n=${m.n} ${m.error ? `ERROR ${m.error}` : `${m.ms?.median.toFixed(3)} ms`}`,
+          );
+        log(`peers: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        write();
+      } else {
+        notes.push('The peers did not run: the call reached its time limit (--deadline-s) first.');
+      }
+    }
+    await page.close();
+    if (parts.has('conformance')) {
+      for (const backend of (values['conformance-backends'] ?? '').split(',').filter(Boolean)) {
+        if (!timeLeft()) {
+          notes.push(`Conformance on ${backend} did not run: the call reached its time limit first.`);
+          continue;
+        }
+        const c = await runConformance(browser, url, backend, deadline);
+        conformance.push(c);
+        log(`conformance ${backend}: ${c.passed} passed, ${c.failed} failed${c.error ? ` (${c.error})` : ''} in ${c.seconds.toFixed(0)} s`);
+        for (const f of c.failures) log(`  FAIL ${f.test}: ${f.error.split('\n')[0]}`);
+        notes.push(
+          `Conformance specs (the browser project's, bundled with bench/h100/vitest-shim-browser.mjs) in this Chromium on ${backend}: ${c.passed} passed, ${c.failed} failed${c.error ? `; ${c.error}` : ''}.`,
+        );
+        write();
+      }
+    }
+  } finally {
+    if (values.cub) {
+      try {
+        const rows = cubRows(readFileSync(values.cub, 'utf8'), gpu?.split(',')[0] ?? 'NVIDIA GPU');
+        measurements.push(...rows);
+        if (rows.length > 0) {
+          adapters['native/cuda'] = gpu ?? '';
+          notes.push('CUB rows: anchors/cub_anchor.cu, built with nvcc and run in the same device call, timed with CUDA events.');
+        }
+      } catch (err) {
+        log(`no CUB rows: ${String(err)}`);
+      }
+    }
+    write();
+    await browser.close();
+    server.close();
+    log(`wrote ${out}: ${measurements.length} measurements in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  }
+}
+
+async function openPage(browser: Awaited<ReturnType<typeof chromium.launch>>, url: string): Promise<Page> {
+  const page = await browser.newPage();
+  page.setDefaultTimeout(15 * 60_000);
+  page.on('pageerror', (e) => log(`[page error] ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') log(`[page] ${m.text()}`);
+  });
+  await page.exposeFunction('tridentProgress', (_label: string) => undefined);
+  await page.goto(url);
+  await page.waitForFunction(() => typeof window.tridentBench === 'function', undefined, { timeout: 60_000 });
+  return page;
+}
+
+async function runConformance(
+  browser: Awaited<ReturnType<typeof chromium.launch>>,
+  url: string,
+  backend: string,
+  deadline: number,
+): Promise<Conformance> {
+  const t0 = Date.now();
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  // The shim logs each spec ('  ok   name (ms)' / '  FAIL name: message'): counts survive a timeout.
+  const seen = { passed: 0, failures: [] as Array<{ test: string; error: string }> };
+  page.on('console', (m) => {
+    const t = m.text();
+    if (t.startsWith('  ok ')) seen.passed++;
+    else if (t.startsWith('  FAIL ')) {
+      const [test, ...rest] = t.slice(7).split(': ');
+      seen.failures.push({ test: test ?? '', error: rest.join(': ').slice(0, 600) });
+    }
+  });
+  try {
+    await page.goto(`${url}conformance.html?backends=${encodeURIComponent(backend)}`);
+    const limit = Math.max(10_000, Math.min(8 * 60_000, deadline - Date.now()));
+    await page.waitForFunction(() => (window as { tridentConformance?: unknown }).tridentConformance !== undefined, undefined, {
+      timeout: limit,
+      polling: 500,
+    });
+    const s = (await page.evaluate(() => (window as { tridentConformance?: unknown }).tridentConformance)) as {
+      passed: number;
+      failed: number;
+      failures: Array<{ test: string; error: string }>;
+    };
+    return {
+      backend,
+      passed: s.passed,
+      failed: s.failed,
+      failures: s.failures.map((f) => ({ test: f.test, error: f.error.slice(0, 600) })),
+      seconds: (Date.now() - t0) / 1000,
+    };
+  } catch (err) {
+    const error = `${err instanceof Error ? err.message.split('\n')[0] : String(err)}${errors.length ? `; page errors: ${errors.join('; ').slice(0, 400)}` : ''}`;
+    return {
+      backend,
+      passed: seen.passed,
+      failed: seen.failures.length,
+      failures: seen.failures,
+      error: `incomplete: ${error}`,
+      seconds: (Date.now() - t0) / 1000,
+    };
+  } finally {
+    await page.close();
+  }
+}
+
+await main();
