@@ -3,9 +3,11 @@
  * shrunk to a small kernel written with the builder, on every backend, against
  * values worked out by hand from the IR's semantics (packages/core/src/ir/nodes.ts).
  */
-import { createDevice, type Device, type Kernel, KernelBuildError } from 'trident';
+import { createDevice, type Device, type Expr, type Kernel, KernelBuildError } from 'trident';
 import { expect, it } from 'vitest';
-import { kernelOf } from './fuzz/differential.ts';
+import { kernelOf, probeSubgroups, runCase } from './fuzz/differential.ts';
+import { type FuzzCase, generateCase, optionsForSeed } from './fuzz/generate.ts';
+import { interpret } from './fuzz/interpret.ts';
 import { describeEachBackend, TEST_BACKENDS } from './harness.ts';
 
 async function run(device: Device, kernel: Kernel, n: number, workgroups: number): Promise<number[]> {
@@ -53,6 +55,79 @@ describeEachBackend('fuzzer regressions', (ctx) => {
     });
     // 16 << (256 % 32) = 16; 0x7fffffff << 16 = 0xffff0000 (bits above 32 dropped) = -65536 as i32.
     expect(await run(ctx.device, kernel, 16, 1)).toEqual(new Array(16).fill(-65536));
+  });
+
+  // Fuzzer cases 40801 and 41139 (WebGPU, WebGL2 on SwiftShader): `(v0 - -0.25) + 16777216` gave 16777312 where the
+  // written order gives 16777314, and `-((v8 + 2) - (0 - 0.3))` differed by one ulp: the shader compiler regrouped
+  // the constants. WGSL ("Reassociation and Fusion") and GLSL ES ("Evaluation of Expressions") both allow that, so
+  // the IR's semantics and the fuzzer's reference bound every grouping of an f32 add/sub chain (docs/kernels.md).
+  const f = (x: number): Expr => ({ op: 'const', type: 'f32', value: x });
+  const regroupCase: FuzzCase = {
+    seed: 0,
+    options: optionsForSeed(1),
+    ir: {
+      name: 'fuzz_regrouped_constants',
+      workgroupSize: 4,
+      workgroupShape: [4, 1, 1],
+      privateArrays: [],
+      params: [
+        ['inF', { kind: 'buffer', dtype: 'f32', access: 'read', vector: 1 }],
+        ['oF', { kind: 'buffer', dtype: 'f32', access: 'write', vector: 1 }],
+      ],
+      workgroupArrays: [],
+      vars: [{ id: 0, type: 'f32', name: 'v0' }],
+      body: [
+        {
+          op: 'let',
+          id: 0,
+          type: 'f32',
+          init: { op: 'load', type: 'f32', buffer: 'inF', index: { op: 'builtin', type: 'u32', name: 'globalIndex' } },
+        },
+        {
+          op: 'store',
+          buffer: 'oF',
+          index: { op: 'builtin', type: 'u32', name: 'globalIndex' },
+          value: {
+            op: 'binary',
+            type: 'f32',
+            fn: 'add',
+            a: { op: 'binary', type: 'f32', fn: 'sub', a: { op: 'var', type: 'f32', id: 0 }, b: f(-0.25) },
+            b: f(16777216),
+          },
+        },
+      ],
+    },
+    inputs: [{ name: 'inF', dtype: 'f32', data: new Float32Array([96.9, 96.9, 1, 3]) }],
+    outputs: [{ name: 'oF', dtype: 'f32', length: 4 }],
+    uniforms: {},
+    workgroups: 1,
+  };
+
+  it('an f32 add chain may be regrouped: (x - -0.25) + 2^24 is 16777314 in order, 16777312 regrouped (fuzzer cases 40801, 41139)', async () => {
+    const out = ctx.device.createBuffer('f32', 4);
+    const input = ctx.device.createBuffer('f32', regroupCase.inputs[0]?.data as Float32Array);
+    ctx.device.dispatch(kernelOf(regroupCase.ir), { workgroups: 1 }, { inF: input, oF: out } as never);
+    const got = [...(await out.read())];
+    input.destroy();
+    out.destroy();
+    // Either grouping, rounded either way (WGSL leaves the rounding mode open); 1 + 0.25 + 2^24 and 3 + 0.25 + 2^24
+    // lie between the same two floats in every grouping.
+    expect([16777312, 16777314]).toContain(got[0]);
+    expect(got[1]).toBe(got[0]);
+    expect([16777216, 16777218]).toContain(got[2]);
+    expect([16777218, 16777220]).toContain(got[3]);
+    // The reference's bound holds both groupings, and this backend's answer.
+    const want = interpret(regroupCase, 1).oF?.[0];
+    expect(want && Math.abs(16777312 - want.v) <= want.e && Math.abs(16777314 - want.v) <= want.e).toBe(true);
+    expect(await runCase(ctx.device, regroupCase, 1)).toMatchObject({ status: 'pass' });
+  });
+
+  it('the generated kernels of fuzzer cases 40801 and 41139 agree with the reference', async () => {
+    const sub = await probeSubgroups(ctx.device);
+    for (const seed of [40801, 41139]) {
+      const outcome = await runCase(ctx.device, generateCase(seed, optionsForSeed(seed)), sub.size);
+      expect(outcome, `fuzzer case ${seed}`).toMatchObject({ status: 'pass' });
+    }
   });
 });
 

@@ -8,7 +8,9 @@
  * division, sqrt, fma and subgroup sums get WGSL's accuracy bounds (2.5 ulp for
  * division, sqrt inherited from 1/inverseSqrt, fma fused or not, sums in any
  * order); a result in the subnormal range may be flushed to zero. Bounds
- * propagate through later operations. A value whose bits no longer follow from
+ * propagate through later operations. A chain of f32 adds/subs, or of muls/divs,
+ * may be regrouped by the shader compiler (WGSL "Reassociation and Fusion", GLSL ES
+ * "Evaluation of Expressions"): its bound covers every grouping (docs/kernels.md). A value whose bits no longer follow from
  * the bounds (a conversion to an integer or a comparison that the error could
  * flip, a bitcast of an inexact float, an infinity or NaN, which GPUs need not
  * honour) becomes unknown and is not compared. A branch, loop or store index
@@ -21,12 +23,48 @@
 import { containsBarrier, type Expr, type Stmt } from 'trident';
 import type { FuzzCase } from './generate.ts';
 
-/** One component: value, error bound (f32 only), known, and whether the sign of a zero is uncertain. */
+/**
+ * A chain of f32 additions and subtractions, summarised by what bounds every grouping of it:
+ * its operand count, exact sum, sum of magnitudes (errors included), summed operand errors,
+ * and, when every operand is exact, the coarsest power of two all of them are multiples of.
+ */
+interface SumChain {
+  readonly k: number;
+  readonly total: number;
+  readonly mag: number;
+  readonly err: number;
+  readonly grid: number | undefined;
+}
+
+/**
+ * A chain of f32 multiplications and divisions: operand count, divisions, exact value, bounds
+ * on the magnitude of any partial product (`hi`, `lo`: every subset of the operands), the
+ * product of the operands' relative widenings (1 + error / magnitude), whether an operand is an
+ * exact zero, and the significand bits of exact operands (Infinity once one is inexact).
+ */
+interface ProdChain {
+  readonly k: number;
+  readonly divs: number;
+  readonly value: number;
+  readonly hi: number;
+  readonly lo: number;
+  readonly rel: number;
+  readonly zero: boolean;
+  readonly bits: number;
+}
+
+/**
+ * One component: value, error bound (f32 only), known, and whether the sign of a zero is uncertain.
+ * An f32 sum or product also keeps a summary of its chain (`sum`, `prod`), which a shader
+ * compiler may regroup: its bound then covers every grouping (see `regroupedSum`).
+ */
 interface Sc {
   v: number;
   e: number;
   k: boolean;
   z?: boolean;
+  sum?: SumChain;
+  prod?: ProdChain;
 }
 type Val = Sc[];
 
@@ -171,23 +209,144 @@ function f32Binary(fn: string, a: Sc, b: Sc): Sc {
     case 'add':
     case 'sub': {
       const r = fn === 'add' ? a.v + b.v : a.v - b.v;
-      return f32(r, exact ? 0 : a.e + b.e + ulp(Math.abs(r) + a.e + b.e));
+      const inOrder = f32(r, exact ? 0 : a.e + b.e + ulp(Math.abs(r) + a.e + b.e));
+      return regroupedSum(inOrder, joinSums(sumOf(a), fn === 'add' ? sumOf(b) : negSum(sumOf(b))));
     }
     case 'mul': {
       const r = a.v * b.v;
       const e = Math.abs(a.v) * b.e + Math.abs(b.v) * a.e + a.e * b.e;
-      return f32(r, exact ? 0 : e + ulp(Math.abs(r) + e));
+      return regroupedProduct(f32(r, exact ? 0 : e + ulp(Math.abs(r) + e)), prodOf(a), prodOf(b));
     }
     case 'div': {
       const ab = Math.abs(b.v);
       if (ab - b.e < MIN_NORMAL || ab + b.e > 2 ** 126) return UNKNOWN;
       const q = a.v / b.v;
       const prop = (a.e + Math.abs(q) * b.e) / (ab - b.e);
-      return f32(q, 2.5 * ulp(Math.abs(q) + prop) + prop + (exact ? 0 : ulp(Math.abs(q) + prop)));
+      const inOrder = f32(q, 2.5 * ulp(Math.abs(q) + prop) + prop + (exact ? 0 : ulp(Math.abs(q) + prop)));
+      const divisor = invProd(prodOf(b));
+      return divisor ? regroupedProduct(inOrder, prodOf(a), divisor) : UNKNOWN;
     }
     default:
       throw new Error(`f32Binary ${fn}`);
   }
+}
+
+// ---------- regrouping (WGSL "Reassociation and Fusion"; GLSL ES "Evaluation of Expressions") ----------
+
+/** The f32 significand of a nonzero finite f32 `v` without its trailing zeros, and the power of two of its last set bit. */
+function significand(v: number): { m: number; lsb: number } {
+  f32buf[0] = v;
+  const bits = u32buf[0] as number;
+  const exp = (bits >>> 23) & 0xff;
+  const frac = bits & 0x7fffff;
+  const m = exp === 0 ? frac : frac | 0x800000;
+  const tz = 31 - Math.clz32(m & -m);
+  return { m: m >>> tz, lsb: 2 ** ((exp === 0 ? 1 : exp) - 150 + tz) };
+}
+
+function sumOf(x: Sc): SumChain {
+  if (x.sum) return x.sum;
+  const grid = x.e > 0 ? undefined : x.v === 0 ? Number.POSITIVE_INFINITY : significand(x.v).lsb;
+  return { k: 1, total: x.v, mag: Math.abs(x.v) + x.e, err: x.e, grid };
+}
+
+function negSum(c: SumChain): SumChain {
+  return { ...c, total: -c.total };
+}
+
+function joinSums(a: SumChain, b: SumChain): SumChain {
+  const grid = a.grid === undefined || b.grid === undefined ? undefined : Math.min(a.grid, b.grid);
+  return { k: a.k + b.k, total: a.total + b.total, mag: a.mag + b.mag, err: a.err + b.err, grid };
+}
+
+/** The negation of an f32 value: exact, so its chain stays regroupable with the sign flipped. */
+function negF32(x: Sc): Sc {
+  const r = f32(-x.v, x.e, x.z);
+  if (!r.k) return r;
+  if (x.sum) return { ...r, sum: negSum(x.sum) };
+  if (x.prod) return { ...r, prod: { ...x.prod, value: -x.prod.value } };
+  return r;
+}
+
+/**
+ * A sum of a chain of f32 adds and subs (through variables too: shader compilers see SSA
+ * values, not statements), held to what every grouping of it can give. WGSL lets an
+ * implementation reassociate ("Reassociation and Fusion"); GLSL ES takes addition as
+ * associative ("Evaluation of Expressions"). Any grouping of k operands rounds k-1 partial
+ * sums, none larger than the sum of the magnitudes, so each rounding is within one ulp of that
+ * (the rounding mode is unspecified: up or down) or is a subnormal flushed to zero. Exact only
+ * when every partial sum is representable: exact operands on a common grid, within 2^24 steps.
+ */
+function regroupedSum(inOrder: Sc, c: SumChain): Sc {
+  if (!inOrder.k) return inOrder;
+  if (c.k <= 2) return { ...inOrder, sum: c };
+  const mag = c.mag * (1 + 2 ** -20);
+  // A grouping may overflow where the written order does not.
+  if (!Number.isFinite(Math.fround(mag))) return UNKNOWN;
+  if (c.grid !== undefined && c.grid >= MIN_NORMAL && c.mag < 2 ** 24 * c.grid) return { ...f32(c.total, 0), sum: c };
+  const r = f32(c.total, c.err + (c.k - 1) * (ulp(mag) + MIN_NORMAL) + ulp(c.total), true);
+  return r.k ? { ...r, sum: c } : r;
+}
+
+/** Relative error of one f32 multiplication (unspecified rounding: under one ulp) and of one division (2.5 ulp, then rounded). */
+const MUL_REL = 2 ** -23;
+const DIV_REL = 3.5 * 2 ** -23;
+
+function prodOf(x: Sc): ProdChain {
+  if (x.prod) return x.prod;
+  const a = Math.abs(x.v);
+  const zero = x.v === 0 && x.e === 0;
+  const bits = x.e > 0 ? Number.POSITIVE_INFINITY : zero ? 0 : Math.ceil(Math.log2(significand(x.v).m + 1));
+  if (zero) return { k: 1, divs: 0, value: 0, hi: 1, lo: 1, rel: 1, zero, bits };
+  // An operand that may be zero has no relative bound (rel Infinity: the chain's value becomes unknown).
+  const rel = a - x.e > 0 ? (a + x.e) / a : Number.POSITIVE_INFINITY;
+  return { k: 1, divs: 0, value: x.v, hi: Math.max(a + x.e, 1), lo: Math.min(a - x.e, 1), rel, zero, bits };
+}
+
+/**
+ * A chain as a divisor: a / (b * c) regroups as a / b / c. Its operands' widenings invert: with
+ * R = prod(1 + x_i), prod(1 / (1 - x_i)) <= 1 / (2 - R) while R < 2.
+ */
+function invProd(c: ProdChain): ProdChain | undefined {
+  if (c.zero || c.lo <= 0 || c.rel >= 2) return undefined;
+  return {
+    k: c.k,
+    divs: c.divs + 1,
+    value: 1 / c.value,
+    hi: 1 / c.lo,
+    lo: 1 / c.hi,
+    rel: 1 / (2 - c.rel),
+    zero: false,
+    bits: Number.POSITIVE_INFINITY,
+  };
+}
+
+/**
+ * A product of a chain of f32 muls and divs, held to what every grouping can give (WGSL's own
+ * example of reassociation: (a * b) / c becoming (a / c) * b). Each of the k-1 operations adds
+ * its relative error; a grouping whose partial product (any subset of the operands) may
+ * overflow or reach the subnormal range makes the value unknown. Exact only for exact operands
+ * without divisions whose significands together fit 24 bits.
+ */
+function regroupedProduct(inOrder: Sc, a: ProdChain, b: ProdChain): Sc {
+  if (!inOrder.k) return inOrder;
+  const c: ProdChain = {
+    k: a.k + b.k,
+    divs: a.divs + b.divs,
+    value: a.value * b.value,
+    hi: a.hi * b.hi,
+    lo: a.lo * b.lo,
+    rel: a.rel * b.rel,
+    zero: a.zero || b.zero,
+    bits: a.bits + b.bits,
+  };
+  if (c.k <= 2) return { ...inOrder, prod: c };
+  const rel = c.rel * (1 + (c.divs > 0 ? DIV_REL : MUL_REL)) ** (c.k - 1);
+  if (!Number.isFinite(rel) || c.hi * rel >= 2 ** 127 || c.lo / rel < 2 * MIN_NORMAL) return UNKNOWN;
+  if (c.zero) return { ...f32(0, 0, true), prod: c };
+  if (c.divs === 0 && c.bits <= 24) return { ...f32(c.value, 0), prod: c };
+  const r = f32(c.value, Math.abs(c.value) * (rel - 1) + ulp(c.value), true);
+  return r.k ? { ...r, prod: c } : r;
 }
 
 /** A monotone function over the error interval. */
@@ -273,7 +432,7 @@ export function interpret(c: FuzzCase, subgroupSize: number): Expected {
           if (!x.k) return UNKNOWN;
           if (e.fn === 'not') return { v: x.v ? 0 : 1, e: 0, k: true };
           if (e.fn === 'bitnot') return int(s, ~x.v);
-          return s === 'f32' ? f32(-x.v, x.e, x.z) : int(s, -x.v);
+          return s === 'f32' ? negF32(x) : int(s, -x.v);
         });
       }
       case 'binary': {

@@ -11,10 +11,13 @@ import type { ValueType, VecWidth } from './types.ts';
  *   i32 MIN / -1 yields MIN and MIN % -1 yields 0 (WGSL's definition).
  * - Shift amounts are taken modulo 32. `shr` is logical on u32, arithmetic on i32.
  * - f32 add, sub and mul round to f32 after every operation (IEEE 754 binary32,
- *   round-to-nearest-even). Division and the math built-ins (sqrt included) are
- *   held only to WGSL's accuracy bounds on GPUs (division 2.5 ulp); GPUs may
- *   flush subnormal results to zero, and may ignore the sign of a zero (WGSL allows
- *   both). The conformance suite and the fuzzer (test/fuzz) use those tolerances.
+ *   round-to-nearest-even on the CPU backend, in the written order). GPU shader
+ *   compilers may regroup a chain of them (WGSL "Reassociation and Fusion"; GLSL ES
+ *   "Evaluation of Expressions"), so a chain of more than one operation is held to
+ *   the bound docs/kernels.md states, not to bits. Division and the math
+ *   built-ins (sqrt included) are held only to WGSL's accuracy bounds on GPUs
+ *   (division 2.5 ulp); GPUs may flush subnormal results to zero, and may ignore
+ *   the sign of a zero (WGSL allows both). The conformance suite and the fuzzer (test/fuzz) use those tolerances.
  * - Conversions f32 -> u32/i32 truncate toward zero and saturate to the target
  *   range; NaN converts to 0. u32 <-> i32 conversions reinterpret the bits.
  *   Integer -> f32 rounds to nearest.
