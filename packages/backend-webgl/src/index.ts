@@ -4,4 +4,5 @@
  */
 export { bufferUniforms, FULLSCREEN_VS, type GlslProgram, generateGlsl, glslType, type PassSpec } from './glsl.ts';
 export { type KernelPlan, type PointTarget, planKernel, type TargetMode } from './glsl-plan.ts';
-export { type WebGLBackendOptions, WebGLDevice, webglAdapter } from './webgl-device.ts';
+export { type WebGLBackendOptions, webglAdapter } from './webgl-adapter.ts';
+export { WebGLDevice } from './webgl-device.ts';

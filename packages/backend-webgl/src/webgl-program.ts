@@ -1,7 +1,7 @@
 /**
  * A linked program and its uniforms, found once at link time: each sampler gets
  * a fixed texture unit (set once), and each other uniform remembers the value it
- * was last set to, so that a pass sets only what changed (webgl-device.ts).
+ * was last set to, so that a pass sets only what changed (webgl-state.ts).
  */
 export interface UniformSlot {
   readonly name: string;
