@@ -249,10 +249,12 @@ async function main(): Promise<void> {
     const probe = await page.evaluate(() => (window.tridentDevices as NonNullable<typeof window.tridentDevices>)(0));
     for (const e of probe) log(`  ${e.backend}: ${e.available ? `${e.adapter}` : `unavailable: ${e.reason}`}`);
     if (parts.has('trident')) {
-      for (const kind of backends) {
-        for (const [key, list] of Object.entries(plan.cases)) {
-          sizes[key] = [...list];
-          for (const n of list) {
+      // Size by size, every backend in turn: one graph or data set serves all three (the page caches the graph),
+      // and a deadline cuts the largest sizes rather than a whole backend.
+      for (const [key, list] of Object.entries(plan.cases)) {
+        sizes[key] = [...list];
+        for (const n of list) {
+          for (const kind of backends) {
             if (!timeLeft()) {
               const [algorithm, variant] = key.split(':') as [string, string];
               measurements.push({
