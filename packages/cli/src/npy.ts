@@ -11,7 +11,7 @@
  * 2-D, C order. Everything else is an NpyError that names the file and the
  * problem, so the CLI can print it as one line.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 
 export type NpyDType = 'u32' | 'i32' | 'f32';
 
@@ -47,32 +47,39 @@ export function dtypeOfData(data: NpyData): NpyDType {
   return 'f32';
 }
 
-/** Parses `.npy` bytes; `file` only labels errors. */
-export function parseNpy(bytes: Uint8Array, file: string): NpyArray {
+/** What a `.npy` file's header says: enough to size (and refuse) the data before reading it. */
+export interface NpyLayout {
+  readonly dtype: NpyDType;
+  readonly shape: readonly number[];
+  /** Byte offset of the first element. */
+  readonly dataStart: number;
+  /** Bytes of data the shape declares (elements × 4). */
+  readonly dataBytes: number;
+}
+
+/** Bytes to read to be sure of having the whole header (the prefix plus NumPy's header limit). */
+export const NPY_PREFIX_BYTES = 12 + MAX_HEADER_BYTES;
+
+/**
+ * Parses the magic, version and header from the file's first bytes (`prefix`
+ * may be the whole file or only its start); `file` only labels errors.
+ */
+export function parseNpyLayout(prefix: Uint8Array, file: string): NpyLayout {
   const fail = (problem: string): never => {
     throw new NpyError(file, problem);
   };
-  if (bytes.length < 10 || MAGIC.some((b, i) => bytes[i] !== b)) fail('not a NumPy .npy file (bad magic)');
-  const major = bytes[6] as number;
-  const minor = bytes[7] as number;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let headerStart: number;
-  let headerLen: number;
+  if (prefix.length < 10 || MAGIC.some((b, i) => prefix[i] !== b)) fail('not a NumPy .npy file (bad magic)');
+  const major = prefix[6] as number;
+  const minor = prefix[7] as number;
+  const view = new DataView(prefix.buffer, prefix.byteOffset, prefix.byteLength);
   if (minor !== 0 || major < 1 || major > 3) fail(`unsupported .npy format version ${major}.${minor} (1.0, 2.0 and 3.0 are read)`);
-  if (major === 1) {
-    headerStart = 10;
-    headerLen = view.getUint16(8, true);
-  } else if (major === 2 || major === 3) {
-    if (bytes.length < 12) fail('truncated header');
-    headerStart = 12;
-    headerLen = view.getUint32(8, true);
-  } else {
-    return fail(`unsupported .npy format version ${major}.${minor}`);
-  }
+  if (major > 1 && prefix.length < 12) fail('truncated header');
+  const headerStart = major === 1 ? 10 : 12;
+  const headerLen = major === 1 ? view.getUint16(8, true) : view.getUint32(8, true);
   // NumPy's reader refuses headers past max_header_size (10000) by default, to bound the parse.
   if (headerLen > MAX_HEADER_BYTES) fail(`header of ${headerLen} bytes is over the ${MAX_HEADER_BYTES}-byte limit`);
-  if (headerStart + headerLen > bytes.length) fail('truncated header');
-  const header = new TextDecoder(major === 3 ? 'utf-8' : 'latin1').decode(bytes.subarray(headerStart, headerStart + headerLen));
+  if (headerStart + headerLen > prefix.length) fail('truncated header');
+  const header = new TextDecoder(major === 3 ? 'utf-8' : 'latin1').decode(prefix.subarray(headerStart, headerStart + headerLen));
   const dict = parseHeader(header, fail);
 
   const descr = dict.descr;
@@ -86,20 +93,32 @@ export function parseNpy(bytes: Uint8Array, file: string): NpyArray {
   if (shape.length > 2) fail(`unsupported shape (${shape.join(', ')}): only 1-D or 2-D arrays are read`);
   // A 1-D array is the same bytes in either order; a 2-D one in Fortran order is transposed.
   if (dict.fortranOrder && shape.length > 1) fail('Fortran-order arrays are not supported (save with C order)');
-
   const count = shape.reduce((a, b) => a * b, 1);
-  const dataStart = headerStart + headerLen;
-  const want = count * 4;
-  const have = bytes.length - dataStart;
-  if (have < want) fail(`truncated data: shape (${shape.join(', ')}) needs ${want} bytes, the file has ${have}`);
-  if (have > want) fail(`${have - want} unexpected bytes after the data of shape (${shape.join(', ')})`);
+  return { dtype, shape, dataStart: headerStart + headerLen, dataBytes: count * 4 };
+}
+
+/** The data length check: the file holds exactly the bytes its shape declares. */
+function checkDataLength(layout: NpyLayout, fileBytes: number, file: string): void {
+  const have = fileBytes - layout.dataStart;
+  const want = layout.dataBytes;
+  const shape = layout.shape.join(', ');
+  if (have < want) throw new NpyError(file, `truncated data: shape (${shape}) needs ${want} bytes, the file has ${have}`);
+  if (have > want) throw new NpyError(file, `${have - want} unexpected bytes after the data of shape (${shape})`);
+}
+
+function typed(dtype: NpyDType, raw: ArrayBuffer): NpyData {
+  return dtype === 'u32' ? new Uint32Array(raw) : dtype === 'i32' ? new Int32Array(raw) : new Float32Array(raw);
+}
+
+/** Parses `.npy` bytes; `file` only labels errors. */
+export function parseNpy(bytes: Uint8Array, file: string): NpyArray {
+  const layout = parseNpyLayout(bytes, file);
+  checkDataLength(layout, bytes.length, file);
   // Copy into a fresh buffer so the array is aligned and owned whatever the header
   // length was (and not a view of Node's shared Buffer pool, whose slice() does not copy).
-  const copy = new Uint8Array(want);
-  copy.set(bytes.subarray(dataStart, dataStart + want));
-  const raw = copy.buffer;
-  const data = dtype === 'u32' ? new Uint32Array(raw) : dtype === 'i32' ? new Int32Array(raw) : new Float32Array(raw);
-  return { dtype, shape, data };
+  const copy = new Uint8Array(layout.dataBytes);
+  copy.set(bytes.subarray(layout.dataStart, layout.dataStart + layout.dataBytes));
+  return { dtype: layout.dtype, shape: layout.shape, data: typed(layout.dtype, copy.buffer) };
 }
 
 export interface NpyHeader {
@@ -147,6 +166,7 @@ export function parseHeader(header: string, fail: (problem: string) => never): N
   const tuple = (): string[] => {
     expect('(');
     const items: string[] = [];
+    let comma = false;
     for (;;) {
       space();
       if (header[at] === ')') break;
@@ -155,10 +175,13 @@ export function parseHeader(header: string, fail: (problem: string) => never): N
       items.push(m[0]);
       at += m[0].length;
       space();
-      if (header[at] === ',') at++;
+      comma = header[at] === ',';
+      if (comma) at++;
       else if (header[at] !== ')') notLiteral("expected ',' or ')'");
     }
     at++;
+    // In Python `(5)` is the integer 5, not a tuple (np.load refuses it): one entry needs its comma, `(5,)`.
+    if (items.length === 1 && !comma) fail(`malformed header (shape (${items[0]}) is not a tuple: a 1-D shape is written (${items[0]},))`);
     return items;
   };
 
@@ -217,15 +240,47 @@ export function ioProblem(err: unknown): string {
   return (code !== undefined ? IO_PROBLEMS[code] : undefined) ?? `cannot read (${String(code ?? err)})`;
 }
 
-/** Reads and parses a `.npy` file; I/O failures become NpyError too. */
-export function readNpy(file: string): NpyArray {
-  let bytes: Uint8Array;
+/** Takes `bytes` of host memory for `what` of `file`, or throws (exit 2) where the run has no room for it. */
+export type ReserveHostMemory = (file: string, what: string, bytes: number) => void;
+
+/**
+ * Reads and parses a `.npy` file; I/O failures become NpyError too. The header
+ * is read first: the data's length is checked against the shape from the file's
+ * size, and its bytes reserved through `reserve`, before the data is read.
+ */
+export function readNpy(file: string, reserve?: ReserveHostMemory): NpyArray {
+  let fd: number;
   try {
-    bytes = readFileSync(file);
+    fd = openSync(file, 'r');
   } catch (err) {
     throw new NpyError(file, ioProblem(err));
   }
-  return parseNpy(bytes, file);
+  try {
+    const size = fstatSync(fd).size;
+    const prefix = new Uint8Array(Math.min(size, NPY_PREFIX_BYTES));
+    readFully(fd, prefix, 0, file);
+    const layout = parseNpyLayout(prefix, file);
+    checkDataLength(layout, size, file);
+    reserve?.(file, `shape (${layout.shape.join(', ')})`, layout.dataBytes);
+    const data = new Uint8Array(layout.dataBytes);
+    readFully(fd, data, layout.dataStart, file);
+    return { dtype: layout.dtype, shape: layout.shape, data: typed(layout.dtype, data.buffer) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readFully(fd: number, into: Uint8Array, position: number, file: string): void {
+  for (let at = 0; at < into.length; ) {
+    let n: number;
+    try {
+      n = readSync(fd, into, at, Math.min(into.length - at, 1 << 30), position + at);
+    } catch (err) {
+      throw new NpyError(file, ioProblem(err));
+    }
+    if (n === 0) throw new NpyError(file, 'truncated data (the file shrank while it was read)');
+    at += n;
+  }
 }
 
 /** Serialises an array as `.npy` (v1.0, or v2.0 if the header outgrows 64 KiB). */

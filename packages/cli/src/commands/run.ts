@@ -10,12 +10,13 @@
  * Without --backend, Node's best available backend runs.
  */
 import { type BackendKind, createDevice, probeBackends } from 'trident';
-import { backendKind, parse, positiveInt } from '../args.ts';
+import { backendKind, parse, workerCount } from '../args.ts';
 import { deviceOptions } from '../device-options.ts';
 import { UsageError } from '../errors.ts';
 import { encodeNpy } from '../npy.ts';
 import { checkOutputTargets, commitOutputs } from '../output.ts';
 import { ALGORITHMS, RUN_OPTIONS, type RunValues } from '../run/algorithms.ts';
+import { checkJobFitsDevice } from '../run/device-fit.ts';
 import { executeJob, type JobOutputs, type JobSpec } from '../run/execute.ts';
 
 function usage(): string {
@@ -38,13 +39,35 @@ async function needsBrowser(kind: BackendKind | undefined, workers: number | und
   return !probe?.available;
 }
 
-async function runInNode(spec: JobSpec, kind: BackendKind | undefined, workers: number | undefined): Promise<JobOutputs> {
+/** The file each input role was read from, for messages. */
+function inputLabels(given: RunValues): Record<string, string> {
+  const labels: Record<string, string> = {};
+  const from: Array<[string, string | undefined]> = [
+    ['in', given.in],
+    ['flags', given.flags],
+    ['values', given.values],
+    ['velocities', given.velocities],
+    ['indptr', given.graph],
+    ['indices', given.graph],
+    ['weights', given.graph],
+  ];
+  for (const [role, file] of from) if (file !== undefined) labels[role] = file;
+  return labels;
+}
+
+async function runInNode(
+  spec: JobSpec,
+  kind: BackendKind | undefined,
+  workers: number | undefined,
+  labels: Record<string, string>,
+): Promise<JobOutputs> {
   const device = await createDevice({ ...(kind !== undefined ? { backend: kind } : {}), options: deviceOptions(workers) });
   try {
     const skipped = device.skipped.map((s) => `${s.backend}: ${s.reason}`).join('; ');
     process.stderr.write(
       `trident run: ${spec.algorithm} on ${device.backend} (${device.info.adapter})${kind === undefined && skipped ? ` — skipped ${skipped}` : ''}\n`,
     );
+    checkJobFitsDevice(device.caps, spec, labels);
     return await executeJob(device, spec);
   } finally {
     await device.destroy();
@@ -54,7 +77,15 @@ async function runInNode(spec: JobSpec, kind: BackendKind | undefined, workers: 
 async function runInBrowser(spec: JobSpec, kind: BackendKind, workers: number | undefined): Promise<JobOutputs> {
   // Loaded only when needed: bundling the page pulls in esbuild and playwright.
   const { runJobInChromium } = await import('../browser/host.ts');
-  const r = await runJobInChromium(kind, spec, workers);
+  let r: Awaited<ReturnType<typeof runJobInChromium>>;
+  try {
+    r = await runJobInChromium(kind, spec, workers);
+  } catch (err) {
+    // The page reports errors as text: an input too large for the page's device is still the input's fault.
+    const tooLarge = /^InputTooLargeError: (.*)$/s.exec(err instanceof Error ? err.message : '');
+    if (tooLarge) throw new UsageError(tooLarge[1] as string);
+    throw err;
+  }
   process.stderr.write(`trident run: ${spec.algorithm} on ${r.backend} (${r.adapter}) in headless Chromium\n`);
   return r.outputs;
 }
@@ -76,7 +107,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       throw new UsageError(`${name} takes no --${flag} (usage: ${algorithm.usage})`);
     }
   }
-  const workers = given.workers === undefined ? undefined : positiveInt(given.workers, '--workers');
+  const workers = workerCount(given.workers);
   const kind = given.backend === undefined ? undefined : backendKind(given.backend);
   // Everything host-side first: a bad file must not cost a device.
   const job = algorithm.prepare(given);
@@ -84,7 +115,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   checkOutputTargets(Object.entries(job.outputs).map(([role, path]) => ({ flag: `--${role}`, path })));
   const outputs = (await needsBrowser(kind, workers))
     ? await runInBrowser(job.spec, kind as BackendKind, workers)
-    : await runInNode(job.spec, kind, workers);
+    : await runInNode(job.spec, kind, workers, inputLabels(given));
   commitOutputs(
     Object.entries(job.outputs).map(([role, path]) => {
       const a = outputs[role];

@@ -5,11 +5,12 @@
  * in the Chromium page). The contract is issue 6's, exactly.
  */
 import { DEFAULT_SOFTENING2 } from '@trident/algorithms';
-import { finiteNumber, positiveInt } from '../args.ts';
+import { finiteNumber, nonNegativeInt, positiveInt } from '../args.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { type NpyArray, type NpyDType, readNpy } from '../npy.ts';
 import { type JobSpec, SORT_METHODS } from './execute.ts';
 import { GRAPH_ALGORITHMS } from './graph-commands.ts';
+import { HostBudget } from './host-budget.ts';
 
 /** Every flag any algorithm takes; each algorithm lists the ones it accepts. */
 export const RUN_OPTIONS = {
@@ -47,8 +48,11 @@ export interface AlgorithmCli {
   readonly usage: string;
   /** Flags it accepts beyond --backend, --workers and --help. */
   readonly flags: readonly (keyof typeof RUN_OPTIONS)[];
-  /** Reads and checks the inputs; throws NpyError / InputError / UsageError (exit 2). */
-  prepare(values: RunValues): PreparedJob;
+  /**
+   * Reads and checks the inputs; throws NpyError / InputError / UsageError (exit 2).
+   * What the files declare is reserved from `budget` before it is read.
+   */
+  prepare(values: RunValues, budget?: HostBudget): PreparedJob;
 }
 
 // ---------- input checks ----------
@@ -60,8 +64,8 @@ export function required(values: RunValues, flag: 'in' | 'out' | 'flags' | 'step
 }
 
 /** A 1-D array of one of `dtypes`. */
-export function vector(file: string, dtypes: readonly NpyDType[]): NpyArray {
-  const a = readNpy(file);
+export function vector(file: string, dtypes: readonly NpyDType[], budget: HostBudget): NpyArray {
+  const a = readNpy(file, (f, what, n) => budget.take(f, what, n));
   if (a.shape.length !== 1) throw new InputError(file, `wrong shape (${a.shape.join(', ')}): expected a 1-D array`);
   if (!dtypes.includes(a.dtype)) throw new InputError(file, `dtype ${a.dtype} is not accepted here (expected ${dtypes.join(' / ')})`);
   return a;
@@ -83,8 +87,8 @@ export function choice<T extends string>(value: string | undefined, flag: string
 // ---------- the algorithms ----------
 
 /** An (n, 4) f32 array: bodies (x, y, z, mass) or velocities (vx, vy, vz, w). */
-export function bodiesArray(file: string): NpyArray {
-  const a = readNpy(file);
+export function bodiesArray(file: string, budget: HostBudget): NpyArray {
+  const a = readNpy(file, (f, what, n) => budget.take(f, what, n));
   if (a.dtype !== 'f32') throw new InputError(file, `dtype ${a.dtype} is not accepted here (expected f32)`);
   if (a.shape.length !== 2 || a.shape[1] !== 4)
     throw new InputError(file, `wrong shape (${a.shape.join(', ')}): expected (n, 4) = x, y, z, mass`);
@@ -96,8 +100,8 @@ export function bodiesArray(file: string): NpyArray {
  * or (n, 4) with a 4th column carried through. Returned as the (n, 4) rows the library
  * takes (a 0 4th column for (n, 3)) and the column count given, so the output keeps it.
  */
-export function velocitiesArray(file: string, n: number, bodiesFile: string): { rows4: NpyArray; columns: 3 | 4 } {
-  const a = readNpy(file);
+export function velocitiesArray(file: string, n: number, bodiesFile: string, budget: HostBudget): { rows4: NpyArray; columns: 3 | 4 } {
+  const a = readNpy(file, (f, what, bytes) => budget.take(f, what, bytes));
   if (a.dtype !== 'f32') throw new InputError(file, `dtype ${a.dtype} is not accepted here (expected f32)`);
   const columns = a.shape[1];
   if (a.shape.length !== 2 || (columns !== 3 && columns !== 4)) {
@@ -124,25 +128,29 @@ export const ALGORITHMS: Record<string, AlgorithmCli> = {
   zcopy: {
     usage: 'zcopy --in x.npy --out y.npy',
     flags: ['in', 'out'],
-    prepare(values) {
-      const input = vector(required(values, 'in'), ALL);
+    prepare(values, budget = new HostBudget()) {
+      const input = vector(required(values, 'in'), ALL, budget);
       return { spec: { algorithm: 'zcopy', params: {}, inputs: { in: input } }, outputs: { out: required(values, 'out') } };
     },
   },
   reduce: {
     usage: 'reduce --op sum|min|max --in x.npy --out r.npy   (a 1-element array of the input dtype)',
     flags: ['op', 'in', 'out'],
-    prepare(values) {
+    prepare(values, budget = new HostBudget()) {
       const op = choice(values.op, 'op', ['sum', 'min', 'max']);
-      const input = vector(required(values, 'in'), ALL);
+      const inFile = required(values, 'in');
+      const input = vector(inFile, ALL, budget);
+      // As NumPy: the sum of nothing is 0, but an empty array has no minimum or maximum (np.min raises).
+      if (input.data.length === 0 && op !== 'sum')
+        throw new InputError(inFile, `${op} of an empty array is undefined (sum of nothing is 0)`);
       return { spec: { algorithm: 'reduce', params: { op }, inputs: { in: input } }, outputs: { out: required(values, 'out') } };
     },
   },
   scan: {
     usage: 'scan [--exclusive] --in x.npy --out y.npy   (prefix sums; u32/i32 wrap modulo 2^32)',
     flags: ['exclusive', 'in', 'out'],
-    prepare(values) {
-      const input = vector(required(values, 'in'), ALL);
+    prepare(values, budget = new HostBudget()) {
+      const input = vector(required(values, 'in'), ALL, budget);
       const params = { exclusive: values.exclusive === true };
       return { spec: { algorithm: 'scan', params, inputs: { in: input } }, outputs: { out: required(values, 'out') } };
     },
@@ -151,20 +159,20 @@ export const ALGORITHMS: Record<string, AlgorithmCli> = {
     usage:
       'histogram --bins N --in x.npy --out h.npy   (x: u32; bin v counts the elements equal to v; values >= N are ignored; h: u32 counts)',
     flags: ['bins', 'in', 'out'],
-    prepare(values) {
+    prepare(values, budget = new HostBudget()) {
       const bins = positiveInt(values.bins, '--bins');
-      const input = vector(required(values, 'in'), ['u32']);
+      const input = vector(required(values, 'in'), ['u32'], budget);
       return { spec: { algorithm: 'histogram', params: { bins }, inputs: { in: input } }, outputs: { out: required(values, 'out') } };
     },
   },
   compact: {
     usage: 'compact --in x.npy --flags f.npy --out y.npy   (keeps x[i] where f[i] != 0, in order; f: u32, same length as x)',
     flags: ['in', 'flags', 'out'],
-    prepare(values) {
+    prepare(values, budget = new HostBudget()) {
       const inFile = required(values, 'in');
-      const input = vector(inFile, ALL);
+      const input = vector(inFile, ALL, budget);
       const flagsFile = required(values, 'flags');
-      const flags = vector(flagsFile, ['u32']);
+      const flags = vector(flagsFile, ['u32'], budget);
       if (flags.data.length !== input.data.length) {
         throw new InputError(flagsFile, `length ${flags.data.length} differs from the length ${input.data.length} of ${inFile}`);
       }
@@ -175,12 +183,12 @@ export const ALGORITHMS: Record<string, AlgorithmCli> = {
     usage:
       'sort [--method radix|merge|bitonic|quick] --in keys.npy [--values v.npy] --out k.npy [--out-values v2.npy]   (ascending, stable; default: the best the device allows)',
     flags: ['method', 'in', 'values', 'out', 'out-values'],
-    prepare(values) {
+    prepare(values, budget = new HostBudget()) {
       const method = values.method === undefined ? undefined : choice(values.method, 'method', SORT_METHODS);
       const keysFile = required(values, 'in');
-      const keys = vector(keysFile, ALL);
+      const keys = vector(keysFile, ALL, budget);
       const valuesFile = values.values;
-      const vals = valuesFile === undefined ? undefined : vector(valuesFile, ALL);
+      const vals = valuesFile === undefined ? undefined : vector(valuesFile, ALL, budget);
       if (valuesFile !== undefined && vals && vals.data.length !== keys.data.length) {
         throw new InputError(valuesFile, `length ${vals.data.length} differs from the length ${keys.data.length} of ${keysFile}`);
       }
@@ -201,13 +209,13 @@ export const ALGORITHMS: Record<string, AlgorithmCli> = {
     usage:
       'nbody --in bodies.npy [--velocities v.npy] --steps S --dt DT [--softening EPS] --out bodies.npy [--out-velocities v2.npy]   (bodies: (n, 4) f32 = x, y, z, mass; velocities: (n, 3) f32 = vx, vy, vz, or (n, 4), written in the shape given, (n, 3) by default; leapfrog, G = 1)',
     flags: ['in', 'velocities', 'steps', 'dt', 'softening', 'out', 'out-velocities'],
-    prepare(values) {
+    prepare(values, budget = new HostBudget()) {
       const inFile = required(values, 'in');
-      const bodies = bodiesArray(inFile);
+      const bodies = bodiesArray(inFile, budget);
       const velFile = values.velocities;
-      const vel = velFile === undefined ? undefined : velocitiesArray(velFile, bodies.shape[0] as number, inFile);
+      const vel = velFile === undefined ? undefined : velocitiesArray(velFile, bodies.shape[0] as number, inFile, budget);
       const stepsText = required(values, 'steps');
-      const steps = stepsText === '0' ? 0 : positiveInt(stepsText, '--steps');
+      const steps = nonNegativeInt(stepsText, '--steps');
       const dt = finiteNumber(required(values, 'dt'), '--dt');
       const eps = finiteNumber(values.softening, '--softening', Math.sqrt(DEFAULT_SOFTENING2));
       if (eps < 0) throw new UsageError(`--softening: expected a number >= 0, got '${values.softening}'`);

@@ -20,6 +20,7 @@ import {
   zcopy,
 } from '@trident/algorithms';
 import type { Buffer, Device } from 'trident';
+import { checkJobFitsDevice } from './device-fit.ts';
 import { GRAPH_EXECUTORS } from './graph-execute.ts';
 
 /** f64 only appears in outputs (mst's total weight); device buffers are 32-bit. */
@@ -124,6 +125,8 @@ function dropFourthColumn(rows4: Float32Array, n: number): Float32Array {
 export async function executeJob(device: Device, spec: JobSpec): Promise<JobOutputs> {
   const run = EXECUTORS[spec.algorithm];
   if (!run) throw new Error(`unknown algorithm '${spec.algorithm}'`);
+  // Before any buffer: an input the device cannot hold is the input's fault, not a failure mid-run.
+  checkJobFitsDevice(device.caps, spec);
   return run(device, spec);
 }
 

@@ -7,6 +7,7 @@
 import { InputError, UsageError } from '../errors.ts';
 import { readSparseGraph, type SparseGraph } from '../npz.ts';
 import type { AlgorithmCli, PreparedJob, RunValues } from './algorithms.ts';
+import { HostBudget } from './host-budget.ts';
 
 function graphFile(values: RunValues): string {
   const v = values.graph;
@@ -51,12 +52,14 @@ export const GRAPH_ALGORITHMS: Record<string, AlgorithmCli> = {
   bfs: {
     usage: 'bfs --graph g.npz --source S --out levels.npy   ((n,) int32 depth from S along stored edges, -1 if unreachable)',
     flags: ['graph', 'source', 'out'],
-    prepare(values) {
+    prepare(values, budget = new HostBudget()) {
       const file = graphFile(values);
       const text = values.source;
       if (text === undefined) throw new UsageError('--source is required');
-      const source = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-      const g = readSparseGraph(file);
+      // Checked for form before the graph is read; for range (< n) after.
+      if (!/^\d+$/.test(text)) throw new UsageError(`--source: expected a vertex id (an integer >= 0), got '${text}'`);
+      const source = Number(text);
+      const g = readSparseGraph(file, budget);
       square(file, g);
       if (!(source < g.rows)) throw new UsageError(`--source: expected a vertex in [0, ${g.rows}), got '${text}'`);
       return job('bfs', g, { source }, { out: outFile(values) });
@@ -65,9 +68,9 @@ export const GRAPH_ALGORITHMS: Record<string, AlgorithmCli> = {
   components: {
     usage: 'components --graph g.npz --out labels.npy   ((n,) int32 smallest vertex id of each weakly connected component)',
     flags: ['graph', 'out'],
-    prepare(values) {
+    prepare(values, budget = new HostBudget()) {
       const file = graphFile(values);
-      const g = readSparseGraph(file);
+      const g = readSparseGraph(file, budget);
       square(file, g);
       return job('components', g, {}, { out: outFile(values) });
     },
@@ -76,9 +79,9 @@ export const GRAPH_ALGORITHMS: Record<string, AlgorithmCli> = {
     usage:
       'mst --graph g.npz --out forest.npy [--out-weight w.npy]   (minimum spanning forest: (k, 2) int32 edges u < v, sorted; w: float64 total)',
     flags: ['graph', 'out', 'out-weight'],
-    prepare(values) {
+    prepare(values, budget = new HostBudget()) {
       const file = graphFile(values);
-      const g = readSparseGraph(file);
+      const g = readSparseGraph(file, budget);
       square(file, g);
       noDuplicates(file, g);
       const outputs: Record<string, string> = { out: outFile(values) };
@@ -89,9 +92,9 @@ export const GRAPH_ALGORITHMS: Record<string, AlgorithmCli> = {
   apsp: {
     usage: 'apsp --graph g.npz --out dist.npy   ((n, n) float32 shortest-path lengths along stored edges, +inf if unreachable)',
     flags: ['graph', 'out'],
-    prepare(values) {
+    prepare(values, budget = new HostBudget()) {
       const file = graphFile(values);
-      const g = readSparseGraph(file);
+      const g = readSparseGraph(file, budget);
       square(file, g);
       noDuplicates(file, g);
       const neg = g.weights?.findIndex((w) => w < 0) ?? -1;
@@ -103,9 +106,9 @@ export const GRAPH_ALGORITHMS: Record<string, AlgorithmCli> = {
     usage:
       'matching --graph b.npz --out match.npy   (b: (nU, nV) biadjacency; (nU,) int32 right vertex of each left vertex or -1, maximum cardinality)',
     flags: ['graph', 'out'],
-    prepare(values) {
+    prepare(values, budget = new HostBudget()) {
       const file = graphFile(values);
-      const g = readSparseGraph(file);
+      const g = readSparseGraph(file, budget);
       return job('matching', g, {}, { out: outFile(values) });
     },
   },

@@ -1,0 +1,36 @@
+/**
+ * The sizes a `trident run` job declares, checked against the device's limits
+ * once the device exists and before any buffer is made on it: an input larger
+ * than the device's largest buffer is the input's fault (exit 2, one line), not
+ * a failure part-way through the algorithm. Free of Node APIs: it runs in the
+ * Chromium page too.
+ */
+import type { DeviceCaps } from 'trident';
+import type { JobSpec } from './execute.ts';
+
+/** An input the device cannot hold; the CLI prints it as one line, exit 2. */
+export class InputTooLargeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InputTooLargeError';
+  }
+}
+
+/** `labels` names the file each input role came from (Node knows them; the page does not). */
+export function checkJobFitsDevice(caps: DeviceCaps, spec: JobSpec, labels: Readonly<Record<string, string>> = {}): void {
+  const max = caps.limits.maxBufferElements;
+  const fail = (what: string, elements: number): never => {
+    throw new InputTooLargeError(`${what} needs a buffer of ${elements} elements; this device holds at most ${max}`);
+  };
+  for (const [role, a] of Object.entries(spec.inputs)) {
+    // 4 × 32-bit lanes per element at most (vec4 rows such as nbody's are counted as their elements).
+    if (a.data.length > max) fail(labels[role] ?? `input '${role}'`, a.data.length);
+  }
+  const rows = spec.params.rows;
+  if (typeof rows === 'number') {
+    const graph = labels.indptr ?? labels.indices ?? 'the graph';
+    // The CSR row offsets hold rows + 1 entries; apsp's distance matrix rows².
+    if (rows + 1 > max) fail(`${graph} (${rows} vertices)`, rows + 1);
+    if (spec.algorithm === 'apsp' && rows * rows > max) fail(`${graph}: apsp's ${rows} x ${rows} distance matrix`, rows * rows);
+  }
+}
