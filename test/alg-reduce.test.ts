@@ -1,14 +1,30 @@
 /**
  * Conformance of reduce: u32 / i32 bit-identical to the reference (sums wrap),
- * f32 min / max exact in the total order, f32 sums within the documented bound.
+ * f32 min / max exact (NaN wins both, -0 < +0), f32 sums within the documented bound.
  */
 import { gammaF32, type ReduceOp, reduce, reduceInto, reduceReference, reduceSumDepth, sumAbs } from '@trident/algorithms';
 import { type Buffer, type Device, InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
-import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations, u32Patterns } from './alg-helpers.ts';
+import { BIG_PRIME, bits, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations, u32Patterns } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 
 const OPS: ReduceOp[] = ['sum', 'min', 'max'];
+
+/** NaNs of every kind: canonical, negative, signalling, with payloads, all bits set. */
+const NAN_BITS = [0x7fc00000, 0xffc00000, 0x7f800001, 0xff800001, 0x7fc12345, 0xffffffff];
+
+/** `data` with NaNs of several kinds at a few positions (first, middle, last) and -Inf / +Inf beside them. */
+function withNaNs(data: Float32Array, seed: number): Float32Array {
+  const out = data.slice();
+  const n = out.length;
+  if (n === 0) return out;
+  out[(seed * 7) % n] = Number.NEGATIVE_INFINITY;
+  out[(seed * 13 + 1) % n] = Number.POSITIVE_INFINITY;
+  const raw = new Uint32Array(out.buffer);
+  for (const [j, at] of [n - 1, Math.floor(n / 2), 0].entries())
+    if (j === 0 || n > 8) raw[at] = NAN_BITS[(seed + j) % NAN_BITS.length] as number;
+  return out;
+}
 
 function f32Patterns(n: number, raw: Uint32Array): Record<string, Float32Array> {
   const random = Float32Array.from(raw, (x) => (x / 2 ** 32 - 0.5) * 2000);
@@ -19,6 +35,7 @@ function f32Patterns(n: number, raw: Uint32Array): Record<string, Float32Array> 
     sorted,
     reversed: sorted.slice().reverse(),
     tiny: Float32Array.from({ length: n }, (_, i) => [0, -0, 1e-45, -1e-45, 1e30, -1e30, 7][i % 7] as number),
+    nan: withNaNs(random, n),
   };
 }
 
@@ -87,6 +104,13 @@ describeEachBackend('reduce', (ctx) => {
           for (const op of OPS) checkResult(device, dtype, op, data, await reduce(device, input, { op }), `${label} ${op} ${dtype} n=${n}`);
           input.destroy();
         }
+        // f32 min / max with one NaN in the last chunk / workgroup / pass: NaN on every formulation.
+        const nan = patterns('f32', n).random as Float32Array;
+        new Uint32Array(nan.buffer)[n - 3] = 0xff800001;
+        const input = device.createBuffer('f32', nan);
+        for (const op of ['min', 'max'] as const)
+          expect(await reduce(device, input, { op }), `${label} ${op} f32 n=${n} one NaN`).toBeNaN();
+        input.destroy();
       }
     }
   });
@@ -100,7 +124,7 @@ describeEachBackend('reduce', (ctx) => {
     }
   });
 
-  it('f32: infinities and NaN propagate; min/max follow -0 < +0 and NaN last', async () => {
+  it('f32: infinities and NaN propagate; min and max are NaN when any element is, and follow -0 < +0', async () => {
     for (const { label, device } of formulations(ctx.device, ctx.kind)) {
       const cases: Array<[number[], ReduceOp, number]> = [
         [[1, Number.POSITIVE_INFINITY, 2], 'sum', Number.POSITIVE_INFINITY],
@@ -109,22 +133,38 @@ describeEachBackend('reduce', (ctx) => {
         [[0, -0, 0], 'min', -0],
         [[-0, 0, -0], 'max', 0],
         [[1, Number.NaN, Number.POSITIVE_INFINITY], 'max', Number.NaN],
-        [[1, Number.NaN, Number.NEGATIVE_INFINITY], 'min', Number.NEGATIVE_INFINITY],
+        [[1, Number.NaN, Number.NEGATIVE_INFINITY], 'min', Number.NaN],
+        [[1, Number.NaN, 3], 'min', Number.NaN],
+        [[1, Number.NaN, 3], 'max', Number.NaN],
         [[Number.NaN, Number.NaN], 'min', Number.NaN],
+        [[Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY], 'min', Number.POSITIVE_INFINITY],
+        [[Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY], 'max', Number.NEGATIVE_INFINITY],
+        [[Number.NEGATIVE_INFINITY, -0, 0, Number.POSITIVE_INFINITY], 'min', Number.NEGATIVE_INFINITY],
+        [[Number.NEGATIVE_INFINITY, -0, 0, Number.POSITIVE_INFINITY], 'max', Number.POSITIVE_INFINITY],
       ];
       for (const [values, op, want] of cases) {
         const got = await reduce(device, device.createBuffer('f32', values), { op });
         expect(Object.is(got, want), `${label} ${op}(${values}) = ${got}, want ${want}`).toBe(true);
       }
-      // A NaN result is the canonical quiet NaN (documented), whatever NaN came in.
-      const neg = new Float32Array(new Uint32Array([0xffc00001]).buffer);
-      const out = reduceInto(device, device.createBuffer('f32', [1, neg[0] as number]), { op: 'max' });
-      const bits = new Uint32Array((await out.read()).buffer);
-      expect(bits[0], label).toBe(0x7fc00000);
+      // A NaN result is the canonical quiet NaN (documented), whatever NaN came in, for min and max alike;
+      // 17 and 64 elements: the gather passes' tail and vec4 loads, the workgroup path's atomics.
+      for (const b of NAN_BITS) {
+        for (const n of [2, 17, 64]) {
+          const data = Float32Array.from({ length: n }, (_, i) => i - 5);
+          new Uint32Array(data.buffer)[n >> 1] = b;
+          const input = device.createBuffer('f32', data);
+          for (const op of ['min', 'max'] as const) {
+            const out = reduceInto(device, input, { op });
+            expect(bits(await out.read())[0], `${label} ${op} n=${n} NaN 0x${b.toString(16)}`).toBe(0x7fc00000);
+            out.destroy();
+          }
+          input.destroy();
+        }
+      }
     }
   });
 
-  it('empty input gives the identity', async () => {
+  it('empty input gives the identity (f32 min +Infinity, max -Infinity)', async () => {
     for (const { label, device } of formulations(ctx.device, ctx.kind)) {
       const e = { u32: device.createBuffer('u32', 0), i32: device.createBuffer('i32', 0), f32: device.createBuffer('f32', 0) };
       expect(await reduce(device, e.u32, { op: 'sum' }), label).toBe(0);
@@ -133,7 +173,7 @@ describeEachBackend('reduce', (ctx) => {
       expect(await reduce(device, e.i32, { op: 'min' }), label).toBe(0x7fffffff);
       expect(await reduce(device, e.i32, { op: 'max' }), label).toBe(-0x80000000);
       expect(await reduce(device, e.f32, { op: 'sum' }), label).toBe(0);
-      expect(await reduce(device, e.f32, { op: 'min' }), label).toBeNaN();
+      expect(await reduce(device, e.f32, { op: 'min' }), label).toBe(Number.POSITIVE_INFINITY);
       expect(await reduce(device, e.f32, { op: 'max' }), label).toBe(Number.NEGATIVE_INFINITY);
     }
   });

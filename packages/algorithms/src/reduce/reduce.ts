@@ -8,7 +8,8 @@
  * reductions first where 'subgroup' exists). Each workgroup writes one partial and
  * a second one-workgroup pass folds the partials (so f32 summation order is fixed
  * for a given device); f32 min/max alone finish with one atomic per workgroup on
- * u32 order keys, then a pass that turns the key back into an f32.
+ * u32 order keys (NaN the extreme that wins: see `orderKey`), then a pass that
+ * turns the key back into an f32.
  *
  * Chunked formulation (devices with 'serial-workgroups': a CPU's few, fat, serial
  * workgroups): one invocation per chunk of the tuning table's size folds its
@@ -112,11 +113,32 @@ function accType(dtype: BufferDType, op: ReduceOp): BufferDType {
   return dtype === 'f32' && op !== 'sum' ? 'u32' : dtype;
 }
 
+/**
+ * f32 min / max run on u32 order keys (`f32ToKey`: -Inf < … < -0 < +0 < … < +Inf < NaN)
+ * and must both return NaN when any element is NaN (IEEE 754-2019 minimum / maximum,
+ * NumPy's np.min / np.max). max takes the keys as they are: NaN's (0xffc00000) is the
+ * largest. min adds MIN_KEY_SHIFT modulo 2^32, which wraps NaN's key to 0, below every
+ * other, and keeps the order of the rest (+Inf's key 0xff800000 becomes 0xffc00000, the
+ * largest). -0 < +0 holds in both, so min(-0, +0) is -0 and max(-0, +0) is +0.
+ */
+const MIN_KEY_SHIFT = 0x00400000;
+
+/** The order key of `x` for `op` (see MIN_KEY_SHIFT). */
+function orderKey(x: Val<'f32'>, op: ReduceOp): Val<'u32'> {
+  const key = f32ToKey(x);
+  return op === 'min' ? key.add(MIN_KEY_SHIFT) : key;
+}
+
+/** The f32 of an order key for `op`: NaN comes back as the canonical quiet NaN, the identities as ±Infinity. */
+function keyValue(key: Val<'u32'>, op: ReduceOp): Val<'f32'> {
+  return keyToF32(op === 'min' ? key.sub(MIN_KEY_SHIFT) : key);
+}
+
 /** The identity of `op` on accumulator type `t`, as stored bits/values. */
 function identity(t: BufferDType, op: ReduceOp, keys: boolean): number {
   if (op === 'sum') return 0;
-  // Above NaN's key (0xffc00000) / -Inf's key: no real key passes them.
-  if (keys) return op === 'min' ? 0xffffffff : 0x007fffff;
+  // The keys of +Inf (for min, shifted) and -Inf: every other key passes them, and they decode to ±Infinity.
+  if (keys) return op === 'min' ? (0xff800000 + MIN_KEY_SHIFT) >>> 0 : 0x007fffff;
   if (t === 'u32') return op === 'min' ? 0xffffffff : 0;
   if (t === 'i32') return op === 'min' ? 0x7fffffff : -0x80000000;
   return op === 'min' ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
@@ -186,7 +208,7 @@ function blockKernel(dtype: BufferDType, op: ReduceOp, width: 1 | 4, wg: number,
       body: ({ input, out, n, groups }, k) => {
         const vt = vecType(acc, width);
         const id = identity(acc, op, keys);
-        const toAcc = (x: Val<ValueType>) => toAccumulator(x, keys, width);
+        const toAcc = (x: Val<ValueType>) => toAccumulator(x, keys, width, op);
         const zero = constOf(k, vt, id);
         const a = k.let(zero, 'acc');
         const { i, stride } = gridStride(k, groups, n);
@@ -234,11 +256,11 @@ function blockKernel(dtype: BufferDType, op: ReduceOp, width: 1 | 4, wg: number,
 }
 
 /** A loaded value as the accumulator type: itself, or (f32 min / max) its u32 order key(s). */
-function toAccumulator(x: Val<ValueType>, keys: boolean, width: 1 | 4): Val<ValueType> {
+function toAccumulator(x: Val<ValueType>, keys: boolean, width: 1 | 4, op: ReduceOp): Val<ValueType> {
   if (!keys) return x;
-  if (width === 1) return f32ToKey(x as Val<'f32'>);
+  if (width === 1) return orderKey(x as Val<'f32'>, op);
   const v = x as Val<'vec4<f32>'>;
-  return vec4u(f32ToKey(v.x), f32ToKey(v.y), f32ToKey(v.z), f32ToKey(v.w));
+  return vec4u(orderKey(v.x, op), orderKey(v.y, op), orderKey(v.z, op), orderKey(v.w, op));
 }
 
 /** The components of a vec4 accumulator combined pairwise; a scalar as it is. */
@@ -256,16 +278,16 @@ function constOf(k: KernelBuilder, type: ValueType, value: number): Val<ValueTyp
   return k.var(type, value) as Val<ValueType>;
 }
 
-/** Converts the u32 key in keys[0] back to f32 in out[0] (one invocation). */
-function keyFinishKernel() {
-  return cachedKernel('reduce:keyFinish', () =>
+/** Converts the u32 key of `op` in keys[0] back to f32 in out[0] (one invocation). */
+function keyFinishKernel(op: ReduceOp) {
+  return cachedKernel(`reduce:keyFinish:${op}`, () =>
     defineKernel({
-      name: 'reduce_key_to_f32',
+      name: `reduce_key_to_f32_${op}`,
       workgroupSize: 1,
       params: { keys: buffer('u32', 'read'), out: buffer('f32', 'write') },
       body: ({ keys, out }, k) => {
         const i = k.let(k.globalIndex, 'i');
-        k.if(i.eq(0), () => out.store(i, keyToF32(keys.load(0))));
+        k.if(i.eq(0), () => out.store(i, keyValue(keys.load(0), op)));
       },
     }),
   );
@@ -311,7 +333,7 @@ export function chunkKernel(dtype: BufferDType, op: ReduceOp, width: 1 | 4 = 1) 
         chunk: uniform('u32'),
       },
       body: ({ input, partials, n, chunk }, k) => {
-        const toAcc = (x: Val<ValueType>): Val<ValueType> => (keys ? f32ToKey(x as Val<'f32'>) : x);
+        const toAcc = (x: Val<ValueType>): Val<ValueType> => (keys ? orderKey(x as Val<'f32'>, op) : x);
         const c = k.let(k.globalIndex, 'c');
         const start = k.let(c.mul(chunk), 'start');
         const end = k.let(min(n, start.add(chunk)), 'end');
@@ -356,7 +378,7 @@ function combineKernel(dtype: BufferDType, op: ReduceOp) {
       body: ({ partials, out, m }, k) => {
         const a = k.var(acc, identity(acc, op, keys), 'a') as Var<ValueType>;
         k.for({ from: 0, to: m }, (j) => a.set(apply(op, a, partials.load(j) as Val<ValueType>)));
-        k.if(k.globalIndex.eq(0), () => out.store(0, (keys ? keyToF32(a as Val<'u32'>) : a) as never));
+        k.if(k.globalIndex.eq(0), () => out.store(0, (keys ? keyValue(a as Val<'u32'>, op) : a) as never));
       },
     }),
   );
@@ -384,7 +406,7 @@ function gatherKernel(srcType: BufferDType, acc: BufferDType, op: ReduceOp, toKe
           const xs: Array<Val<ValueType>> = [];
           for (let j = 0; j < loads; j++) {
             const idx = j === 0 ? base : base.add(j);
-            const v = toAccumulator(src.load(idx) as Val<ValueType>, toKeys, width);
+            const v = toAccumulator(src.load(idx) as Val<ValueType>, toKeys, width, op);
             xs.push(selectVal(idx.lt(n), v, id));
           }
           dst.store(i, foldLanes(op, pairwise(op, xs), width) as never);
@@ -425,7 +447,7 @@ export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<
   const out = options.output ?? device.createBuffer(input.dtype, 1);
   const empty = identity(acc, op, keys);
   if (input.length === 0) {
-    if (keys) out.fill(op === 'min' ? Number.NaN : Number.NEGATIVE_INFINITY, { length: 1 });
+    if (keys) out.fill(op === 'min' ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY, { length: 1 });
     else out.fill(empty, { length: 1 });
     return out;
   }
@@ -480,7 +502,7 @@ export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<
       n: p.n,
       groups: p.workgroups,
     });
-    if (keys) dispatchGroups(device, keyFinishKernel(), 1, { keys: target as Buffer<'u32'>, out: out as Buffer<'f32'> });
+    if (keys) dispatchGroups(device, keyFinishKernel(op), 1, { keys: target as Buffer<'u32'>, out: out as Buffer<'f32'> });
     return out;
   }
   // Gather passes: n -> ceil(n / FAN_IN) -> … -> 1.
@@ -501,7 +523,7 @@ export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<
     pass++;
     if (finalPass) break;
   }
-  if (keys) dispatchGroups(device, keyFinishKernel(), 1, { keys: src as Buffer<'u32'>, out: out as Buffer<'f32'> });
+  if (keys) dispatchGroups(device, keyFinishKernel(op), 1, { keys: src as Buffer<'u32'>, out: out as Buffer<'f32'> });
   return out;
 }
 
@@ -511,9 +533,10 @@ export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<
  * Semantics:
  * - u32 / i32 sums wrap modulo 2^32 (as on a GPU); the result is bit-identical to
  *   the sequential reference on every backend.
- * - f32 min / max use the total order -Inf < … < -0 < +0 < … < +Inf < NaN: the
- *   max is NaN if any element is NaN; min(-0, +0) is -0. A NaN result is the
- *   canonical quiet NaN (bits 0x7fc00000).
+ * - f32 min / max are IEEE 754-2019 minimum / maximum, as NumPy's np.min / np.max:
+ *   either is NaN if any element is NaN (the canonical quiet NaN, bits 0x7fc00000,
+ *   whatever sign or payload came in), on every backend and formulation; zeros are
+ *   ordered -0 < +0, so min(-0, +0) is -0 and max(-0, +0) is +0.
  * - f32 sums add in f32. Order: each invocation folds its grid-stride elements
  *   (8 loads per step added pairwise, vec4 lanes kept apart and added pairwise at
  *   the end), then pairwise trees over the workgroup and over the partials (gather
@@ -523,9 +546,12 @@ export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<
  *   longest chain of additions, given by `reduceSumDepth(device, n)`; plus
  *   (n + d) · 2^-126 where the device flushes subnormals to zero (GPUs may).
  *   min / max compare bit patterns, so subnormals are kept exactly.
- *   Infinities and NaNs propagate as in IEEE 754 (Inf + -Inf = NaN).
- * - Empty input: sum 0; min / max the identity (u32: 2^32-1 / 0, i32: 2^31-1 /
- *   -2^31, f32: NaN / -Infinity, the ends of the total order).
+ *   Infinities and NaNs propagate as in IEEE 754: a NaN element, or +Inf and
+ *   -Inf together, give NaN.
+ * - Empty input: sum 0; min / max the op's identity (u32: 2^32-1 / 0, i32: 2^31-1 /
+ *   -2^31, f32: +Infinity / -Infinity), as JavaScript's Math.min() / Math.max(),
+ *   so partial results combine. NumPy raises for an empty min / max instead: a
+ *   caller that mirrors NumPy checks `input.length` first (the CLI exits with 2).
  *
  * Complexity: O(n) work; span O(n / P + log n). One read of the input, at most
  * one atomic per workgroup. Throws InvalidArgumentError for a bad input buffer or

@@ -1,11 +1,13 @@
 import type { ReduceOp } from '../common.ts';
-import { bitsF32, f32BitsToKey, keyToF32Bits } from './keys.ts';
+import { bitsF32, f32Bits, f32BitsToKey, keyToF32Bits } from './keys.ts';
 
 /**
- * Sequential reference of `reduce`: u32 / i32 sums wrap modulo 2^32; f32 min / max
- * follow the total order -Inf < … < -0 < +0 < … < +Inf < NaN (NaN canonical);
- * f32 sums are accumulated in float64 (the exact-ish value the bound is measured
- * against); empty inputs give the op's identity.
+ * Sequential reference of `reduce`: u32 / i32 sums wrap modulo 2^32; f32 sums are
+ * accumulated in float64 (the exact-ish value the bound is measured against; a NaN or
+ * +Inf + -Inf gives NaN). f32 min / max are IEEE 754-2019 minimum / maximum, as NumPy's
+ * `np.min` / `np.max`: any NaN in the input gives NaN (the canonical quiet NaN
+ * 0x7fc00000), and -0 < +0. An empty input gives the op's identity: sum 0, min the
+ * type's largest value (f32 +Inf), max its smallest (f32 -Inf).
  */
 export function reduceReference(data: Uint32Array | Int32Array | Float32Array, op: ReduceOp): number {
   if (data instanceof Float32Array) {
@@ -14,7 +16,9 @@ export function reduceReference(data: Uint32Array | Int32Array | Float32Array, o
       for (const x of data) s += x;
       return s;
     }
-    let key = op === 'min' ? 0xffffffff : 0x007fffff;
+    if (data.some(Number.isNaN)) return bitsF32(0x7fc00000);
+    // Order keys: -Inf < … < -0 < +0 < … < +Inf, which Math.min / Math.max do not keep for zeros.
+    let key = f32BitsToKey(f32Bits(op === 'min' ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY));
     const raw = new Uint32Array(data.buffer, data.byteOffset, data.length);
     for (const b of raw) {
       const k = f32BitsToKey(b);
