@@ -7,7 +7,7 @@
  * writes a `trident-bench/1` results file that `trident report` merges.
  *
  *   node run.mjs [--scale h100|small] [--parts trident,peers,conformance] [--backends webgpu,webgl2,cpu]
- *                [--out FILE] [--deadline-s S] [--cub cub.txt] [--gpu "NVIDIA H100 80GB HBM3, 580.x"]
+ *                [--out FILE] [--deadline-s S] [--trident-deadline-s S] [--cub cub.txt] [--gpu "NVIDIA H100 80GB HBM3, 580.x"]
  *   node run.mjs --merge a.json b.json ... --out FILE     (one results file from several calls' parts)
  *
  * Trident's cases run one size per page call (a fresh device each), so the file is rewritten after
@@ -38,6 +38,7 @@ const { values, positionals } = parseArgs({
     backends: { type: 'string', default: 'webgpu,webgl2,cpu' },
     out: { type: 'string' },
     'deadline-s': { type: 'string' },
+    'trident-deadline-s': { type: 'string' },
     cub: { type: 'string' },
     gpu: { type: 'string' },
     commit: { type: 'string' },
@@ -243,6 +244,10 @@ async function main(): Promise<void> {
     for (const u of r.unavailable) if (!unavailable.some((x) => x.backend === u.backend && x.runtime === u.runtime)) unavailable.push(u);
   };
   const timeLeft = (): boolean => Date.now() < deadline;
+  // Trident's steps may stop earlier than the call, leaving the peers their time (they run as one page call).
+  const tridentDeadline = values['trident-deadline-s']
+    ? Math.min(deadline, started + 1000 * Number(values['trident-deadline-s']))
+    : deadline;
   try {
     const page = await openPage(browser, url);
     log(`chromium ${chromiumVersion}; page ${url}`);
@@ -255,7 +260,7 @@ async function main(): Promise<void> {
         sizes[key] = [...list];
         for (const n of list) {
           for (const kind of backends) {
-            if (!timeLeft()) {
+            if (Date.now() >= tridentDeadline) {
               const [algorithm, variant] = key.split(':') as [string, string];
               measurements.push({
                 algorithm,
@@ -269,7 +274,7 @@ async function main(): Promise<void> {
                 timer: 'wall',
                 warmup: 0,
                 repeats: 0,
-                error: 'not run: the call reached its time limit (--deadline-s) first',
+                error: 'not run: the call reached its time limit for Trident\u2019s steps first',
               });
               continue;
             }

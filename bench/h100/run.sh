@@ -107,7 +107,9 @@ if [[ $step == browser ]]; then
   echo "GPU: $gpu; commit $(cat .browser/commit.txt)"
   # The CUB anchor in the same call (its 2^24 and 2^26 rows sit beside the browser's); only same-call ratios compare.
   cub=()
-  if nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .browser/cub_anchor.cu > "$OUT/nvcc-cub.log" 2>&1 && /tmp/cub_anchor > "$OUT/cub.txt" 2>&1; then
+  if [[ ${CUB:-1} != 1 ]]; then
+    echo "CUB anchor skipped (CUB=0)"
+  elif nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .browser/cub_anchor.cu > "$OUT/nvcc-cub.log" 2>&1 && /tmp/cub_anchor > "$OUT/cub.txt" 2>&1; then
     cat "$OUT/cub.txt"; cub=(--cub "$OUT/cub.txt")
   else
     echo "CUB anchor failed:"; tail -5 "$OUT/nvcc-cub.log" "$OUT/cub.txt" 2>/dev/null
