@@ -11,25 +11,18 @@ import {
   type Kernel,
   KernelBuildError,
   LimitExceededError,
-  typedArrayConstructor,
 } from '@trident/core';
-import * as twgl from 'twgl.js';
-import { bufferUniforms, FULLSCREEN_VS, type GlslProgram, generateGlsl, type PassSpec, uniformName, writeUnit } from './glsl.ts';
-import { type KernelPlan, type PointTarget, planKernel } from './glsl-plan.ts';
+import { bufferUniforms, uniformName, writeUnit } from './glsl.ts';
+import { type PointTarget, planKernel } from './glsl-plan.ts';
 import { MAX_EXACT, readContextCaps, type TimerExt } from './webgl-caps.ts';
-import { GlProgram } from './webgl-program.ts';
-import { copyShader, foldShader } from './webgl-shaders.ts';
-import { GlState, type TexelPart } from './webgl-state.ts';
+import type { GlProgram } from './webgl-program.ts';
+import { type GlCompiled, ProgramCache } from './webgl-program-cache.ts';
+import { foldShader } from './webgl-shaders.ts';
+import { GlState } from './webgl-state.ts';
 import { waitFence, waitQuery } from './webgl-sync.ts';
-import { GlBuffer, LANES, spans, texelRange, texFormat, textureShape } from './webgl-texture.ts';
+import { GlBuffer, LANES, texFormat, textureShape } from './webgl-texture.ts';
 import { TexturePool } from './webgl-texture-pool.ts';
-
-interface GlCompiled extends CompiledKernel {
-  readonly plan: KernelPlan;
-  /** Programs by pass key, built on first use (and the first pass of each kind at compile time). */
-  readonly programs: Map<string, GlProgram>;
-  readonly sources: Map<string, GlslProgram>;
-}
+import { BufferTransfers } from './webgl-transfer.ts';
 
 /**
  * The WebGL2 backend: buffers are RGBA32 textures, four elements a texel
@@ -38,8 +31,10 @@ interface GlCompiled extends CompiledKernel {
  * under colour masks, atomics by blending). GL executes commands
  * in call order, so every command is issued at once and stream order holds by
  * construction; `read` and `flush` wait on a fence without blocking the page.
- * The GL state cache lives in webgl-state.ts, spare textures in
- * webgl-texture-pool.ts, the context's limits in webgl-caps.ts.
+ * The pieces it drives: webgl-caps.ts (what the context offers), webgl-state.ts
+ * (the GL state cache), webgl-texture-pool.ts (spare textures),
+ * webgl-program-cache.ts (linking), webgl-transfer.ts (write, fill, copy, read) and
+ * webgl-sync.ts (waiting on fences and timer queries).
  */
 export class WebGLDevice implements BackendDevice {
   readonly kind = 'webgl2' as const;
@@ -53,9 +48,10 @@ export class WebGLDevice implements BackendDevice {
   private readonly atomicChunk: number;
   private readonly state: GlState;
   private readonly pool: TexturePool;
+  private readonly programs: ProgramCache;
+  private readonly transfers: BufferTransfers;
   private readonly buffers = new Set<GlBuffer>();
   private readonly kernels = new Map<string, GlCompiled>();
-  private readonly utilPrograms = new Map<string, GlProgram>();
   private countTex: WebGLTexture | undefined;
   private lost: string | undefined;
   private destroyed = false;
@@ -81,6 +77,9 @@ export class WebGLDevice implements BackendDevice {
     this.timer = context.timer;
     this.state = new GlState(gl);
     this.pool = new TexturePool(gl, this.state);
+    const check = () => this.check();
+    this.programs = new ProgramCache(gl, this.state, check);
+    this.transfers = new BufferTransfers(gl, this.state, this.pool, this.programs, check);
   }
 
   // ---------- buffers ----------
@@ -103,78 +102,22 @@ export class WebGLDevice implements BackendDevice {
 
   write(buffer: BackendBuffer, offset: number, data: HostArray): void {
     this.check();
-    const gl = this.gl;
-    const b = buffer as GlBuffer;
-    const fmt = texFormat(gl, b.dtype);
-    const elements = data instanceof Float32Array ? new Uint32Array(data.buffer, data.byteOffset, data.length) : data;
-    const range = texelRange(offset, data.length);
-    if (range.whole.count > 0) {
-      this.state.bindForUpload(b.texture);
-      const start = range.whole.first * LANES - offset;
-      for (const s of spans(range.whole.first, range.whole.count, b.width)) {
-        gl.texSubImage2D(gl.TEXTURE_2D, 0, s.x, s.y, s.w, s.h, fmt.format, fmt.type, elements, start + s.start * LANES);
-      }
-    }
-    // Partial texels: a masked one-texel clear with the new values in their components.
-    for (const p of range.partial) {
-      const values = new Array<number>(LANES).fill(0);
-      for (let c = p.from; c < p.to; c++) values[c] = elements[p.texel * LANES + c - offset] as number;
-      this.clearTexels(b, p.texel, 1, values, p);
-    }
+    this.transfers.write(buffer as GlBuffer, offset, data);
   }
 
   fill(buffer: BackendBuffer, value: number, offset: number, length: number): void {
     this.check();
-    const b = buffer as GlBuffer;
-    const bits = b.dtype === 'f32' ? (new Uint32Array(new Float32Array([value]).buffer)[0] as number) : value;
-    const values = [bits, bits, bits, bits];
-    const range = texelRange(offset, length);
-    if (range.whole.count > 0) this.clearTexels(b, range.whole.first, range.whole.count, values);
-    for (const p of range.partial) this.clearTexels(b, p.texel, 1, values, p);
+    this.transfers.fill(buffer as GlBuffer, value, offset, length);
   }
 
   copy(src: BackendBuffer, srcOffset: number, dst: BackendBuffer, dstOffset: number, length: number): void {
     this.check();
-    const s = src as GlBuffer;
-    const d = dst as GlBuffer;
-    // Device refuses overlapping ranges, but a texture cannot be sampled while it is drawn into.
-    const from = s === d ? this.cloneTexture(s) : s.texture;
-    this.copyInto(s.dtype, from, s.shape.shift, srcOffset, d, d.texture, dstOffset, length);
-    if (from !== s.texture) this.pool.release(s, from);
+    this.transfers.copy(src as GlBuffer, srcOffset, dst as GlBuffer, dstOffset, length);
   }
 
   async read(buffer: BackendBuffer, offset: number, length: number, into?: HostArray): Promise<HostArray> {
     this.check();
-    const gl = this.gl;
-    const b = buffer as GlBuffer;
-    const out = into ?? new (typedArrayConstructor(b.dtype))(length);
-    if (length === 0) return out;
-    // f32 texels hold bits: read them as u32 into the same bytes.
-    const outElements = b.dtype === 'f32' ? new Uint32Array(out.buffer, out.byteOffset, length) : out;
-    const rowElements = b.width * LANES;
-    const y0 = Math.floor(offset / rowElements);
-    const y1 = Math.floor((offset + length - 1) / rowElements);
-    const rows = y1 - y0 + 1;
-    this.state.attach([b.texture], [b.width, b.height]);
-    // RGBA_INTEGER with UNSIGNED_INT / INT: the combination every integer colour buffer can be read with.
-    const fmt = texFormat(gl, b.dtype);
-    const pbo = gl.createBuffer();
-    gl.bindBuffer(gl.PIXEL_PACK_BUFFER, pbo);
-    gl.bufferData(gl.PIXEL_PACK_BUFFER, rowElements * rows * 4, gl.STREAM_READ);
-    gl.readPixels(0, y0, b.width, rows, fmt.format, fmt.type, 0);
-    gl.bindBuffer(gl.PIXEL_PACK_BUFFER, null);
-    try {
-      await waitFence(gl, () => this.check());
-      const first = offset - y0 * rowElements;
-      const staging = new (typedArrayConstructor(b.dtype === 'i32' ? 'i32' : 'u32'))(first + length);
-      gl.bindBuffer(gl.PIXEL_PACK_BUFFER, pbo);
-      gl.getBufferSubData(gl.PIXEL_PACK_BUFFER, 0, staging);
-      gl.bindBuffer(gl.PIXEL_PACK_BUFFER, null);
-      outElements.set(staging.subarray(first));
-      return out;
-    } finally {
-      gl.deleteBuffer(pbo);
-    }
+    return this.transfers.read(buffer as GlBuffer, offset, length, into);
   }
 
   // ---------- kernels ----------
@@ -193,9 +136,9 @@ export class WebGLDevice implements BackendDevice {
     }
     for (const outs of byWidth.values()) {
       for (let i = 0; i < outs.length; i += this.maxDrawBuffers)
-        this.program(compiled, { kind: 'gather', outputs: outs.slice(i, i + this.maxDrawBuffers) });
+        this.programs.pass(compiled, { kind: 'gather', outputs: outs.slice(i, i + this.maxDrawBuffers) });
     }
-    for (const target of plan.pointTargets) this.program(compiled, { kind: 'points', target });
+    for (const target of plan.pointTargets) this.programs.pass(compiled, { kind: 'points', target });
     const source = [...compiled.sources.entries()].map(([key, p]) => `// ===== ${key} =====\n${p.vs}\n${p.fs}`).join('\n');
     compiled = { ...compiled, source };
     this.kernels.set(kernel.key, compiled);
@@ -245,7 +188,7 @@ export class WebGLDevice implements BackendDevice {
         // (a pooled temporary far larger than the dispatch would otherwise cost a fragment per texel).
         const rows = Math.min(first.height, Math.ceil(storedTexels(total, this.vectorOf(k.kernel, chunk[0] as string)) / first.width));
         this.state.attach(targets, [width, rows]);
-        const prog = this.program(k, { kind: 'gather', outputs: chunk });
+        const prog = this.programs.pass(k, { kind: 'gather', outputs: chunk });
         this.state.useProgram(prog, uniforms, { t_outS: first.shape.shift });
         gl.drawArrays(gl.TRIANGLES, 0, 3);
         for (const [j, o] of chunk.entries()) {
@@ -259,12 +202,12 @@ export class WebGLDevice implements BackendDevice {
     // Scatter and atomic targets: point passes.
     for (const target of k.plan.pointTargets) {
       const b = buf(target.buffer);
-      const prog = this.program(k, { kind: 'points', target });
+      const prog = this.programs.pass(k, { kind: 'points', target });
       const slots = target.inLoop ? this.countWrites(k, target, uniforms, total) : target.staticOps;
       if (slots === 0) continue;
       if (target.mode === 'store') {
         // In place unless the kernel also samples the buffer (a texture cannot be read while drawn into).
-        const dest = k.plan.sampled.has(target.buffer) ? this.cloneTexture(b) : b.texture;
+        const dest = k.plan.sampled.has(target.buffer) ? this.transfers.clone(b) : b.texture;
         this.state.attach([dest], [b.width, b.height]);
         // A point writes one part of a texel (a scalar, a vec2 or a whole vec4): one draw per part, under its mask.
         const { unit, parts } = writeUnit(this.vectorOf(k.kernel, target.buffer));
@@ -312,7 +255,7 @@ export class WebGLDevice implements BackendDevice {
       this.state.setBlend(null);
       const next = this.pool.spare(b);
       this.state.attach([next], b.extent);
-      const f = this.util(`fold-${b.dtype}-${target.mode}`, () => foldShader(b.dtype, target.mode as 'add'));
+      const f = this.programs.util(`fold-${b.dtype}-${target.mode}`, () => foldShader(b.dtype, target.mode as 'add'));
       this.state.useProgram(f, { f_old: b.texture, f_acc: shadow });
       gl.drawArrays(gl.TRIANGLES, 0, 3);
       const old = b.texture;
@@ -356,7 +299,7 @@ export class WebGLDevice implements BackendDevice {
     this.state.setBlend(null);
     this.state.attach([this.countTex], [1, 1]);
     gl.clearBufferfv(gl.COLOR, 0, new Float32Array([0, 0, 0, 0]));
-    const prog = this.program(k, { kind: 'points', target }, true);
+    const prog = this.programs.pass(k, { kind: 'points', target }, true);
     this.state.setBlend(gl.MAX);
     this.state.useProgram(prog, uniforms, { t_count: true, t_slot: -1, t_part: 0 });
     gl.drawArrays(gl.POINTS, 0, total);
@@ -409,7 +352,7 @@ export class WebGLDevice implements BackendDevice {
     if (!gl.isContextLost()) {
       for (const b of this.buffers) gl.deleteTexture(b.texture);
       for (const c of this.kernels.values()) for (const p of c.programs.values()) gl.deleteProgram(p.program);
-      for (const p of this.utilPrograms.values()) gl.deleteProgram(p.program);
+      this.programs.destroy();
       if (this.countTex) gl.deleteTexture(this.countTex);
       this.state.destroy();
     }
@@ -431,105 +374,6 @@ export class WebGLDevice implements BackendDevice {
   private vectorOf(kernel: Kernel, buffer: string): number {
     const decl = kernel.ir.params.find(([n]) => n === buffer)?.[1];
     return decl?.kind === 'buffer' ? decl.vector : 1;
-  }
-
-  private program(k: GlCompiled, pass: PassSpec, counting = false): GlProgram {
-    const key = pass.kind === 'gather' ? `gather:${pass.outputs.join(',')}` : `points:${pass.target.buffer}${counting ? ':count' : ''}`;
-    const cached = k.programs.get(key);
-    if (cached) return cached;
-    const baseKey = key.replace(/:count$/, '');
-    let src = k.sources.get(baseKey);
-    if (!src) {
-      src = generateGlsl(k.kernel, k.plan, pass);
-      k.sources.set(baseKey, src);
-    }
-    const fs = counting ? (src.countFs as string) : src.fs;
-    const prog = this.link(k.kernel.name, src.vs, fs);
-    k.programs.set(key, prog);
-    return prog;
-  }
-
-  private util(key: string, fs: () => string): GlProgram {
-    let p = this.utilPrograms.get(key);
-    if (!p) {
-      p = this.link(`<${key}>`, FULLSCREEN_VS, fs());
-      this.utilPrograms.set(key, p);
-    }
-    return p;
-  }
-
-  private link(kernel: string, vs: string, fs: string): GlProgram {
-    let log = '';
-    const info = twgl.createProgramInfo(this.gl, [vs, fs], {
-      errorCallback: (msg: string) => {
-        log += `${msg}\n`;
-      },
-    });
-    if (!info) {
-      this.check();
-      throw new KernelBuildError(kernel, `the generated GLSL did not compile on webgl2 (a Trident bug): ${log.slice(0, 4000)}`);
-    }
-    const prog = new GlProgram(this.gl, info.program);
-    this.state.linked(prog);
-    return prog;
-  }
-
-  /** Sets texels [first, first + count) of `b` to `values` (components [from, to) only, if given): scissored clears. */
-  private clearTexels(b: GlBuffer, first: number, count: number, values: readonly number[], part?: TexelPart): void {
-    const gl = this.gl;
-    this.state.attach([b.texture], [b.width, b.height]);
-    this.state.setColorMask(part);
-    gl.enable(gl.SCISSOR_TEST);
-    for (const s of spans(first, count, b.width)) {
-      gl.scissor(s.x, s.y, s.w, s.h);
-      if (b.dtype === 'i32') gl.clearBufferiv(gl.COLOR, 0, new Int32Array(values));
-      else gl.clearBufferuiv(gl.COLOR, 0, new Uint32Array(values));
-    }
-    gl.disable(gl.SCISSOR_TEST);
-    this.state.setColorMask(undefined);
-  }
-
-  /** A full copy of `b`'s texture in a spare (ping-pong source or destination). */
-  private cloneTexture(b: GlBuffer): WebGLTexture {
-    const tex = this.pool.spare(b);
-    const shadow = new GlBuffer(b.dtype, b.shape.texels * LANES, b.shape, tex);
-    this.copyInto(b.dtype, b.texture, b.shape.shift, 0, shadow, tex, 0, b.shape.texels * LANES);
-    return tex;
-  }
-
-  /** Copies `len` elements of `src` (texture width 2^srcShift) from `srcOff` to `dstOff` of `dstTex` (shaped as `dst`). */
-  private copyInto(
-    dtype: BufferDType,
-    src: WebGLTexture,
-    srcShift: number,
-    srcOff: number,
-    dst: GlBuffer,
-    dstTex: WebGLTexture,
-    dstOff: number,
-    len: number,
-  ): void {
-    if (len === 0) return;
-    const gl = this.gl;
-    this.state.attach([dstTex], [dst.width, dst.height]);
-    this.state.setBlend(null);
-    const p = this.util(`copy-${dtype}`, () => copyShader(dtype));
-    const base = { c_src: src, c_srcS: srcShift, c_dstS: dst.shape.shift, c_srcOff: srcOff, c_dstOff: dstOff };
-    const range = texelRange(dstOff, len);
-    const pieces: Array<{ first: number; count: number; part?: TexelPart }> = [];
-    if (range.whole.count > 0) pieces.push(range.whole);
-    for (const q of range.partial) pieces.push({ first: q.texel, count: 1, part: q });
-    gl.enable(gl.SCISSOR_TEST);
-    for (const piece of pieces) {
-      this.state.setColorMask(piece.part);
-      this.state.useProgram(p, base, { c_t0: piece.first, c_t1: piece.first + piece.count });
-      // Only the rows holding the texels.
-      const y0 = piece.first >> dst.shape.shift;
-      const y1 = (piece.first + piece.count - 1) >> dst.shape.shift;
-      gl.scissor(0, y0, dst.width, y1 - y0 + 1);
-      gl.drawArrays(gl.TRIANGLES, 0, 3);
-    }
-    gl.disable(gl.SCISSOR_TEST);
-    this.state.setColorMask(undefined);
   }
 }
 
