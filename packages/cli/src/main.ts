@@ -43,5 +43,11 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`trident ${name}: ${line}\n`);
     if (process.env.TRIDENT_DEBUG && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     return code;
+  } finally {
+    // A SIGINT / SIGTERM held during the synchronous output commit (output.ts) is
+    // delivered from the event loop's poll phase: give the loop two turns (one was
+    // seen not to be enough when the signal watcher started in the same task), or
+    // the process would exit 0 with the signal never handled.
+    for (let turn = 0; turn < 2; turn++) await new Promise((done) => setImmediate(done));
   }
 }

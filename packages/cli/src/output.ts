@@ -15,9 +15,10 @@
  * Temporary names are short and do not contain the output's name
  * (`.trident-<pid>-<i>.tmp`, `.trident-<pid>-<i>.old`), so any output name the
  * file system allows (NAME_MAX, 255 bytes) can be written. The commit is one
- * synchronous step: SIGINT and SIGTERM are held while it runs (a handler is
- * installed first), so it finishes or rolls back, its temporary files are
- * removed, and the process then ends by that signal. Only SIGKILL (or a crash
+ * synchronous step: SIGINT and SIGTERM are held from the first output check on
+ * (a handler is installed; Node runs it only between tasks), so a commit under
+ * way finishes or rolls back, its temporary files are removed, and the process
+ * then ends by that signal (main.ts gives the loop the turns to deliver it). Only SIGKILL (or a crash
  * of the machine) can leave a temporary file behind; the target is intact even
  * then.
  *
@@ -139,12 +140,16 @@ function checkOutputTarget(flag: string, path: string): string {
   if (st?.isDirectory()) fail('is a directory');
   if (st !== undefined && !st.isFile()) fail('is not a regular file (a device, FIFO or socket is not replaced)');
   const probe = sideName(dir, 0, 'tmp');
+  holdSignals();
+  liveTemps.add(probe);
   try {
     rmSync(probe, { force: true }); // a leftover of an earlier, killed process with this pid
     closeSync(openSync(probe, 'wx', 0o644));
     rmSync(probe, { force: true });
   } catch (err) {
     fail(`cannot write in '${dir}': ${writeProblem(err)}`);
+  } finally {
+    liveTemps.delete(probe);
   }
   return file;
 }
