@@ -3,7 +3,11 @@
  * `compressed=False`) of `.npy` members — `format.npy` ('csr', 'csc' or 'coo'),
  * `shape.npy` (2 integers), then `indptr.npy` + `indices.npy` (CSR / CSC) or
  * `row.npy` + `col.npy` (COO), and `data.npy` (absent: pattern-only, weight 1).
- * The zip is read with fflate; each member's header with npy.ts's parser.
+ * The zip is read with fflate: listed from its central directory, then the
+ * members the format uses streamed through fflate's inflater in small steps,
+ * each member bounded by its own `.npy` header (parsed with npy.ts's parser)
+ * and reserved from the host budget before it is held; members not used are
+ * never inflated.
  *
  * Every matrix comes out as CSR with u32 indices and f32 weights. Index arrays
  * may be int32 or int64 (values beyond 32 bits are an error), data any integer,
