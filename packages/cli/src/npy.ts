@@ -11,7 +11,7 @@
  * 2-D, C order. Everything else is an NpyError that names the file and the
  * problem, so the CLI can print it as one line.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 
 export type NpyDType = 'u32' | 'i32' | 'f32';
 
@@ -256,7 +256,10 @@ export function readNpy(file: string, reserve?: ReserveHostMemory): NpyArray {
     throw new NpyError(file, ioProblem(err));
   }
   try {
-    const size = fstatSync(fd).size;
+    const st = fstatSync(fd);
+    // A pipe (`<(...)`, /dev/stdin) has no size to check first: its bytes are what was sent.
+    if (!st.isFile() && !st.isDirectory()) return parseNpy(readFileSync(fd), file);
+    const size = st.size;
     const prefix = new Uint8Array(Math.min(size, NPY_PREFIX_BYTES));
     readFully(fd, prefix, 0, file);
     const layout = parseNpyLayout(prefix, file);
