@@ -6,7 +6,18 @@
  * cannot be written are refused before any device work.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeError } from '../packages/cli/src/errors.ts';
@@ -146,6 +157,68 @@ describe('trident run output files', () => {
     expect([...readNpy(keys).data]).toEqual([3, 4]);
     expect([...readNpy(values).data]).toEqual([7]);
     expect(readdirSync(dir).sort()).toEqual(['fresh.npy', 'k.npy', 'v.npy']);
+  });
+
+  it('through the binary: --out-values made unwritable during the run rolls --out back (exit 1, old keys, no temp)', async () => {
+    const dir = tempDir();
+    const keysIn = join(dir, 'keys-in.npy');
+    const valuesIn = join(dir, 'values-in.npy');
+    const n = 1 << 20;
+    const keys = new Uint32Array(n);
+    for (let i = 0; i < n; i++) keys[i] = (i * 2654435761) >>> 0;
+    writeFileSync(keysIn, encodeNpy(keys));
+    writeFileSync(valuesIn, encodeNpy(new Float32Array(n)));
+    const k = join(dir, 'k.npy');
+    const v = join(dir, 'v.npy');
+    const oldKeys = Buffer.from(OLD);
+    let landed = false;
+    for (let attempt = 0; attempt < 3 && !landed; attempt++) {
+      writeFileSync(k, oldKeys);
+      rmSync(v, { recursive: true, force: true });
+      writeFileSync(v, OLD);
+      const child = spawn(
+        process.execPath,
+        [
+          TRIDENT_BIN,
+          'run',
+          'sort',
+          '--method',
+          'merge',
+          '--backend',
+          'cpu',
+          '--workers',
+          '1',
+          '--in',
+          keysIn,
+          '--values',
+          valuesIn,
+          '--out',
+          k,
+          '--out-values',
+          v,
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, TRIDENT_DEBUG: '' } },
+      );
+      let stderr = '';
+      const exited = new Promise<number | null>((done) => child.once('close', (code) => done(code)));
+      // The outputs were checked before the device was made (its line on stderr): now v.npy turns into a directory.
+      await new Promise<void>((started) =>
+        child.stderr.setEncoding('utf8').on('data', (s: string) => {
+          stderr += s;
+          if (/ on cpu/.test(stderr)) started();
+        }),
+      );
+      rmSync(v);
+      mkdirSync(join(v, 'inside'), { recursive: true });
+      const code = await exited;
+      if (code === 0) continue; // the commit won the race; try again
+      landed = true;
+      expect(code, stderr).toBe(1);
+      expect(stderr.trim().split('\n').at(-1)).toBe(`trident run: OutputWriteError: ${v}: is a directory`);
+      expect(readFileSync(k), '--out has its old contents back').toEqual(oldKeys);
+      expect(readdirSync(dir).sort(), 'no temporary or kept-aside file').toEqual(['k.npy', 'keys-in.npy', 'v.npy', 'values-in.npy']);
+    }
+    expect(landed, 'the directory appeared before the commit in one of the attempts').toBe(true);
   });
 
   it('unwritable places are refused up front with exit 2 naming the output, not a temporary file', () => {

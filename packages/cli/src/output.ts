@@ -74,6 +74,7 @@ const WRITE_PROBLEMS: Record<string, string> = {
   ENAMETOOLONG: 'name too long',
   ELOOP: 'too many levels of symbolic links',
   ENOTDIR: 'a part of the path is not a directory',
+  EISDIR: 'is a directory',
 };
 
 /** One line for a failed write: the common cases in words, the rest by errno code. */
