@@ -55,7 +55,11 @@ function keyPatterns(dtype: 'u32' | 'i32' | 'f32', n: number): Record<string, Ke
   }
   // Random bit patterns cover every class (NaNs with payloads and both signs, subnormals, ±0, ±Inf).
   const random = new Float32Array(raw.buffer.slice(0));
-  const specials = f32FromBits([0x80000000, 0, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001, 0x00000001, 0x80000001]);
+  // NaNs of every kind (quiet, signalling, negative, payloads, all bits set) keep their bits: the output is a permutation of the input.
+  const specials = f32FromBits([
+    0x80000000, 0, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001, 0x00000001, 0x80000001, 0xffffffff, 0x7fffffff, 0xff800001,
+    0x7fc12345,
+  ]);
   const sorted = Float32Array.from(raw, (x) => (x / 2 ** 32 - 0.5) * 1e6).sort();
   return {
     random,
@@ -120,6 +124,53 @@ describeEachBackend('sort', (ctx) => {
               await checkSort(device, fn, data, `${label} ${name} ${dtype} n=${n} ${pattern}`, pattern !== 'sorted');
             }
           }
+        }
+      }
+    }
+  });
+
+  it('f32 keys come back as a permutation of their bits: NaNs of every kind keep theirs, after +Inf; -0 < +0; stable', async () => {
+    // Input order, and the order every sort must return (by hand: see sort-keys.ts).
+    const input = [
+      0x7fc00000, 0x3f800000, 0xffffffff, 0x80000000, 0x7f800001, 0xff800000, 0xffc00001, 0x00000000, 0x7fc12345, 0x7f800000, 0xff800001,
+      0x7fc00000, 0x80000001, 0x00000001, 0x7fffffff, 0xbf800000, 0xffc00001,
+    ];
+    const want = [
+      0xff800000, 0xbf800000, 0x80000001, 0x80000000, 0x00000000, 0x00000001, 0x3f800000, 0x7f800000, 0x7f800001, 0x7fc00000, 0x7fc00000,
+      0x7fc12345, 0x7fffffff, 0xff800001, 0xffc00001, 0xffc00001, 0xffffffff,
+    ];
+    // The values say where each key came from: equal bits keep their input order.
+    const wantValues = [5, 15, 12, 3, 7, 13, 1, 9, 4, 0, 11, 8, 14, 10, 6, 16, 2];
+    for (const { label, device } of formulations(ctx.device, ctx.kind)) {
+      for (const [name, fn] of sortsFor(device)) {
+        for (const n of [input.length, 2 * input.length + 1]) {
+          const bitsIn = Uint32Array.from({ length: n }, (_, i) => input[i % input.length] as number);
+          const keys = device.createBuffer('f32', new Float32Array(bitsIn.buffer));
+          const values = device.createBuffer(
+            'u32',
+            Uint32Array.from({ length: n }, (_, i) => i),
+          );
+          const result = await fn(device, keys as unknown as Buffer<'u32'>, { values });
+          const gotBits = [...new Uint32Array((await result.keys.read()).buffer)];
+          const gotValues = [...((await (result.values as Buffer).read()) as Uint32Array)];
+          const what = `${label} ${name} n=${n}`;
+          if (n === input.length) {
+            expect(
+              gotBits.map((b) => b.toString(16)),
+              what,
+            ).toEqual(want.map((b) => b.toString(16)));
+            expect(gotValues, `${what} values`).toEqual(wantValues);
+          } else {
+            expect(
+              [...gotBits].sort((a, b) => a - b),
+              `${what}: a permutation of the input's bits`,
+            ).toEqual([...bitsIn].sort((a, b) => a - b));
+            expectBitsEqual(Uint32Array.from(gotBits), sortReference(new Float32Array(bitsIn.buffer)).keys, what);
+          }
+          keys.destroy();
+          values.destroy();
+          result.keys.destroy();
+          result.values?.destroy();
         }
       }
     }

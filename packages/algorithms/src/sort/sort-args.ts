@@ -2,9 +2,11 @@
  * Argument validation and result types shared by every sort.
  *
  * Order (all sorts): ascending; u32 and i32 numerically; f32 in the total order
- * -Inf < … < -0 < +0 < … < +Inf < NaN; every NaN (any sign or payload) is returned
- * as the canonical quiet NaN 0x7fc00000, and NaN keys count as equal. Key-value
- * sorts are stable: equal keys keep the input order of their values.
+ * -Inf < … < -0 < +0 < … < +Inf < NaN. The sorted keys are a permutation of the
+ * input's bits (as np.sort's): negative, signalling and payload NaNs come back as they
+ * went in, after +Inf, ordered among themselves by their bits (positive NaNs by payload,
+ * then negative ones; sort-keys.ts). Sorts are stable: equal keys keep their input order,
+ * and so do the values of key-value sorts.
  */
 import { type Buffer, type BufferDType, type Device, InvalidArgumentError } from '@trident/core';
 import { checkBuffer, checkFits } from '../common.ts';

@@ -6,8 +6,9 @@
  * distinct, so the order is total and the sorts stay stable).
  */
 import { buffer, defineKernel, type KernelBuilder, max, min, select, uniform, type Val, vec } from '@trident/core';
-import { cachedKernel, f32ToKey, i32ToKey } from '../common.ts';
+import { cachedKernel, i32ToKey } from '../common.ts';
 import type { SortKeyType } from './sort-args.ts';
+import { f32ToSortKey } from './sort-keys.ts';
 
 /** Keys a fragment sorts in registers (four texels). */
 export const BLOCK = 16;
@@ -92,7 +93,7 @@ export function blockSortKernel(dtype: SortKeyType, pairs: boolean, texels: bool
         k.if(f.lt(work), () => {
           const base = k.let(f.shr(2).mul(BLOCK), 'base');
           const toKey = (x: Val<'u32'> | Val<'i32'> | Val<'f32'>): Val<'u32'> =>
-            dtype === 'f32' ? f32ToKey(x as Val<'f32'>) : dtype === 'i32' ? i32ToKey(x as Val<'i32'>) : (x as Val<'u32'>);
+            dtype === 'f32' ? f32ToSortKey(x as Val<'f32'>) : dtype === 'i32' ? i32ToKey(x as Val<'i32'>) : (x as Val<'u32'>);
           const raw: Array<Val<'u32'> | Val<'i32'> | Val<'f32'>> = [];
           if (texels) {
             const input = (p as unknown as { input: TexelLoader }).input;

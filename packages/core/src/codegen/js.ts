@@ -1,5 +1,5 @@
 import { KernelBuildError } from '../errors.ts';
-import { containsBarrier, walkExpr, walkStmts } from '../ir/analyze.ts';
+import { childExprs, containsBarrier, forEachExprOfStmt, walkExpr, walkStmts } from '../ir/analyze.ts';
 import type { Kernel } from '../ir/builder.ts';
 import { type BinaryFn, type Expr, type KernelIR, privateArrayLength, type Stmt, workgroupShapeOf } from '../ir/nodes.ts';
 import { typeInfo, type ValueType } from '../ir/types.ts';
@@ -18,6 +18,15 @@ import { JS_RUNTIME } from './js-runtime.ts';
  * Values: u32 as numbers in [0, 2^32), i32 as int32 numbers, f32 as doubles rounded
  * with Math.fround after every operation (f32 uniforms too, once per dispatch), bool
  * as booleans.
+ *
+ * f32 bits that are only moved keep their bits: reading a Float32Array element into a
+ * double quiets a signalling NaN on x86 (0x7f800001 comes back 0x7fc00001), so an f32
+ * variable whose every value is a load from an f32 buffer and whose every use is a
+ * bitcast (of it or of a component) or a store into an f32 buffer holds the element's
+ * bits, read through a Uint32Array view (`bits_<name>`); a store of a bitcast to f32
+ * writes the integer's bits through that view. The sorts' key transforms and value
+ * moves take this path, so they return a permutation of their input's bits, as the
+ * GPU backends and the wasm path do.
  *
  * Vectors are scalarised: nothing allocates. A vecN variable is N scalar locals
  * (`v$0` … `v$3`), vector workgroup and private arrays are flat typed arrays (N
@@ -87,12 +96,22 @@ class JsGenerator {
   private loops: Array<{ brk: string; cont: string; outsidePhase: boolean }> = [];
   /** Jumps (`break L0`, `break C0`) out of the current phase to barrier loops around it. */
   private phaseJumps: string[] = [];
+  /** f32 variables that only move bits: loaded from f32 buffers, used by bitcasts and stores (see the file comment). */
+  private readonly bitsVars: ReadonlySet<number>;
+  /** The f32 buffers read or written through their Uint32Array view. */
+  private readonly bitsViews = new Set<string>();
+  private readonly dtypeOf = new Map<string, string>();
 
   constructor(ir: KernelIR, backend: string) {
     this.ir = ir;
     void backend; // every IR construct runs on the CPU backend: nothing to refuse by name
-    for (const [name, decl] of ir.params) if (decl.kind === 'buffer') this.vectorWidth.set(name, decl.vector);
+    for (const [name, decl] of ir.params)
+      if (decl.kind === 'buffer') {
+        this.vectorWidth.set(name, decl.vector);
+        this.dtypeOf.set(name, decl.dtype);
+      }
     for (const v of ir.vars) this.varName.set(v.id, v.name);
+    this.bitsVars = this.findBitsVars();
     this.hasBarrier = containsBarrier(ir.body);
     let ret = false;
     walkStmts(ir.body, (s) => {
@@ -124,8 +143,8 @@ class JsGenerator {
       if (decl.kind === 'buffer') {
         lines.push(`  const b_${name} = B.${name};`);
         lines.push(`  const len_${name} = ${decl.vector === 1 ? `b_${name}.length` : `(b_${name}.length / ${decl.vector}) >>> 0`};`);
-        // f32 atomics work on the bits: Atomics takes integer views only.
-        if (decl.access === 'atomic' && decl.dtype === 'f32')
+        // f32 atomics work on the bits: Atomics takes integer views only; moved f32 bits too.
+        if ((decl.access === 'atomic' || this.bitsViews.has(name)) && decl.dtype === 'f32')
           lines.push(`  const bits_${name} = new Uint32Array(b_${name}.buffer, b_${name}.byteOffset, b_${name}.length);`);
       } else {
         // An f32 uniform is an f32 value, as a GPU's uniform buffer holds it.
@@ -253,6 +272,8 @@ class JsGenerator {
         const w = this.vectorWidth.get(s.buffer) ?? 1;
         if (w > 1) return this.storeVec(`b_${s.buffer}`, `len_${s.buffer}`, w, s.index, s.value, ind);
         // Typed arrays ignore stores outside [0, length): the IR's out-of-range rule.
+        const moved = this.movedBits(s.buffer, s.value);
+        if (moved !== undefined) return `${ind}bits_${s.buffer}[${this.expr(s.index)}] = ${moved};`;
         return `${ind}b_${s.buffer}[${this.expr(s.index)}] = ${this.expr(s.value)};`;
       }
       case 'wgStore': {
@@ -313,8 +334,13 @@ class JsGenerator {
   /** `let` and `assign`: a scalar variable takes the value; a vector one each component. */
   private assignVar(id: number, value: Expr, ind: string): string {
     const { width } = typeInfo(value.type);
-    if (width === 1) return `${ind}${this.varRef(id)} = ${this.expr(value)};`;
-    const v = this.vexpr(value);
+    const bits = this.bitsVars.has(id) && value.op === 'load' ? value.buffer : undefined;
+    if (width === 1) {
+      if (bits !== undefined) return `${ind}${this.varRef(id)} = (bits_${bits}[${this.expr((value as { index: Expr }).index)}] ?? 0);`;
+      return `${ind}${this.varRef(id)} = ${this.expr(value)};`;
+    }
+    const v =
+      bits !== undefined ? this.loadVec(`bits_${bits}`, `len_${bits}`, width, (value as { index: Expr }).index, '') : this.vexpr(value);
     const targets = Array.from({ length: width }, (_, c) => this.varComponent(id, c));
     const lines = v.setup.map((x) => `${ind}${x};`);
     // A component that reads the variable itself (`v = v.yx`) must see the old value.
@@ -416,8 +442,11 @@ class JsGenerator {
         return `(${this.expr(e.cond)} ? ${this.expr(e.ifTrue)} : ${this.expr(e.ifFalse)})`;
       case 'convert':
         return convert(typeInfo(e.a.type).scalar, typeInfo(e.type).scalar, this.scalarArg(e, e.a));
-      case 'bitcast':
+      case 'bitcast': {
+        const held = this.heldBits(e.a);
+        if (held !== undefined) return typeInfo(e.type).scalar === 'i32' ? `(${held} | 0)` : held;
         return bitcast(typeInfo(e.a.type).scalar, typeInfo(e.type).scalar, this.scalarArg(e, e.a));
+      }
       case 'load':
         return `(b_${e.buffer}[${this.expr(e.index)}] ?? 0)`;
       case 'length':
@@ -636,6 +665,84 @@ class JsGenerator {
     const a = this.ir.workgroupArrays.find((x) => x.id === id);
     if (a === undefined) throw new KernelBuildError(this.ir.name, `internal: unknown workgroup array ${id}`);
     return a.length;
+  }
+
+  // ---------- f32 bits that are only moved ----------
+
+  /**
+   * The f32 variables that hold bits instead of values: every definition is a load
+   * from an f32 buffer (of the variable's width), every use the operand of a scalar
+   * bitcast (the variable, or one component of it) or, for scalars, the value of a
+   * store into a scalar f32 buffer. Marks the buffers whose bits view is needed.
+   */
+  private findBitsVars(): ReadonlySet<number> {
+    const f32Vars = new Set(this.ir.vars.filter((v) => typeInfo(v.type).scalar === 'f32').map((v) => v.id));
+    const bad = new Set<number>();
+    const isF32Buffer = (name: string, width: number) => this.dtypeOf.get(name) === 'f32' && (this.vectorWidth.get(name) ?? 1) === width;
+    const visit = (e: Expr, allowed: boolean): void => {
+      if (e.op === 'var') {
+        if (!allowed) bad.add(e.id);
+        return;
+      }
+      if (e.op === 'bitcast' && typeInfo(e.a.type).width === 1) {
+        const held = e.a.op === 'var' ? e.a : e.a.op === 'extract' && e.a.a.op === 'var' ? e.a.a : undefined;
+        if (held) {
+          visit(held, true);
+          return;
+        }
+      }
+      for (const c of childExprs(e)) visit(c, false);
+    };
+    const def = (id: number, value: Expr) => {
+      const ok = value.op === 'load' && isF32Buffer(value.buffer, typeInfo(value.type).width);
+      if (!ok) bad.add(id);
+      if (value.op === 'load') visit(value.index, false);
+      else visit(value, false);
+    };
+    walkStmts(this.ir.body, (st) => {
+      switch (st.op) {
+        case 'let':
+          def(st.id, st.init);
+          break;
+        case 'assign':
+          def(st.id, st.value);
+          break;
+        case 'store':
+          visit(st.index, false);
+          visit(st.value, st.value.op === 'var' && typeInfo(st.value.type).width === 1 && isF32Buffer(st.buffer, 1));
+          break;
+        default:
+          forEachExprOfStmt(st, (e) => visit(e, false));
+      }
+    });
+    const found = new Set([...f32Vars].filter((id) => !bad.has(id)));
+    walkStmts(this.ir.body, (st) => {
+      if ((st.op === 'let' || st.op === 'assign') && found.has(st.id)) {
+        const value = st.op === 'let' ? st.init : st.value;
+        if (value.op === 'load') this.bitsViews.add(value.buffer);
+      }
+      if (st.op === 'store' && this.dtypeOf.get(st.buffer) === 'f32' && (this.vectorWidth.get(st.buffer) ?? 1) === 1) {
+        const v = st.value;
+        const movesBits = (v.op === 'var' && found.has(v.id)) || (v.op === 'bitcast' && typeInfo(v.a.type).scalar !== 'f32');
+        if (movesBits) this.bitsViews.add(st.buffer);
+      }
+    });
+    return found;
+  }
+
+  /** The bits held for `e` (a bits variable, or one component of one), if it is one. */
+  private heldBits(e: Expr): string | undefined {
+    if (e.op === 'var' && this.bitsVars.has(e.id)) return this.varRef(e.id);
+    if (e.op === 'extract' && e.a.op === 'var' && this.bitsVars.has(e.a.id)) return this.varComponent(e.a.id, e.component);
+    return undefined;
+  }
+
+  /** For a scalar store into f32 buffer `buffer`: the bits to write through its view, when `value` only moves bits. */
+  private movedBits(buffer: string, value: Expr): string | undefined {
+    if (this.dtypeOf.get(buffer) !== 'f32' || (this.vectorWidth.get(buffer) ?? 1) !== 1) return undefined;
+    if (value.op === 'var' && this.bitsVars.has(value.id)) return this.varRef(value.id);
+    if (value.op === 'bitcast' && typeInfo(value.a.type).scalar !== 'f32') return this.expr(value.a);
+    return undefined;
   }
 
   /** add, load or store on an f32 atomic buffer, through its bits view (a compare-exchange loop for add). */

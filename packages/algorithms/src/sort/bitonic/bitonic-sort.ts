@@ -21,9 +21,10 @@
  * per fragment, and bitonic runs many more fragments.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, max, min, select, uniform, type Val, vec } from '@trident/core';
-import { cachedKernel, ceilPow2, f32ToKey, familyOf, gatherSize, i32ToKey, keyToF32, keyToI32, scratch } from '../../common.ts';
+import { cachedKernel, ceilPow2, familyOf, gatherSize, i32ToKey, keyToI32, scratch } from '../../common.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from '../sort-args.ts';
 import { BLOCK, bitonicTailKernel, blockSortKernel } from '../sort-blocks.ts';
+import { f32ToSortKey, sortKeyToF32 } from '../sort-keys.ts';
 
 /** keys[i] = key(input[i]) for i < n, else 0xFFFFFFFF; idx[i] = i (i < N). */
 export function initKernel(dtype: SortKeyType, wg: number) {
@@ -43,7 +44,7 @@ export function initKernel(dtype: SortKeyType, wg: number) {
         k.if(i.lt(size), () => {
           const x = input.load(i);
           let key: Val<'u32'>;
-          if (dtype === 'f32') key = f32ToKey(x as Val<'f32'>);
+          if (dtype === 'f32') key = f32ToSortKey(x as Val<'f32'>);
           else if (dtype === 'i32') key = i32ToKey(x as Val<'i32'>);
           else key = x as Val<'u32'>;
           keys.store(i, select(i.lt(n), key, 0xffffffff));
@@ -141,7 +142,7 @@ export function finishKernel(dtype: SortKeyType, valueType: BufferDType | undefi
         k.if(i.lt(n), () => {
           const key = keys.load(i);
           let x: Val<'u32'> | Val<'i32'> | Val<'f32'> = key;
-          if (dtype === 'f32') x = keyToF32(key);
+          if (dtype === 'f32') x = sortKeyToF32(key);
           if (dtype === 'i32') x = keyToI32(key);
           keysOut.store(i, x as never);
           if (valueType) valuesOut.store(i, values.load(idx.load(i)) as never);

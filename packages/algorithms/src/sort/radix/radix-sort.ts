@@ -37,10 +37,8 @@ import {
   blockSize,
   cachedKernel,
   dispatchGroups,
-  f32ToKey,
   gatherSize,
   i32ToKey,
-  keyToF32,
   keyToI32,
   preferredFamily,
   scratch,
@@ -49,6 +47,7 @@ import {
 } from '../../common.ts';
 import { recordScan } from '../../scan/scan.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from '../sort-args.ts';
+import { f32ToSortKey, sortKeyToF32 } from '../sort-keys.ts';
 import { recordChunkedRadix } from './radix-chunked.ts';
 import { recordGatherRadixSort } from './radix-gather.ts';
 import { type MultisplitShape, recordMultisplitPasses, sortShape } from './radix-multisplit.ts';
@@ -202,8 +201,8 @@ function transformKernel(dtype: 'i32' | 'f32', toKeys: boolean, wg: number) {
         k.if(i.lt(n), () => {
           const x = src.load(i);
           let y: Val<'u32'> | Val<'i32'> | Val<'f32'>;
-          if (toKeys) y = dtype === 'f32' ? f32ToKey(x as Val<'f32'>) : i32ToKey(x as Val<'i32'>);
-          else y = dtype === 'f32' ? keyToF32(x as Val<'u32'>) : keyToI32(x as Val<'u32'>);
+          if (toKeys) y = dtype === 'f32' ? f32ToSortKey(x as Val<'f32'>) : i32ToKey(x as Val<'i32'>);
+          else y = dtype === 'f32' ? sortKeyToF32(x as Val<'u32'>) : keyToI32(x as Val<'u32'>);
           dst.store(i, y as never);
         });
       },
