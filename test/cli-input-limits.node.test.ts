@@ -160,6 +160,25 @@ describe('trident run: inputs that declare more than the machine holds', () => {
     expect(line).toMatch(/declares-16gib\.npz: indices\.npy \(shape \(2147483648,?\), <i8\) needs 16\.0 GiB, more than/);
   });
 
+  it('entry counts that disagree between members are refused from the headers, before the big member is inflated', () => {
+    const dir = tempDir();
+    const file = join(dir, 'counts.npz');
+    const { 'indices.npy': _indices, 'data.npy': data, ...rest } = csrMembers();
+    // indices.npy declares 2^26 int32 (256 MiB of real zeros) where data.npy, stored before it, holds 4.
+    const header = npyWithHeader("{'descr': '<i4', 'fortran_order': False, 'shape': (67108864,), }");
+    const entries = [
+      ...Object.entries(rest).map(([n, d]) => stored(n, d)),
+      stored('data.npy', data as Uint8Array),
+      zeroBomb('indices.npy', header, 16),
+    ];
+    writeFileSync(file, zipArchive(entries));
+    const started = performance.now();
+    expect(() => (ALGORITHMS.components as AlgorithmCli).prepare({ graph: file, out: 'x.npy' }, new HostBudget(64 * GiB))).toThrow(
+      /counts\.npz: indices\.npy has 67108864 entries, data\.npy 4$/,
+    );
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
   it('a .npy larger than the budget is refused from its header, before its data is read (in-process)', () => {
     const dir = tempDir();
     const file = join(dir, 'big.npy');

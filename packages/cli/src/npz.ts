@@ -117,6 +117,7 @@ class MemberSink {
     private readonly file: string,
     readonly name: string,
     private readonly reserve: ReserveHostMemory,
+    private readonly checkLayout: LayoutCheck,
   ) {}
 
   private fail(problem: string): never {
@@ -135,6 +136,7 @@ class MemberSink {
         return;
       }
       const { shape, descr, totalBytes } = this.layout;
+      this.checkLayout(this.name, this.layout);
       this.reserve(this.file, `${this.name} (shape (${shape.join(', ')}), ${descr})`, totalBytes);
       this.out = new Uint8Array(totalBytes);
       chunk = this.staged;
@@ -156,6 +158,9 @@ class MemberSink {
   }
 }
 
+/** Checks a member's declared shape against what is known already; throws InputError to refuse it before it is inflated. */
+type LayoutCheck = (name: string, layout: MemberLayout) => void;
+
 /** Compressed bytes handed to the unzipper at a time: one step inflates to at most ~16 MiB (deflate's 1032:1). */
 const PUSH_BYTES = 16 * 1024;
 
@@ -164,12 +169,18 @@ const PUSH_BYTES = 16 * 1024;
  * not use are skipped compressed), each bounded by its `.npy` header. Members
  * not in the archive are absent from the result.
  */
-function readMembers(bytes: Uint8Array, file: string, wanted: readonly string[], reserve: ReserveHostMemory): Map<string, Uint8Array> {
+function readMembers(
+  bytes: Uint8Array,
+  file: string,
+  wanted: readonly string[],
+  reserve: ReserveHostMemory,
+  checkLayout: LayoutCheck = () => {},
+): Map<string, Uint8Array> {
   const sinks = new Map<string, MemberSink>();
   let failure: unknown;
   const unzip = new Unzip((entry: UnzipFile) => {
     if (!wanted.includes(entry.name) || sinks.has(entry.name) || failure !== undefined) return;
-    const sink = new MemberSink(file, entry.name, reserve);
+    const sink = new MemberSink(file, entry.name, reserve, checkLayout);
     sinks.set(entry.name, sink);
     entry.ondata = (err, chunk, final) => {
       if (failure !== undefined) return;
@@ -312,11 +323,26 @@ export function readSparseGraph(file: string, budget: HostBudget = new HostBudge
 
   for (const name of used) present(name);
   const hasData = present('data', true);
+  // Entry counts from the headers, before each member is inflated: indptr.npy holds one more entry than
+  // the rows (CSR) or columns (CSC); every other member holds one entry per stored element.
+  let perEntry: { name: string; count: number } | undefined;
+  const checkLayout: LayoutCheck = (name, layout) => {
+    const count = layout.shape.reduce((a, b) => a * b, 1);
+    if (name === 'indptr.npy') {
+      if (count !== majorCount + 1)
+        throw new InputError(file, `indptr.npy has ${count} entries, the shape (${rows}, ${columns}) needs ${majorCount + 1}`);
+    } else if (perEntry === undefined) {
+      perEntry = { name, count };
+    } else if (count !== perEntry.count) {
+      throw new InputError(file, `${name} has ${count} entries, ${perEntry.name} ${perEntry.count}`);
+    }
+  };
   const members = readMembers(
     bytes,
     file,
     [...used, ...(hasData ? ['data'] : [])].map((n) => `${n}.npy`),
     reserve,
+    checkLayout,
   );
   const member = (name: string): Numeric => {
     const v = parseMember(members.get(`${name}.npy`) as Uint8Array, file, `${name}.npy`);
