@@ -9,10 +9,9 @@
  *   npx tsx --conditions=trident-source bench/cpu-hist-bins.ts [--log2n 20] [--bins 256,65536,1048576] [--rounds 12]
  */
 import { parseArgs } from 'node:util';
+import { chunkPlan, recordAtomicChunkHistogram, recordChunkedHistogram } from '@trident/algorithms/internal';
 import { cpuAdapter } from '@trident/backend-cpu';
 import { type Buffer, Device } from '@trident/core';
-import { recordAtomicChunkHistogram, recordChunkedHistogram } from '../packages/algorithms/src/histogram/histogram-chunked.ts';
-import { chunkPlan } from '../packages/algorithms/src/reduce/reduce.ts';
 
 const { values } = parseArgs({
   options: {

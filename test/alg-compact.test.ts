@@ -3,9 +3,9 @@
  * dtype, size and flag pattern; typed errors on bad input.
  */
 import { compact, compactReference } from '@trident/algorithms';
+import { compactChunked } from '@trident/algorithms/internal';
 import { type Buffer, InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
-import { compactChunked } from '../packages/algorithms/src/compact/compact-chunked.ts';
 import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations, isSlow } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 

@@ -63,7 +63,7 @@ describeEachBackend('components', (ctx) => {
       const { features } = device.caps;
       const returning = ['atomic', 'atomic-other', 'scatter'].every((f) => features.has(f as never));
       const manyThin = !features.has('serial-workgroups') && !fewInvocations(device.caps);
-      expect(componentsFormulation(device), label).toBe(returning && manyThin ? 'hooking' : 'pull');
+      expect(componentsFormulation(device).name, label).toBe(returning && manyThin ? 'hooking' : 'pull');
     }
   });
 

@@ -11,9 +11,11 @@
  * `foldedGridView(device, k)` caps grids at k workgroups per dimension, so larger
  * grids are folded and rounded up: kernels must ignore the extra workgroups.
  */
+
+import { fewInvocations } from '@trident/algorithms';
+import { WORKGROUP_MIN_CONCURRENCY } from '@trident/algorithms/internal';
 import { type BackendDevice, type BackendKind, Device, type DeviceCaps, type Feature, type Kernel, UnsupportedFeatureError } from 'trident';
 import { expect } from 'vitest';
-import { fewInvocations, WORKGROUP_MIN_CONCURRENCY } from '../packages/algorithms/src/common.ts';
 
 export { fewInvocations };
 
@@ -131,7 +133,10 @@ export interface Formulation {
  * gather formulations), this view runs their workgroup formulations.
  */
 export function manyInvocationsView(device: Device): Device {
-  return capsView(device, 'many-invocations', (caps) => ({ ...caps, concurrency: Math.max(caps.concurrency, WORKGROUP_MIN_CONCURRENCY) }));
+  return capsView(device, 'many-invocations', (caps) => ({
+    ...caps,
+    concurrency: Math.max(caps.concurrency, WORKGROUP_MIN_CONCURRENCY.value),
+  }));
 }
 
 /**

@@ -3,17 +3,19 @@
  * pattern; values >= bins are counted nowhere; typed errors on bad input.
  */
 import { histogram, histogramReference } from '@trident/algorithms';
-import { type Buffer, type Device, InvalidArgumentError, LimitExceededError } from 'trident';
-import { expect, it } from 'vitest';
-import { recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from '../packages/algorithms/src/histogram/histogram.ts';
 import {
   CHUNKED_HISTOGRAM,
   chunkCounters,
   chunkedHistogramFits,
+  chunkPlan,
   recordAtomicChunkHistogram,
   recordChunkedHistogram,
-} from '../packages/algorithms/src/histogram/histogram-chunked.ts';
-import { chunkPlan } from '../packages/algorithms/src/reduce/reduce.ts';
+  recordSharedHistogram,
+  type SharedHistogramPlan,
+  sharedPlan,
+} from '@trident/algorithms/internal';
+import { type Buffer, type Device, InvalidArgumentError, LimitExceededError } from 'trident';
+import { expect, it } from 'vitest';
 import {
   BIG_PRIME,
   EDGE_SIZES,

@@ -7,8 +7,6 @@
  * Plus the formulation choice from caps, on made-up caps.
  */
 import { sortReference } from '@trident/algorithms';
-import type { Buffer, Device, DeviceCaps, Feature } from 'trident';
-import { expect, it } from 'vitest';
 import {
   KEY_RANK_BATCH,
   MULTISPLIT_ITEMS,
@@ -16,10 +14,12 @@ import {
   type MultisplitShape,
   multisplitShape,
   PAIR_RANK_BATCH,
+  recordOnesweepPasses,
+  recordRadixSort,
   sortShape,
-} from '../packages/algorithms/src/sort/radix/radix-multisplit.ts';
-import { recordOnesweepPasses } from '../packages/algorithms/src/sort/radix/radix-onesweep.ts';
-import { recordRadixSort } from '../packages/algorithms/src/sort/radix/radix-sort.ts';
+} from '@trident/algorithms/internal';
+import type { Buffer, Device, DeviceCaps, Feature } from 'trident';
+import { expect, it } from 'vitest';
 import { expectBitsEqual, isSlow, refusedWithout } from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 

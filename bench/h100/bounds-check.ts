@@ -14,15 +14,13 @@
  * index-bounds.ts), so on later code 'all' has fewer checks to take out.
  */
 /// <reference types="@webgpu/types" />
+
+import { randomU32 } from '@trident/algorithms';
+import { countKernel, dispatchGroups, recordRadixSort, recordScan, scatterKernel, sortShape } from '@trident/algorithms/internal';
 import type { WebGpuCompiled, WebGpuDevice } from '@trident/backend-webgpu';
 import { DAWN_TOGGLES } from '@trident/backend-webgpu';
 import { createDevice, type Kernel } from 'trident';
 import { create, globals } from 'webgpu';
-import { dispatchGroups } from '../../packages/algorithms/src/common.ts';
-import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
-import { recordScan } from '../../packages/algorithms/src/scan/scan.ts';
-import { countKernel, scatterKernel, sortShape } from '../../packages/algorithms/src/sort/radix/radix-multisplit.ts';
-import { recordRadixSort } from '../../packages/algorithms/src/sort/radix/radix-sort.ts';
 import { warmedMedian } from './harness.ts';
 import { timeRawWgsl } from './raw-wgsl.ts';
 

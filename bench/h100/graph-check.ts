@@ -45,7 +45,7 @@ await device.flush();
 const uploadMs = performance.now() - t0;
 const n = input.rows;
 const stored = input.indices.length;
-console.log(`bfs formulation: ${bfsFormulation(device, graph)}`);
+console.log(`bfs formulation: ${bfsFormulation(device, graph).name}`);
 console.log(
   `R-MAT scale ${SCALE}, edge factor ${EDGE_FACTOR}: n ${n}, stored entries ${stored}; generate ${generateMs.toFixed(0)} ms, upload ${uploadMs.toFixed(0)} ms`,
 );
@@ -66,7 +66,7 @@ function examined(levels: Int32Array): number {
 }
 
 // The caps' choice for this (symmetric) graph, and the top-down-only GPU formulation beside it.
-const formulations = [bfsFormulation(device, graph), 'frontier-balanced'].filter((f, i, a) => a.indexOf(f) === i) as BfsFormulation[];
+const formulations = [bfsFormulation(device, graph).name, 'frontier-balanced'].filter((f, i, a) => a.indexOf(f) === i) as BfsFormulation[];
 const wrong: string[] = [];
 for (const f of formulations) {
   const warm = await bfs(device, graph, sources[0] as number, { formulation: f });

@@ -7,10 +7,9 @@
  * read-only reduce gives this run's read-bandwidth ceiling. Bundled with esbuild
  * (see /work/helper-common.md) and run as `node .gpu/hist-check.mjs`.
  */
-import { histogram, histogramReference, reduceInto } from '@trident/algorithms';
+import { histogram, histogramReference, randomU32, reduceInto } from '@trident/algorithms';
+import { recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from '@trident/algorithms/internal';
 import { createDevice, type Device } from 'trident';
-import { recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from '../../packages/algorithms/src/histogram/histogram.ts';
-import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
 import { medianOf } from './harness.ts';
 
 /** Mean time of one `body` over a batch of `batch` back-to-back runs in one timed span. */

@@ -25,12 +25,11 @@
  * (beside: nvcc -O3 -arch=sm_90 -o /tmp/nb .gpu/nbody_anchor.cu && /tmp/nb).
  */
 /// <reference types="@webgpu/types" />
-import { type NBodyTiling, nbody, nbodyAccelerations } from '@trident/algorithms';
+import { type NBodyTiling, nbody, nbodyAccelerations, randomU32 } from '@trident/algorithms';
 import type { WebGpuCompiled, WebGpuDevice } from '@trident/backend-webgpu';
 import { DAWN_TOGGLES } from '@trident/backend-webgpu';
 import { createDevice, type Device, type Kernel } from 'trident';
 import { create } from 'webgpu';
-import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
 import { timeRawWgsl } from './raw-wgsl.ts';
 
 const QUICK = process.argv.includes('--quick');

@@ -8,23 +8,22 @@
  * correctness of every variant (sorted, same multiset; pairs a stable permutation)
  * after all timing. Run beside the CUB anchor: bash bench/h100/run.sh dev
  */
-import { createDevice } from 'trident';
-import { dispatchGroups } from '../../packages/algorithms/src/common.ts';
-import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
+
+import { randomU32 } from '@trident/algorithms';
 import {
   countKernel,
+  dispatchGroups,
   MULTISPLIT_ITEMS,
   MULTISPLIT_PAIR_ITEMS,
   type MultisplitOptions,
   type MultisplitShape,
   multisplitShape,
-} from '../../packages/algorithms/src/sort/radix/radix-multisplit.ts';
-import {
   recordOnesweepHistogram,
   recordOnesweepPass,
   recordOnesweepPasses,
-} from '../../packages/algorithms/src/sort/radix/radix-onesweep.ts';
-import { recordRadixSort } from '../../packages/algorithms/src/sort/radix/radix-sort.ts';
+  recordRadixSort,
+} from '@trident/algorithms/internal';
+import { createDevice } from 'trident';
 import { verifySort, warmedMedian } from './harness.ts';
 
 const device = await createDevice({ backend: 'webgpu' });

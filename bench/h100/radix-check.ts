@@ -10,21 +10,22 @@
  *   esbuild --bundle --conditions=trident-source … --alias:trident=./bench/h100/trident-webgpu-only.mjs bench/h100/radix-check.ts
  * and run beside the CUB anchor:  node .gpu/radix-check.mjs [log2 sizes…]
  */
-import { createDevice } from 'trident';
-import { dispatchGroups } from '../../packages/algorithms/src/common.ts';
-import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
-import { recordScan } from '../../packages/algorithms/src/scan/scan.ts';
+
+import { randomU32 } from '@trident/algorithms';
 import {
   countKernel,
+  dispatchGroups,
   MULTISPLIT_ITEMS,
   MULTISPLIT_PAIR_ITEMS,
   type MultisplitCount,
   type MultisplitShape,
   type MultisplitValueLoads,
   multisplitShape,
+  recordRadixSort,
+  recordScan,
   scatterKernel,
-} from '../../packages/algorithms/src/sort/radix/radix-multisplit.ts';
-import { recordRadixSort } from '../../packages/algorithms/src/sort/radix/radix-sort.ts';
+} from '@trident/algorithms/internal';
+import { createDevice } from 'trident';
 import { verifySort, warmedMedian } from './harness.ts';
 
 const device = await createDevice({ backend: 'webgpu' });

@@ -4,10 +4,8 @@
  * for repeated runs beside the CUB anchor when one suite call's ratio is a tie (issue 12
  * asks for three runs' medians). Run: node .gpu/reduce-check.mjs [log2 n] (after pack).
  */
-import { reduceInto } from '@trident/algorithms';
+import { randomU32, reduceInto, reduceReference } from '@trident/algorithms';
 import { createDevice } from 'trident';
-import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
-import { reduceReference } from '../../packages/algorithms/src/reference/reduce.ts';
 import { sustainedMedian } from './harness.ts';
 
 const log = Number(process.argv[2] ?? 28);

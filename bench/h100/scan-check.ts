@@ -29,7 +29,7 @@ const device = await createDevice({ backend: 'webgpu' });
 const caps = device.caps;
 console.log(
   `device: ${device.info.adapter}; subgroups ${caps.limits.minSubgroupSize}-${caps.limits.maxSubgroupSize}; ` +
-    `max invocations ${caps.limits.maxComputeInvocationsPerWorkgroup}; default formulation ${scanFormulation(device)}`,
+    `max invocations ${caps.limits.maxComputeInvocationsPerWorkgroup}; default formulation ${scanFormulation(device).name}`,
 );
 
 const raw = randomU32(N, 11);

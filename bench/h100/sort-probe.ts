@@ -13,18 +13,17 @@
  * and, at 2^28, each step of one pass timed alone (count, scan, rank + scatter).
  * Bundle (bash bench/h100/run.sh pack) and run: node .gpu/sort-probe.mjs [log2n...]
  */
-import { radixSort } from '@trident/algorithms';
-import { type Buffer, createDevice, type Device } from 'trident';
-import { dispatchGroups } from '../../packages/algorithms/src/common.ts';
-import { randomU32 } from '../../packages/algorithms/src/reference/random.ts';
-import { recordScan } from '../../packages/algorithms/src/scan/scan.ts';
+import { radixSort, randomU32 } from '@trident/algorithms';
 import {
   countKernel,
+  dispatchGroups,
   MULTISPLIT_ITEMS,
   multisplitShape,
+  recordRadixSort,
+  recordScan,
   scatterKernel,
-} from '../../packages/algorithms/src/sort/radix/radix-multisplit.ts';
-import { recordRadixSort } from '../../packages/algorithms/src/sort/radix/radix-sort.ts';
+} from '@trident/algorithms/internal';
+import { type Buffer, createDevice, type Device } from 'trident';
 
 const device: Device = await createDevice({ backend: 'webgpu' });
 console.log(`device ${device.info.adapter}`);

@@ -22,6 +22,7 @@ import {
   histogramReference,
   nbody,
   radixSort,
+  randomU32,
   reduceInto,
   reduceReference,
   scan,
@@ -29,22 +30,23 @@ import {
   zcopy,
   zfill,
 } from '@trident/algorithms';
-import { createDevice, type Device } from 'trident';
-import { sustainedMedian } from '../../../bench/h100/harness.ts';
-import { dispatchGroups } from '../src/common.ts';
-import { randomU32 } from '../src/reference/random.ts';
-import { recordScan } from '../src/scan/scan.ts';
 import {
   countKernel,
+  dispatchGroups,
   KEY_RANK_BATCH,
   MULTISPLIT_ITEMS,
   MULTISPLIT_PAIR_ITEMS,
   multisplitShape,
+  ONESWEEP_MAX_N,
+  recordOnesweepHistogram,
+  recordOnesweepPass,
+  recordRadixSort,
+  recordScan,
   scatterKernel,
   sortShape,
-} from '../src/sort/radix/radix-multisplit.ts';
-import { ONESWEEP_MAX_N, recordOnesweepHistogram, recordOnesweepPass } from '../src/sort/radix/radix-onesweep.ts';
-import { recordRadixSort } from '../src/sort/radix/radix-sort.ts';
+} from '@trident/algorithms/internal';
+import { createDevice, type Device } from 'trident';
+import { sustainedMedian } from '../../../bench/h100/harness.ts';
 
 const { values: args } = parseArgs({
   options: {

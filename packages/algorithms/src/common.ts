@@ -1,14 +1,7 @@
 /**
- * Shared helpers of the algorithm suite: argument validation, the choice of a
- * formulation from `device.caps`, grid sizing, the kernel cache and the
- * workgroup-level building blocks (reduction and scan) that several algorithms use.
- *
- * Formulation families (chosen from caps, never from the backend's name):
- * - 'workgroup': the device runs workgroup kernels (shared memory + barriers) and
- *   scatter stores; block algorithms, with subgroup fast paths where 'subgroup' exists.
- * - 'gather': the device runs gather kernels only (plus scatter / blended atomics
- *   where its caps say so); pass-based formulations whose kernels write element
- *   `globalIndex` of each output and never read what they write.
+ * Shared helpers of the algorithm suite: argument validation, grid sizing, the
+ * kernel cache and the workgroup-level building blocks (reduction and scan) that
+ * several algorithms use. The choice of a formulation lives in plan.ts.
  */
 import {
   type Buffer,
@@ -32,57 +25,9 @@ import {
   type WorkgroupArray,
 } from '@trident/core';
 
-export type Family = 'workgroup' | 'gather';
-
 /** True when the device lists every feature in `features`. */
 export function hasAll(device: Device, ...features: Feature[]): boolean {
   return features.every((f) => device.caps.features.has(f));
-}
-
-/**
- * The formulation family `device` can run: 'workgroup' where it has workgroups and
- * scatter, else 'gather'. `needs` lists extra features an algorithm needs in the
- * gather family (e.g. 'scatter'). Throws UnsupportedFeatureError naming the first
- * missing feature when neither family fits. For the family an algorithm runs by
- * default, see preferredFamily.
- */
-export function familyOf(device: Device, algorithm: string, gatherNeeds: readonly Feature[] = []): Family {
-  if (hasAll(device, 'workgroup', 'scatter', 'gather')) return 'workgroup';
-  const missing = (['gather', ...gatherNeeds] as Feature[]).find((f) => !device.caps.features.has(f));
-  if (missing === undefined) return 'gather';
-  throw unsupported(device, missing, algorithm, 'no formulation of this algorithm fits the device caps');
-}
-
-/**
- * Invocations a workgroup device must run at once (caps.concurrency) for the
- * workgroup formulations to beat the gather ones. Software GPUs (4096) run far
- * fewer, and their workgroup barriers and subgroup operations are emulated lane by
- * lane: on SwiftShader WebGPU (Node, 2 shared vCPUs, GPU timer, medians of 5,
- * bench/software-gpu-families.ts -> bench/results/software-webgpu/families-node-2vcpu-2026-11-23.json)
- * the gather formulations ran reduce 2^16 / 2^20 in 0.30 / 3.73 ms against 3.08 / 44.6,
- * scan 1.70 / 23.9 against 9.97 / 108.6, histogram 1.80 / 28.1 against 13.6 / 149.1,
- * compact 2.96 / 32.0 against 13.6 / 154.7 (wall), N-body 2048 15.6 against 45.7.
- * Hardware GPUs (131072) keep the workgroup formulations.
- */
-export const WORKGROUP_MIN_CONCURRENCY = 16384;
-
-/**
- * True on devices that have workgroups but run few invocations at once and no
- * serial workgroups (software GPUs): there gather formulations are faster.
- */
-export function fewInvocations(caps: DeviceCaps): boolean {
-  return !caps.features.has('serial-workgroups') && caps.concurrency < WORKGROUP_MIN_CONCURRENCY;
-}
-
-/**
- * The family an algorithm runs by default on `device`: familyOf's, except 'gather'
- * on devices with few invocations at once (fewInvocations) where the gather family's
- * needs are met. Explicit requests for a workgroup formulation check familyOf.
- */
-export function preferredFamily(device: Device, algorithm: string, gatherNeeds: readonly Feature[] = []): Family {
-  const family = familyOf(device, algorithm, gatherNeeds);
-  const gatherRuns = (['gather', ...gatherNeeds] as Feature[]).every((f) => device.caps.features.has(f));
-  return family === 'workgroup' && gatherRuns && fewInvocations(device.caps) ? 'gather' : family;
 }
 
 /** An UnsupportedFeatureError for `device`, naming it by its adapter. */

@@ -12,11 +12,13 @@
  *   conformance suite and the CLI.
  * - Bad arguments throw before anything is recorded: InvalidArgumentError naming
  *   the argument, LimitExceededError, or UnsupportedFeatureError naming the feature.
- * - Formulations are chosen from `device.caps` (features and limits) only.
+ * - Formulations are chosen from `device.caps` (features and limits) only: each
+ *   algorithm's `<algorithm>Formulation(device, options)` says which one runs and
+ *   with what shape (plan.ts holds the rule, `<algorithm>/tuning.ts` the shapes).
  */
 
-export { fewInvocations } from './common.ts';
-export { type CompactResult, compact } from './compact/compact.ts';
+export { type CompactFormulationName, type CompactResult, compact, compactFormulation } from './compact/compact.ts';
+export { type DeviceClass, deviceClass, fewInvocations, type Tuned, type TuningTable } from './device-class.ts';
 export { APSP_BLOCK, apsp } from './graph/apsp.ts';
 export { type BfsFormulation, bfs, bfsFormulation } from './graph/bfs.ts';
 export { type ComponentsFormulation, type ComponentsOptions, components, componentsFormulation } from './graph/components.ts';
@@ -30,7 +32,7 @@ export { bfsReference } from './graph/reference/bfs.ts';
 export { componentsReference } from './graph/reference/components.ts';
 export { matchingReference, matchingSize } from './graph/reference/matching.ts';
 export { type MstForest, mstReference } from './graph/reference/mst.ts';
-export { type HistogramOptions, histogram } from './histogram/histogram.ts';
+export { type HistogramFormulationName, type HistogramOptions, histogram, histogramFormulation } from './histogram/histogram.ts';
 export {
   DEFAULT_SOFTENING2,
   NBODY_FLOPS_PER_INTERACTION,
@@ -44,7 +46,16 @@ export {
   nbodyAccelerations,
   nbodyFormulation,
 } from './nbody/nbody.ts';
-export { type ReduceOp, type ReduceOptions, reduce, reduceInto, reduceSumDepth } from './reduce/reduce.ts';
+export type { Family, Formulation } from './plan.ts';
+export {
+  type ReduceFormulationName,
+  type ReduceOp,
+  type ReduceOptions,
+  reduce,
+  reduceFormulation,
+  reduceInto,
+  reduceSumDepth,
+} from './reduce/reduce.ts';
 export { compactReference } from './reference/compact.ts';
 export { histogramReference } from './reference/histogram.ts';
 export * as orderKeys from './reference/keys.ts';
@@ -59,6 +70,15 @@ export type { LookbackTuning } from './scan/scan-lookback.ts';
 export { bitonicSort } from './sort/bitonic/bitonic-sort.ts';
 export { mergeSort } from './sort/merge/merge-sort.ts';
 export { quickSort } from './sort/quick/quicksort.ts';
-export { radixSort } from './sort/radix/radix-sort.ts';
-export { type SortKeyType, type SortMethod, type SortOptions, type SortResult, sort, sortMethod } from './sort/sort.ts';
-export { zcopy, zfill } from './zcopy/zcopy.ts';
+export { type RadixFormulationName, radixFormulation, radixSort } from './sort/radix/radix-sort.ts';
+export {
+  type SortFormulationName,
+  type SortKeyType,
+  type SortMethod,
+  type SortOptions,
+  type SortResult,
+  sort,
+  sortFormulation,
+  sortMethod,
+} from './sort/sort.ts';
+export { zcopy, zcopyFormulation, zfill } from './zcopy/zcopy.ts';

@@ -26,10 +26,8 @@ import { chunkPlan } from '../reduce/reduce.ts';
 /**
  * 1 where x != 0, else 0, without a branch: (x | -x) has its top bit set exactly
  * when x is non-zero. Kept flags are data-dependent (a random half in the
- * benchmark), so a branch mispredicts about half the time. In plain JS on the
- * 2-vCPU VM (2^24 random flags, one thread, under heavy load, so ratios only) the
- * branch-free count took 95-121 ms against 203-295 for `x != 0 ? 1 : 0` or
- * `if (x != 0)`, the branch-free write 143-174 ms against 229-273.
+ * benchmark), so a branch mispredicts about half the time (LEDGER.md
+ * compact.branchFree).
  */
 function nonZero(k: KernelBuilder, x: Val<'u32'>): Val<'u32'> {
   const f = k.let(x, 'f');

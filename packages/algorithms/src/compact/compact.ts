@@ -1,5 +1,5 @@
 /**
- * compact / filter (seed 000's list method): keep the elements whose flag is
+ * compact / filter (Dulle 2016's list method): keep the elements whose flag is
  * non-zero, in their original order. Predicate -> exclusive scan -> scatter.
  *
  * Serial-workgroup devices (a CPU; compact-chunked.ts) count the kept flags of one
@@ -28,7 +28,8 @@ import {
   type Val,
   vec,
 } from '@trident/core';
-import { cachedKernel, checkBuffer, gatherSize, hasAll, lowerBound, preferredFamily, scratch } from '../common.ts';
+import { cachedKernel, checkBuffer, gatherSize, lowerBound, scratch } from '../common.ts';
+import { chooseFamily, type Formulation } from '../plan.ts';
 import { recordScan } from '../scan/scan.ts';
 import { recordBlockSums, recordGatherBlockScan } from '../scan/scan-gather.ts';
 import { compactChunked } from './compact-chunked.ts';
@@ -166,9 +167,8 @@ type Texel = 'vec4<u32>' | 'vec4<i32>' | 'vec4<f32>';
 
 /**
  * Flags per block in the texel form: one texel. Longer blocks (a walk over several
- * texels to place an output) measured the same, SwiftShader webgl2, 2^20 half kept,
- * interleaved runs (GPU medians of 9 on a quiet spell): 1 texel 72-81 ms, 4: 76-79,
- * 8: 74-81 — so the form without the walk.
+ * texels to place an output) measured the same, so the form without the walk
+ * (LEDGER.md compact.texelBlock).
  */
 const TEXEL_FLAGS_BLOCK = 4;
 
@@ -278,6 +278,17 @@ export interface CompactResult<D extends BufferDType> {
   readonly output: Buffer<D>;
 }
 
+export type CompactFormulationName = 'chunked' | 'scan-scatter' | 'inverted-map';
+
+/** The formulation `compact` runs on `device` (see the file comment). */
+export function compactFormulation(device: Device): Formulation<CompactFormulationName> {
+  const family = chooseFamily(device, 'compact', { families: ['serial', 'workgroup', 'gather'] });
+  if (family === 'serial')
+    return { family, name: 'chunked', shape: undefined, summary: 'per-worker chunks: count kept, host offsets, ordered write' };
+  if (family === 'workgroup') return { family, name: 'scan-scatter', shape: undefined, summary: 'scan + scatter to the scanned positions' };
+  return { family, name: 'inverted-map', shape: undefined, summary: 'scan + binary-search gather (inverted map)' };
+}
+
 /**
  * Keeps the elements of `input` whose entry in `flags` (u32, same length) is
  * non-zero, preserving their order, and resolves to the count and a new buffer of
@@ -299,10 +310,10 @@ export async function compact<D extends BufferDType>(device: Device, input: Buff
   checkBuffer(device, flags, 'flags', ['u32']);
   if (flags.length !== input.length)
     throw new InvalidArgumentError('flags', `length ${flags.length} differs from the input length ${input.length}`);
-  const family = preferredFamily(device, 'compact');
+  const { family } = compactFormulation(device);
   const n = input.length;
   if (n === 0) return { count: 0, output: device.createBuffer(input.dtype, 0) };
-  if (hasAll(device, 'serial-workgroups', 'scatter')) return compactChunked(device, input, flags);
+  if (family === 'serial') return compactChunked(device, input, flags);
   const wg = gatherSize(device.caps);
   if (family === 'gather') return compactGather(device, input, flags, n, wg);
   // Fresh temporaries: they are used after an await, when pooled ones could have

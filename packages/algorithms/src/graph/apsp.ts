@@ -1,5 +1,5 @@
 /**
- * All-pairs shortest paths by blocked Floyd–Warshall (seed 000 §5.4's Floyd–Warshall,
+ * All-pairs shortest paths by blocked Floyd–Warshall (Dulle 2016, PRAM algorithms on GPGPUs, §5.4's Floyd–Warshall,
  * in the blocked form of Venkataraman, Sahni and Mukhopadhyaya, 2003), with the k
  * loop on the host one block of APSP_BLOCK vertices at a time instead of one vertex:
  * n / 32 rounds of a few passes instead of n passes, for the same O(n^3) work. The
@@ -34,6 +34,7 @@ import {
   type Val,
 } from '@trident/core';
 import { cachedKernel, checkFits, gatherSize, scratch } from '../common.ts';
+import { classFamily } from '../plan.ts';
 import { checkGraph, checkSquare, type Graph } from './graph.ts';
 
 const INF_BITS = 0x7f800000;
@@ -331,7 +332,7 @@ function restRowsKernel() {
 
 /** True where the closure runs in one invocation and the rest phase by rows (closeSerialKernel, restRowsKernel). */
 function restByRows(device: Device): boolean {
-  return device.caps.features.has('serial-workgroups') && device.caps.features.has('scatter');
+  return classFamily(device, 'apsp') === 'serial';
 }
 
 /**

@@ -1,10 +1,10 @@
 /**
  * Breadth-first search from one source: the depth of every vertex, following
  * stored edges (row u lists u's out-neighbours), 0 at the source, -1 where
- * unreachable. Level-synchronous, one host step per level (seed 000's
+ * unreachable. Level-synchronous, one host step per level (Dulle 2016's
  * meta-program: the level loop on the host, each level a kernel).
  *
- * Formulations (by caps, seed 000 §4.2's two ways to hold an active set):
+ * Formulations (by caps; Dulle 2016 §4.2's two ways to hold an active set):
  * - 'frontier' (list method; needs 'atomic' and 'atomic-other' and 'scatter'): the
  *   frontier is a compact list; one invocation per frontier vertex walks its row
  *   and claims each unvisited neighbour with atomicMin on its level (the one that
@@ -48,7 +48,9 @@ import {
   uniform,
   type Val,
 } from '@trident/core';
-import { cachedKernel, checkChoice, fewInvocations, gatherSize, gridStride, hasAll, strideWorkgroups, unsupported } from '../common.ts';
+import { cachedKernel, checkChoice, gatherSize, gridStride, hasAll, strideWorkgroups, unsupported } from '../common.ts';
+import { fewInvocations } from '../device-class.ts';
+import { classFamily, type Formulation } from '../plan.ts';
 import { reduce } from '../reduce/reduce.ts';
 import { scan } from '../scan/scan.ts';
 import { checkGraph, checkSquare, type Graph } from './graph.ts';
@@ -75,19 +77,30 @@ const CHUNK = 16;
 const TO_BOTTOM_UP = 14;
 const TO_TOP_DOWN = 24;
 
+const BFS_SUMMARIES: Readonly<Record<BfsFormulation, string>> = {
+  frontier: 'frontier list, one invocation per frontier vertex',
+  'frontier-balanced': 'frontier list, edge-balanced expansion (binary search per edge chunk)',
+  'direction-optimizing': 'direction-optimizing: top-down frontier list, bottom-up passes on large frontiers',
+  edges: 'one invocation per edge per level',
+  pull: 'pull passes: every unvisited vertex scans its in-neighbours',
+};
+
 /**
- * The formulation `bfs` uses on `device`: with atomics that return values, the
- * frontier list — one invocation per frontier vertex where the device runs few
- * fat invocations (worker pools: a hub's row is one loop; software GPUs), edge-
- * balanced where it runs many thin ones (GPUs: a hub's row would serialise one
- * thread), direction-optimizing on symmetric graphs but for software GPUs;
- * otherwise the pull passes.
+ * The formulation `bfs` uses on `device` (for `graph`, when given): with atomics that
+ * return values, the frontier list — one invocation per frontier vertex where the
+ * device runs few fat invocations (worker pools: a hub's row is one loop; software
+ * GPUs), edge-balanced where it runs many thin ones (GPUs: a hub's row would
+ * serialise one thread), direction-optimizing on symmetric graphs but for software
+ * GPUs; otherwise the pull passes. Why: LEDGER.md bfs.formulation.
  */
-export function bfsFormulation(device: Device, graph?: Graph): BfsFormulation {
+export function bfsFormulation(device: Device, graph?: Graph, asked?: BfsFormulation): Formulation<BfsFormulation> {
+  const family = classFamily(device, 'bfs');
+  const name = asked ?? bfsFormulationName(device, graph);
+  return { family, name, shape: undefined, summary: BFS_SUMMARIES[name] };
+}
+
+function bfsFormulationName(device: Device, graph: Graph | undefined): BfsFormulation {
   if (!hasAll(device, 'atomic', 'atomic-other', 'scatter')) return 'pull';
-  // Software GPUs: the plain list (2-vCPU VM, SwiftShader WebGPU, symmetric random
-  // graphs of 10^5 / 10^6 entries: 'frontier' 5.2 / 49.5 ms, 'direction-optimizing'
-  // 33.7 / 232, 'pull' 20.8 / 165).
   if (fewInvocations(device.caps)) return 'frontier';
   if (graph?.symmetric) return 'direction-optimizing';
   return manyThinInvocations(device) ? 'frontier-balanced' : 'frontier';
@@ -415,7 +428,7 @@ export async function bfs(device: Device, graph: Graph, source: number, options:
   const n = graph.rows;
   if (typeof source !== 'number' || !Number.isInteger(source) || source < 0 || source >= n)
     throw new InvalidArgumentError('source', `must be a vertex in [0, ${n}), got ${String(source)}`);
-  const formulation = options.formulation ?? bfsFormulation(device, graph);
+  const formulation = bfsFormulation(device, graph, options.formulation).name;
   checkChoice('options.formulation', formulation, FORMULATIONS);
   if (formulation === 'direction-optimizing' && !graph.symmetric)
     throw new InvalidArgumentError(
@@ -508,8 +521,7 @@ async function pullBfs(device: Device, graph: Graph, level: Buffer<'u32'>): Prom
   const fresh = device.createBuffer('u32', n);
   try {
     // The stop test runs after every second level: a level past the last costs one
-    // pass, a test a reduction and a read-back (WebGL2 page, random 10^5 entries:
-    // 27.6 -> 20.4 ms). A level that reaches nothing is followed by one that reaches
+    // pass, a test a reduction and a read-back (LEDGER.md bfs.pullStopTest). A level that reaches nothing is followed by one that reaches
     // nothing, so testing the later one's flags suffices.
     for (let depth = 0; ; depth++) {
       device.dispatch(pullStepKernel(device), { invocations: n }, { inPtr, inIdx, level: cur, next: nxt, fresh, n, depth });

@@ -1,12 +1,12 @@
 /**
- * Weakly connected components by hooking and pointer jumping (seed 000 §5.6,
+ * Weakly connected components by hooking and pointer jumping (Dulle 2016, PRAM algorithms on GPGPUs, §5.6,
  * after Shiloach–Vishkin): every vertex ends labelled with the smallest vertex id
  * of its component, edge direction ignored.
  *
  * Each round, on labels L (L[v] <= v, L[v] in v's component):
  * 1. hook, one invocation per stored edge (u, v): where L[u] != L[v], the larger
  *    label x gets atomicMin(L'[x], smaller) — roots hook under smaller roots. L' is
- *    a copy of L (double buffering, seed 000 §4.2), so reads never see the round's
+ *    a copy of L (double buffering, Dulle 2016 §4.2), so reads never see the round's
  *    own writes and every backend computes the same thing. The same invocation
  *    raises a "not done" flag where the edge's labels differ or are not yet roots.
  * 2. one pointer jump L[v] = L'[v] = L'[L'[v]] (a gather, in place on L').
@@ -27,7 +27,8 @@
  * O(m + n) work a round, O(diameter) rounds at most (the jumps shorten them).
  */
 import { type Buffer, buffer, type Device, defineKernel, max, min, select, u32, uniform } from '@trident/core';
-import { cachedKernel, checkChoice, fewInvocations, gatherSize, hasAll } from '../common.ts';
+import { cachedKernel, checkChoice, gatherSize, hasAll } from '../common.ts';
+import { classFamily, type Formulation } from '../plan.ts';
 import { reduce } from '../reduce/reduce.ts';
 import { checkGraph, checkSquare, type Graph } from './graph.ts';
 import { asI32 } from './kernels.ts';
@@ -115,15 +116,14 @@ export interface ComponentsOptions {
  * 'hooking' on GPUs of many thin invocations with native atomics (an R-MAT hub's row
  * would serialise one thread of the pull); 'pull' elsewhere: where atomics return no
  * value (WebGL2's blended points, a point per edge), on the CPU's fat serial
- * workgroups and on software GPUs. 2-vCPU VM, symmetric graphs, hooking -> pull:
- * SwiftShader WebGPU random 10^5 entries 32.0 -> 16.3 ms, R-MAT 2^13 x 16 20.1 ->
- * 17.3, random 10^6 324 -> 208; CPU 3.02 -> 2.32, 1.43 -> 1.13, 21.7 -> 18.9;
- * WebGL2 page 782 -> 32.6 (random 10^5) and 698 -> 38.3 (R-MAT).
+ * workgroups and on software GPUs. Why: LEDGER.md components.formulation.
  */
-export function componentsFormulation(device: Device): ComponentsFormulation {
-  const { caps } = device;
-  const manyThin = !caps.features.has('serial-workgroups') && !fewInvocations(caps);
-  return hasAll(device, 'atomic', 'atomic-other', 'scatter') && manyThin ? 'hooking' : 'pull';
+export function componentsFormulation(device: Device, asked?: ComponentsFormulation): Formulation<ComponentsFormulation> {
+  const family = classFamily(device, 'components');
+  const name = asked ?? (hasAll(device, 'atomic', 'atomic-other', 'scatter') && family === 'workgroup' ? 'hooking' : 'pull');
+  const summary =
+    name === 'hooking' ? 'hooking with atomic min, then pointer jumping' : 'label propagation by pull passes, then pointer jumping';
+  return { family, name, shape: undefined, summary };
 }
 
 /**
@@ -227,7 +227,7 @@ async function pullComponents(device: Device, graph: Graph, a: Buffer<'u32'>, b:
 export async function components(device: Device, graph: Graph, options: ComponentsOptions = {}): Promise<Buffer<'i32'>> {
   checkGraph(device, graph);
   checkSquare(graph);
-  const formulation = options.formulation ?? componentsFormulation(device);
+  const formulation = componentsFormulation(device, options.formulation).name;
   checkChoice('options.formulation', formulation, FORMULATIONS);
   const n = graph.rows;
   if (formulation === 'pull') {

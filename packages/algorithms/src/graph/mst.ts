@@ -1,5 +1,5 @@
 /**
- * Minimum spanning forest by Borůvka (seed 000 §5.7), every stored entry (u, v, w)
+ * Minimum spanning forest by Borůvka (Dulle 2016, PRAM algorithms on GPGPUs, §5.7), every stored entry (u, v, w)
  * taken as an undirected edge. Edges are compared by (w, min(u, v), max(u, v)):
  * a total order, so each component's lightest outgoing edge is unique, two
  * components that pick each other pick the same edge, and the hooks form no
@@ -45,7 +45,8 @@ import {
   uniform,
   type Val,
 } from '@trident/core';
-import { cachedKernel, checkChoice, f32ToKey, fewInvocations, gatherSize } from '../common.ts';
+import { cachedKernel, checkChoice, f32ToKey, gatherSize } from '../common.ts';
+import { classFamily, type Formulation } from '../plan.ts';
 import { checkGraph, checkSquare, type Graph } from './graph.ts';
 import { compressLabels, NONE } from './kernels.ts';
 import { checkBlendable, needsAtomics } from './needs.ts';
@@ -120,15 +121,16 @@ export interface MstOptions {
  * 'vertices' for symmetric graphs on devices that do not run many thin invocations
  * at once — where atomics are blended points (WebGL2), fat serial workgroups (the
  * CPU) or software GPUs: a hub's long row is one loop there, and the vertex passes
- * need far fewer atomics (2-vCPU VM, symmetric random graph of 10^5 entries and
- * R-MAT 2^13 x 16: CPU 31.1 -> 12.1 ms and 8.7 -> 4.5, SwiftShader WebGPU 271 -> 71
- * and 110 -> 28, WebGL2 page 3305 -> 484). 'edges' otherwise: on GPUs of many thin
- * invocations an R-MAT hub's row would serialise one thread.
+ * need far fewer atomics. 'edges' otherwise: on GPUs of many thin invocations an
+ * R-MAT hub's row would serialise one thread. Why: LEDGER.md mst.formulation.
  */
-export function mstFormulation(device: Device, graph: Graph): MstFormulation {
-  const { caps } = device;
-  const fewFat = caps.features.has('atomics-via-blending') || caps.features.has('serial-workgroups') || fewInvocations(caps);
-  return graph.symmetric && fewFat ? 'vertices' : 'edges';
+export function mstFormulation(device: Device, graph: Graph, asked?: MstFormulation): Formulation<MstFormulation> {
+  const family = classFamily(device, 'mst');
+  const fewFat = device.caps.features.has('atomics-via-blending') || family !== 'workgroup';
+  const name = asked ?? (graph.symmetric && fewFat ? 'vertices' : 'edges');
+  const summary =
+    name === 'vertices' ? "Borůvka by vertex passes (each vertex's lightest edge)" : 'Borůvka by edge passes (atomic min per component)';
+  return { family, name, shape: undefined, summary };
 }
 
 /**
@@ -399,7 +401,7 @@ export async function mst(device: Device, graph: Graph, options: MstOptions = {}
   checkGraph(device, graph);
   checkSquare(graph);
   needsAtomics(device, 'mst');
-  const formulation = options.formulation ?? mstFormulation(device, graph);
+  const formulation = mstFormulation(device, graph, options.formulation).name;
   checkChoice('options.formulation', formulation, FORMULATIONS);
   if (formulation === 'vertices' && !graph.symmetric)
     throw new InvalidArgumentError('options.formulation', "'vertices' walks each vertex's row only: it needs a symmetric graph");

@@ -6,9 +6,8 @@
  * in its slice of a scratch buffer; then one invocation per bin adds that bin's
  * counts over the chunks in chunk order. The sub-histogram is a workgroup array
  * where `bins` counters fit workgroup memory (on a CPU a typed array private to the
- * worker: issue 10's ceiling bench, 2^24 values into 256 bins, had it at 82-92% of
- * a plain 2-thread loop against 41-67% for counting in the shared scratch, same
- * rounds), else the scratch slice itself. One read of the input; O(n + bins ·
+ * worker, which keeps the counters out of the shared scratch's cache lines: LEDGER.md
+ * histogram.privateCounters), else the scratch slice itself. One read of the input; O(n + bins ·
  * chunks) work.
  *
  * Past `CHUNKED_HISTOGRAM.maxBinsPerElement` bins per input element the zeroing
@@ -18,19 +17,10 @@
 import { type Buffer, buffer, type Device, defineKernel, min, uniform } from '@trident/core';
 import { cachedKernel, gatherSize, hasAll, scratch } from '../common.ts';
 import { chunkPlan } from '../reduce/reduce.ts';
+import * as TUNING from './tuning.ts';
 
-/**
- * Tuning as data. The per-chunk shape runs while bins × chunks <= n ×
- * maxBinsPerElement and bins × chunks <= maxSubElements (16 MiB of scratch);
- * otherwise one histogram of global atomics. Measured with bench/cpu-hist-bins.ts
- * (2-vCPU VM under load from other jobs, Node 20, 2 workers so 2 chunks; medians of
- * 12 interleaved rounds, per-chunk vs atomic, at bins × chunks / n = 1, 2, 4):
- * n = 2^14: 0.23 vs 0.28 ms, 0.26 vs 0.24, 2.16 vs 0.27; n = 2^17: 0.83 vs 1.50,
- * 4.34 vs 4.05, 11.7 vs 6.4; n = 2^20: 25.3 vs 49.7, 47.1 vs 77.6, 86.8 vs 170.
- * With few bins the atomic shape loses 1.5-4x to contention (256 bins, n = 2^20:
- * 4.0 vs 17.8 ms). Ratio 2 is where the two meet at small n.
- */
-export const CHUNKED_HISTOGRAM = { maxBinsPerElement: 2, maxSubElements: 2 ** 22 } as const;
+/** When the per-chunk shape runs (see tuning.ts). */
+export const CHUNKED_HISTOGRAM = TUNING.CHUNKED_HISTOGRAM.value;
 
 /**
  * Whether the chunked formulation should count `n` values into `bins` bins over

@@ -12,11 +12,8 @@
  * SUPER chunks, each word of each output over the run, four bytes at a time in two
  * 16-bit lanes, and a last pass sums the runs bin by bin.
  *
- * Measured in headless Chromium on SwiftShader WebGL2 (2 vCPU shared with other
- * jobs, GPU timer, median of 5, 2^20 values in 256 bins, same page): 62-68 ms
- * against 500-544 ms for the previous packed formulation (one scalar load per
- * element per group of 32 bins, a compare-and-select per word); the counting pass
- * is about 90% of it.
+ * Why this shape (against one scalar load per element per group of 32 bins):
+ * LEDGER.md histogram.packed.
  */
 import { type Buffer, buffer, type Device, defineKernel, select, u32, uniform, type Val, type Var, vec } from '@trident/core';
 import { cachedKernel, gatherSize, scratch } from '../common.ts';

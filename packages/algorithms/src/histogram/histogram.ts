@@ -1,8 +1,8 @@
 /**
- * histogram (seed 001): counts of u32 values in `bins` bins.
+ * histogram (after Wenke 2013, parallel algorithms with OpenCL): counts of u32 values in `bins` bins.
  *
  * Shared formulation (devices with 'workgroup', when `bins` u32 counters fit
- * `limits.maxComputeWorkgroupStorageSize`; seed 001's "reducing conflicts I + II",
+ * `limits.maxComputeWorkgroupStorageSize`; Wenke 2013's "reducing conflicts I + II",
  * and what CUB's shared-memory histogram does): a kernel with a grid sized from
  * `caps.concurrency` reads the input in tiles of consecutive elements, tile t to
  * workgroup t % workgroups (vec4 loads when n divides by 4, several loads in
@@ -15,7 +15,6 @@
  * worker (subgroups of 1) one copy. Then each workgroup sums its copies bin by
  * bin and adds every non-zero bin into the output with one global atomic add (the
  * output is zeroed first), so nothing else is written and no second pass runs.
- * On the H100 this runs at the read bandwidth (about 3000 GB/s for 256 bins).
  *
  * Global formulation (devices with 'workgroup', bins too many for workgroup
  * memory): each workgroup counts its grid-stride share into its own
@@ -64,14 +63,15 @@ import {
   gatherSize,
   gridStride,
   hasAll,
-  preferredFamily,
   scratch,
   strideWorkgroups,
   unsupported,
 } from '../common.ts';
+import { chooseFamily, type Formulation } from '../plan.ts';
 import { chunkPlan } from '../reduce/reduce.ts';
 import { chunkedHistogramFits, recordAtomicChunkHistogram, recordChunkedHistogram } from './histogram-chunked.ts';
 import { PACKED_MAX_BINS, recordPackedHistogram } from './histogram-gather.ts';
+import * as TUNING from './tuning.ts';
 
 /** Largest sub-histogram temporary, in elements (16 MiB). */
 const MAX_SUB_ELEMENTS = 2 ** 22;
@@ -103,29 +103,20 @@ export interface SharedHistogramPlan {
   readonly tiled: boolean;
 }
 
-/** Copies are capped here: beyond a 32-lane subgroup they only cost workgroup memory. */
-const MAX_COPIES = 32;
-const SHARED_UNROLL = 4;
-/** Workgroups: this many waves of `caps.concurrency` resident invocations. */
-const SHARED_WAVES = 4;
+const { maxCopies: MAX_COPIES, unroll: SHARED_UNROLL, waves: SHARED_WAVES } = TUNING.SHARED.value;
 
 /**
  * The shared formulation's plan for `work` elements of the (vec4 or scalar) view,
  * or undefined when even one sub-histogram of `bins` counters does not fit the
- * device's workgroup memory. Tuned on the H100 (bench/h100/hist-check.ts; 256
- * bins, n = 2^28, GB/s of input read, all in one device call after a warm-up):
- * - workgroups as large as the device allows, up to 1024 (1024 invocations with
- *   16 copies: 2970-3030 GB/s; 256 with 8 copies: 2720-2920);
+ * device's workgroup memory:
+ * - workgroups as large as the device allows, up to 1024;
  * - copies: one per subgroup lane (maxSubgroupSize; 1 where subgroups are width-1
  *   or absent), at most MAX_COPIES, and at most half of the workgroup memory that
  *   a largest workgroup's share per invocation allows
  *   (maxComputeWorkgroupStorageSize / maxComputeInvocationsPerWorkgroup): resident
- *   invocations need their workgroup memory too (an earlier call, timing single
- *   runs: 32 copies of 256 bins in 256-invocation workgroups ran at 451 GB/s, 8
- *   copies at 1094), and 16 copies beat 32 by 0.4-1.4% at 1024 invocations;
- * - tiles of consecutive elements per workgroup (3034 GB/s against 2971 for the
- *   grid-stride layout at 528 workgroups), SHARED_WAVES waves of workgroups (512
- *   and 528 within 1%), SHARED_UNROLL loads in flight (2, 4 and 8 within 1%).
+ *   invocations need their workgroup memory too;
+ * - tiles of consecutive elements per workgroup, SHARED_WAVES waves of workgroups,
+ *   SHARED_UNROLL loads in flight (tuning.ts).
  */
 export function sharedPlan(caps: DeviceCaps, work: number, bins: number): SharedHistogramPlan | undefined {
   const counters = Math.floor(caps.limits.maxComputeWorkgroupStorageSize / 4);
@@ -357,66 +348,116 @@ export function histogram(device: Device, values: Buffer<'u32'>, options: Histog
     if (out.length !== bins) throw new InvalidArgumentError('options.output', `length ${out.length} differs from bins ${bins}`);
     if ((out as Buffer) === values) throw new InvalidArgumentError('options.output', 'must not be the values buffer');
   }
-  const family = preferredFamily(device, 'histogram');
-  // Gather devices count few bins by packed counting (no atomics); more bins need atomics.
-  if (!hasAll(device, 'atomic') && (family === 'workgroup' || bins > PACKED_MAX_BINS)) throw unsupported(device, 'atomic', 'histogram');
+  const formulation = histogramFormulation(device, { bins, length: values.length });
   const output = out ?? device.createBuffer('u32', bins);
   const n = values.length;
   if (n === 0) {
     output.fill(0);
     return output;
   }
-  if (hasAll(device, 'serial-workgroups', 'scatter')) {
-    // A CPU: private sub-histograms per worker chunk; one histogram of atomics when bins outnumber the values.
-    if (chunkedHistogramFits(n, bins, chunkPlan(device, n).chunks)) {
+  const width: 1 | 4 = n % 4 === 0 ? 4 : 1;
+  switch (formulation.name) {
+    case 'chunked':
       recordChunkedHistogram(device, values, output, bins);
       return output;
-    }
-    if (hasAll(device, 'atomic')) {
+    case 'chunked-atomic':
       recordAtomicChunkHistogram(device, values, output, bins);
       return output;
-    }
-  }
-  if (family === 'workgroup') {
-    const width: 1 | 4 = n % 4 === 0 ? 4 : 1;
-    const plan = sharedPlan(device.caps, n / width, bins);
-    if (plan) {
-      recordSharedHistogram(device, values, output, bins, plan);
+    case 'shared':
+      recordSharedHistogram(device, values, output, bins, formulation.shape as SharedHistogramPlan);
       return output;
-    }
-    const wg = blockSize(device.caps, 0);
-    const parts = Math.min(strideWorkgroups(device.caps, n / width, wg, 4), Math.floor(MAX_SUB_ELEMENTS / bins));
-    if (parts <= 1) {
-      output.fill(0);
-      const workgroups = strideWorkgroups(device.caps, n / width, wg, 4);
-      dispatchGroups(device, countKernel(width, wg, true, false), workgroups, {
-        values,
-        hist: output,
-        n: n / width,
-        offset: 0,
-        bins,
-        groups: workgroups,
-      });
+    case 'global':
+      recordGlobalHistogram(device, values, output, bins, width);
       return output;
-    }
-    const sub = scratch(device, 'histogram.sub', 'u32', parts * bins);
-    sub.fill(0, { length: parts * bins });
-    dispatchGroups(device, countKernel(width, wg, true, true), parts, { values, hist: sub, n: n / width, offset: 0, bins, groups: parts });
-    device.dispatch(mergeKernel(gatherSize(device.caps)), { invocations: bins }, { sub, out: output, bins, parts });
-    return output;
+    case 'packed':
+      recordPackedHistogram(device, values, output, bins);
+      return output;
+    case 'blended':
+      recordBlendedHistogram(device, values, output, bins);
+      return output;
   }
-  if (bins <= PACKED_MAX_BINS) {
-    recordPackedHistogram(device, values, output, bins);
-    return output;
+}
+
+export type HistogramFormulationName = 'chunked' | 'chunked-atomic' | 'shared' | 'global' | 'packed' | 'blended';
+
+const HISTOGRAM_SUMMARIES: Readonly<Record<HistogramFormulationName, string>> = {
+  chunked: 'per-worker chunk sub-histograms + per-bin merge',
+  'chunked-atomic': 'per-worker chunks counting into one histogram with global atomics (bins outnumber the values)',
+  shared: 'workgroup sub-histograms in shared memory, one global atomic per non-zero bin',
+  global: 'per-workgroup sub-histograms in global memory + per-bin merge (bins too many for shared memory)',
+  packed: 'packed 8-bit counting in gather passes (no atomics)',
+  blended: 'blended atomics, chunked below the exact count',
+};
+
+/**
+ * The formulation `histogram` runs on `device` for `length` values into `bins` bins
+ * (the report asks with 2^24 values and 256 bins). Throws UnsupportedFeatureError
+ * ('atomic') where counting would need atomics the device lacks.
+ */
+export function histogramFormulation(
+  device: Device,
+  { bins, length = 2 ** 24 }: { readonly bins: number; readonly length?: number },
+): Formulation<HistogramFormulationName, SharedHistogramPlan | undefined> {
+  const family = chooseFamily(device, 'histogram', { families: ['serial', 'workgroup', 'gather'] });
+  const make = (
+    name: HistogramFormulationName,
+    shape?: SharedHistogramPlan,
+  ): Formulation<HistogramFormulationName, SharedHistogramPlan | undefined> => ({
+    family,
+    name,
+    shape,
+    summary: HISTOGRAM_SUMMARIES[name],
+  });
+  const atomics = hasAll(device, 'atomic');
+  // Gather devices count few bins by packed counting (no atomics); more bins need atomics.
+  if (!atomics && (family !== 'gather' || bins > PACKED_MAX_BINS)) throw unsupported(device, 'atomic', 'histogram');
+  if (family === 'serial') {
+    // Private sub-histograms per worker chunk; one histogram of atomics when bins outnumber the values.
+    if (chunkedHistogramFits(length, bins, chunkPlan(device, Math.max(1, length)).chunks)) return make('chunked');
+    if (atomics) return make('chunked-atomic');
   }
-  // Blended atomics: chunks of at most maxExactAtomicCount elements.
+  if (family !== 'gather') {
+    const width = length % 4 === 0 ? 4 : 1;
+    const plan = sharedPlan(device.caps, Math.max(1, length / width), bins);
+    return plan ? make('shared', plan) : make('global');
+  }
+  return make(bins <= PACKED_MAX_BINS ? 'packed' : 'blended');
+}
+
+/** Per-workgroup sub-histograms in a global temporary, merged bin by bin (or one histogram of global atomics). */
+function recordGlobalHistogram(device: Device, values: Buffer<'u32'>, output: Buffer<'u32'>, bins: number, width: 1 | 4): void {
+  const n = values.length;
+  const wg = blockSize(device.caps, 0);
+  const parts = Math.min(strideWorkgroups(device.caps, n / width, wg, 4), Math.floor(MAX_SUB_ELEMENTS / bins));
+  if (parts <= 1) {
+    output.fill(0);
+    const workgroups = strideWorkgroups(device.caps, n / width, wg, 4);
+    dispatchGroups(device, countKernel(width, wg, true, false), workgroups, {
+      values,
+      hist: output,
+      n: n / width,
+      offset: 0,
+      bins,
+      groups: workgroups,
+    });
+    return;
+  }
+  const sub = scratch(device, 'histogram.sub', 'u32', parts * bins);
+  sub.fill(0, { length: parts * bins });
+  dispatchGroups(device, countKernel(width, wg, true, true), parts, { values, hist: sub, n: n / width, offset: 0, bins, groups: parts });
+  device.dispatch(mergeKernel(gatherSize(device.caps)), { invocations: bins }, { sub, out: output, bins, parts });
+}
+
+/** Blended atomics (gather devices): chunks of at most maxExactAtomicCount elements, summed by gather passes. */
+function recordBlendedHistogram(device: Device, values: Buffer<'u32'>, output: Buffer<'u32'>, bins: number): void {
+  const n = values.length;
   const wg = gatherSize(device.caps);
   const chunk = Math.max(1, Math.min(n, device.caps.limits.maxExactAtomicCount));
   const chunks = Math.ceil(n / chunk);
   if (chunks === 1) {
     output.fill(0);
     device.dispatch(countKernel(1, wg, false, false), { invocations: n }, { values, hist: output, n, offset: 0, bins, groups: 0 });
-    return output;
+    return;
   }
   const part = scratch(device, 'histogram.part', 'u32', bins);
   let total: Buffer<'u32'> | undefined;
@@ -434,5 +475,4 @@ export function histogram(device: Device, values: Buffer<'u32'>, options: Histog
     device.dispatch(addKernel(wg), { invocations: bins }, { a: total as Buffer<'u32'>, c: part, dst, bins });
     total = dst;
   }
-  return output;
 }

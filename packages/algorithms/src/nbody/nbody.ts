@@ -1,5 +1,5 @@
 /**
- * N-body (seed 002): all-pairs gravitation in f32, G = 1. Bodies are vec4
+ * N-body (as in Stephan 2019, SYCL / HC / HIP / CUDA compared): all-pairs gravitation in f32, G = 1. Bodies are vec4
  * (x, y, z, mass) in an f32 buffer of length 4n; velocities likewise (vx, vy, vz, 0).
  *
  *   a_i = Σ_j m_j (x_j − x_i) / (|x_j − x_i|² + ε²)^(3/2)
@@ -57,7 +57,9 @@ import {
   type Var,
   vec,
 } from '@trident/core';
-import { blockSize, cachedKernel, checkBuffer, checkCount, checkFits, familyOf, gatherSize, preferredFamily, scratch } from '../common.ts';
+import { blockSize, cachedKernel, checkBuffer, checkCount, checkFits, gatherSize, scratch } from '../common.ts';
+import { capableFamily, chooseFamily, type Formulation } from '../plan.ts';
+import * as TUNING from './tuning.ts';
 
 /** Floating-point operations counted per interaction when reporting GFLOP/s. */
 export const NBODY_FLOPS_PER_INTERACTION = 20;
@@ -86,13 +88,8 @@ export interface NBodyTiling {
   readonly unroll: number;
 }
 
-/**
- * The largest default tiling (see `defaultTiling`). On an H100 at n = 262144, ε² > 0
- * (bench/h100/nbody-check.ts, 2026-11-22): 38.0 TFLOP/s, against 34.5 for 256 × 2
- * bodies and 30.1 for 256 × 1, and 33.6 for the CUDA anchor in the same run; 4 bodies
- * per invocation with 512 invocations leaves 128 workgroups, about one per SM.
- */
-const DEFAULT_TILING: NBodyTiling = { workgroupSize: 512, bodiesPerInvocation: 4, unroll: 16 };
+/** The largest default tiling (see `defaultTiling` and tuning.ts). */
+const DEFAULT_TILING = TUNING.TILING.value;
 
 /**
  * How the serial formulation ('serial-workgroups' devices) is laid out: each
@@ -104,14 +101,8 @@ export interface NBodyBlocking {
   readonly bodiesPerInvocation: number;
 }
 
-/**
- * The default serial blocking: 8 bodies per invocation. 2048 bodies, ε² = 1e-4, one
- * thread of the 2-core Xeon VM, CPU time per interaction (bench/nbody-kernel-time.ts,
- * 2026-11-23; r² by separate multiplies and adds): JavaScript B = 2 15.4–15.6 ns,
- * 4 14.3, 8 13.4–13.5 (with the fma form `interactSerial` now has: 4 12.0–13.2,
- * 8 12.0); vec4 lanes in WebAssembly (s3/wasm's emitter, 'simd') B = 4 1.73, 8 1.69.
- */
-const DEFAULT_BLOCKING: NBodyBlocking = { bodiesPerInvocation: 8 };
+/** The default serial blocking (tuning.ts). */
+const DEFAULT_BLOCKING = TUNING.BLOCKING.value;
 
 export interface NBodyAccelerationOptions {
   /** ε², the softening squared (finite, >= 0); default 1e-6. The CLI's `--softening` is ε. */
@@ -199,11 +190,10 @@ function interact(k: KernelBuilder, p: OwnedBody, q: Source, eps2: Val<'f32'>, g
  * operation rounds on its own (a `Math.fround` in JavaScript, whose conversions
  * dominate the loop) this form takes 12 roundings per interaction to
  * `interact`'s 13 and a square root and a division to a reciprocal square root and
- * three multiplications: 2048 bodies, one thread, CPU time per interaction,
- * 2026-11-23 (bench/nbody-kernel-time.ts): 12.0 ns against 14.1–14.5 ns.
- * (WebAssembly, which takes fma through f64, would rather have r² by separate
- * multiplies and adds: 4.4 ns against 7.6 ns; there the 'simd' devices' lanes
- * kernel, which has them, runs wherever ε² >= 1e-12.)
+ * three multiplications, which JavaScript runs faster. (WebAssembly, which takes fma
+ * through f64, would rather have r² by separate multiplies and adds; there the 'simd'
+ * devices' lanes kernel, which has them, runs wherever ε² >= 1e-12. LEDGER.md
+ * nbody.serialInteraction.)
  * The rounding differs from `interact` by a few ulp per term, within the f32 bound
  * the conformance suite holds every formulation to. `guarded` as in `interact`.
  */
@@ -273,9 +263,8 @@ function tiledKernel(tiling: NBodyTiling, guarded: boolean) {
             k.barrier();
             // unroll · B independent interactions per iteration for the scheduler. The
             // index is masked to the tile, a no-op (j + u < wg) that lets the driver's
-            // compiler see the load is in range: on an H100 the generated bounds check
-            // then costs nothing and the kernel runs 5% (B = 4) to 11% (B = 1) faster
-            // under Dawn's default robustness (bench/h100/nbody-check.ts).
+            // compiler see the load is in range, so robust buffer access costs nothing
+            // here (LEDGER.md nbody.maskedTileIndex).
             k.for({ from: 0, to: wg, step: unroll, type: 'u32' }, (j) => {
               for (let u = 0; u < unroll; u++) {
                 const q = k.let(tile.load((u === 0 ? j : j.add(u)).and(wg - 1)), 'q');
@@ -461,12 +450,8 @@ function simdKernel(blocking: NBodyBlocking, wg: number) {
   );
 }
 
-/**
- * Other bodies per inner-loop iteration of the gather kernel (loads past n are zero
- * and pad the last iteration). WebGL2 on SwiftShader, 2048 bodies, fastest of 5 runs
- * on a loaded 2-core machine (2026-11-23): unroll 2 28.9 ms, 4 26.4 ms, 8 25.6 ms.
- */
-const GATHER_UNROLL = 4;
+/** Other bodies per inner-loop iteration of the gather kernel (loads past n are zero and pad the last iteration; tuning.ts). */
+const GATHER_UNROLL = TUNING.GATHER_UNROLL.value;
 
 /**
  * Bodies each invocation of the blocked gather kernel owns (one output buffer each:
@@ -634,16 +619,33 @@ interface Checked {
 /** The N-body formulations: 'serial' (per-invocation blocks of bodies), 'tiled' (workgroup memory), 'gather'. */
 export type NBodyFormulation = Plan['kind'];
 
+const NBODY_SUMMARIES: Readonly<Record<NBodyFormulation, string>> = {
+  serial: 'blocks of bodies per invocation in registers, all bodies walked in order (no barriers)',
+  tiled: 'tiles through workgroup memory, register blocking',
+  gather: 'gather: 4 bodies per invocation (one texel), every body from global memory',
+};
+
 /**
- * The formulation `nbody` and `nbodyAccelerations` run on `device` with `options`:
- * 'serial' on 'serial-workgroups' devices with 'scatter' (unless a tiling is given),
- * else 'tiled' where the device has workgroups, else 'gather'. Throws
- * UnsupportedFeatureError where none fits.
+ * The formulation `nbody` and `nbodyAccelerations` run on `device` with `options`,
+ * and its layout for `bodies` bodies (default 65536): 'serial' on 'serial-workgroups'
+ * devices (unless a tiling is given), else 'tiled' where the device prefers workgroup
+ * kernels, else 'gather'. Throws UnsupportedFeatureError where none fits, and
+ * InvalidArgumentError for a tiling or blocking the device cannot run.
  */
-export function nbodyFormulation(device: Device, options: Pick<NBodyAccelerationOptions, 'tiling'> = {}): NBodyFormulation {
-  if (familyOf(device, 'nbody') === 'workgroup' && options.tiling !== undefined) return 'tiled';
-  if (device.caps.features.has('serial-workgroups') && device.caps.features.has('scatter')) return 'serial';
-  return preferredFamily(device, 'nbody') === 'workgroup' ? 'tiled' : 'gather';
+export function nbodyFormulation(
+  device: Device,
+  options: Pick<NBodyAccelerationOptions, 'tiling' | 'blocking'> & { readonly bodies?: number } = {},
+): Formulation<NBodyFormulation, NBodyTiling | NBodyBlocking | undefined> {
+  const n = options.bodies ?? 65536;
+  const explicitTiling = options.tiling !== undefined && capableFamily(device, 'nbody') === 'workgroup';
+  const family = explicitTiling ? 'workgroup' : chooseFamily(device, 'nbody', { families: ['serial', 'workgroup', 'gather'] });
+  if (family === 'serial') {
+    return { family, name: 'serial', shape: blockingFor(options.blocking), summary: NBODY_SUMMARIES.serial };
+  }
+  if (family === 'workgroup') {
+    return { family, name: 'tiled', shape: tilingFor(device, options.tiling, n), summary: NBODY_SUMMARIES.tiled };
+  }
+  return { family, name: 'gather', shape: undefined, summary: NBODY_SUMMARIES.gather };
 }
 
 function validate(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions | NBodyAccelerationOptions, needSteps: boolean): Checked {
@@ -672,13 +674,13 @@ function validate(device: Device, bodies: Buffer<'f32'>, options: NBodyOptions |
   }
   checkFits(device, bodies.length, 'N-body temporaries');
   const n = bodies.length / 4;
-  const kind = nbodyFormulation(device, options);
+  const formulation = nbodyFormulation(device, { ...options, bodies: n });
   const plan: Plan =
-    kind === 'serial'
-      ? serialPlan(device, blockingFor(options.blocking))
-      : kind === 'tiled'
-        ? { kind, tiling: tilingFor(device, options.tiling, n) }
-        : { kind };
+    formulation.name === 'serial'
+      ? serialPlan(device, formulation.shape as NBodyBlocking)
+      : formulation.name === 'tiled'
+        ? { kind: 'tiled', tiling: formulation.shape as NBodyTiling }
+        : { kind: 'gather' };
   return { eps2, plan };
 }
 
@@ -710,8 +712,8 @@ function blockingFor(given: NBodyBlocking | undefined): NBodyBlocking {
 
 /**
  * The default tiling for n bodies: unroll 16; as many bodies per invocation (4, 2
- * or 1) as keep at least half the device's nominal concurrency of invocations busy
- * (on an H100 at n = 262144: 4), in the widest workgroup up to 512 that the limits
+ * or 1) as keep at least half the device's nominal concurrency of invocations busy,
+ * in the widest workgroup up to 512 that the limits
  * allow. Worker pools (concurrency = workers, at most 64) also want 4 workgroups
  * per worker. Where one body per invocation still falls short (small n), narrower
  * workgroups (down to 64) spread the work over more of the device.

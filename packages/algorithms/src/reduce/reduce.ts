@@ -1,5 +1,5 @@
 /**
- * reduce (seeds 000 and 002): sum / min / max over u32, i32 and f32.
+ * reduce (Dulle 2016, PRAM algorithms on GPGPUs; Stephan 2019, SYCL / HC / HIP / CUDA compared): sum / min / max over u32, i32 and f32.
  *
  * Workgroup formulation (devices with 'workgroup' and 'scatter'): a grid-stride
  * kernel sized from `caps.concurrency`; each invocation folds many elements
@@ -52,46 +52,25 @@ import {
   gatherSize,
   gridStride,
   keyToF32,
-  preferredFamily,
   type ReduceOp,
   scratch,
   strideWorkgroups,
   workgroupReduce,
 } from '../common.ts';
 
+import { chooseFamily, type Formulation } from '../plan.ts';
+import * as TUNING from './tuning.ts';
+
 export type { ReduceOp } from '../common.ts';
 
 const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
 const OPS: readonly ReduceOp[] = ['sum', 'min', 'max'];
 
-/** Elements each gather-pass invocation combines (a pairwise tree of depth 4). */
-const FAN_IN = 16;
-/** Loads in flight per grid-stride iteration. */
-const UNROLL = 8;
-
-/**
- * Tuning of the chunked formulation (serial-workgroup devices), as data: chunks per
- * unit of `caps.concurrency` (1: one contiguous chunk per worker, the least joining),
- * the fewest elements worth a chunk of their own, the interleaved accumulators, and
- * the vector width of the loads and accumulators on devices with 'simd' (where a
- * vec4 costs about what a scalar does) when the length divides by it. Lanes: 8
- * vec4 accumulators (32 elements a step) against 4, one thread on a 2-vCPU Xeon VM
- * (Node 20, u32 sum, loop checks hoisted): 2^16 6.0 vs 6.6-7.8 µs, 2^20 equal
- * (~148 µs, L3), 2^24 6.0-6.5 vs 7.0-7.4 ms (more loads in flight from DRAM); 12 no better.
- */
-export const CHUNKED = { chunksPerConcurrency: 1, minChunk: 4096, lanes: 8, simdWidth: 4 } as const;
-
-/**
- * When `reduce` folds the whole input as one chunk, straight into the result (one
- * dispatch of one workgroup, which a CPU runs on its calling thread; no combine):
- * while one thread's pass, at `serialNsPerElement` ns an element (scalar loads, or
- * vec4), is predicted to take at most `serialDispatchCosts` dispatch costs
- * (`caps.dispatchCostMicros`). Two workers break even at twice the round trip of
- * the serial pass. Measured on a 2-vCPU Xeon VM (Node 20, wasm kernels, u32 sum,
- * 2^16 elements): 0.1 ns an element as vec4, 0.3 scalar; by this rule up to
- * 500 000 elements as vec4 run as one chunk (2^16: one dispatch instead of two).
- */
-export const REDUCE_SERIAL = { serialNsPerElement: { 1: 0.3, 4: 0.1 }, serialDispatchCosts: 2 } as const;
+const FAN_IN = TUNING.FAN_IN.value;
+const UNROLL = TUNING.UNROLL.value;
+/** Exported for the chunked formulations of histogram, compact, scan and radix sort, which share its chunk plan. */
+export const CHUNKED = TUNING.CHUNKED.value;
+const REDUCE_SERIAL = TUNING.REDUCE_SERIAL.value;
 
 /** reduce's chunk plan: chunkPlan, or the whole input as one chunk where REDUCE_SERIAL says so. */
 function reducePlan(device: Device, n: number, vectors: boolean): { chunks: number; chunk: number; width: 1 | 4 } {
@@ -422,6 +401,27 @@ function selectVal(c: Val<'bool'>, a: Val<ValueType>, b: Val<ValueType>): Val<Va
 
 // ---------- public API ----------
 
+export type ReduceFormulationName = 'chunked' | 'grid-stride' | 'gather-passes';
+
+/** The formulation `reduce` runs on `device` (see the file comment). */
+export function reduceFormulation(device: Device): Formulation<ReduceFormulationName> {
+  const family = chooseFamily(device, 'reduce', { families: ['serial', 'workgroup', 'gather'] });
+  if (family === 'serial') {
+    const simd = device.caps.features.has('simd') ? ' (vec4 loads)' : '';
+    return {
+      family,
+      name: 'chunked',
+      shape: undefined,
+      summary: `per-worker chunks, one sequential loop each${simd}, then the partials in order`,
+    };
+  }
+  if (family === 'workgroup') {
+    const subgroups = device.caps.features.has('subgroup') ? ', subgroup reductions' : '';
+    return { family, name: 'grid-stride', shape: undefined, summary: `grid-stride workgroup reduction${subgroups}` };
+  }
+  return { family, name: 'gather-passes', shape: undefined, summary: 'log-step gather passes' };
+}
+
 function validate<D extends BufferDType>(device: Device, input: Buffer<D>, options: ReduceOptions<D>): void {
   checkBuffer(device, input, 'input', DTYPES);
   if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'must be an object with an op');
@@ -439,7 +439,7 @@ function validate<D extends BufferDType>(device: Device, input: Buffer<D>, optio
  */
 export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<D>, options: ReduceOptions<D>): Buffer<D> {
   validate(device, input, options);
-  const family = preferredFamily(device, 'reduce');
+  const { family } = reduceFormulation(device);
   const { op } = options;
   const dtype: BufferDType = input.dtype;
   const acc = accType(dtype, op);
@@ -451,7 +451,7 @@ export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<
     else out.fill(empty, { length: 1 });
     return out;
   }
-  if (device.caps.features.has('serial-workgroups')) {
+  if (family === 'serial') {
     // f32 min/max fold u32 keys made from scalars: those read scalars.
     const { chunks, chunk, width } = reducePlan(device, input.length, !keys);
     if (chunks === 1 && !keys) {
@@ -477,8 +477,7 @@ export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<
     if (!keys) {
       // One partial per workgroup, then one workgroup folds them: in a fixed order, which
       // makes f32 sums reproducible, and faster than an atomic per workgroup into the
-      // result, whose updates of one address queue at the cache (H100, 2^28, one call:
-      // f32 sum by partials 0.3503 ms, u32 sum and max by atomics 0.3573 / 0.3574).
+      // result, whose updates of one address queue at the cache (LEDGER.md reduce.partials).
       const partials = scratch(device, 'reduce.partials', acc, p.workgroups);
       dispatchGroups(device, blockKernel(dtype, op, p.width, p.wg, p.subgroups, 'partial'), p.workgroups, {
         input,
@@ -575,8 +574,8 @@ export async function reduce<D extends BufferDType>(device: Device, input: Buffe
  */
 export function reduceSumDepth(device: Device, n: number): number {
   if (n <= 1) return 0;
-  const family = preferredFamily(device, 'reduce');
-  if (device.caps.features.has('serial-workgroups')) {
+  const { family } = reduceFormulation(device);
+  if (family === 'serial') {
     // A lane's chain over its chunk, the pairwise fold of the lanes (and components), then the partials in order.
     const plan = reducePlan(device, n, true);
     return chunkSumDepth(plan) + plan.chunks;

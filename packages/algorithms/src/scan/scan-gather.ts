@@ -21,31 +21,17 @@
  */
 import { type Buffer, buffer, type Device, defineKernel, select, uniform, type Val, vec } from '@trident/core';
 import { cachedKernel, gatherSize, scratch } from '../common.ts';
+import { tuned } from '../device-class.ts';
+import { GATHER_SCAN_BLOCK } from './tuning.ts';
 
 type Num = 'u32' | 'i32' | 'f32';
 
 /** How level-0 elements are read: as they are, or as 0/1 flags (u32 only). */
 export type GatherScanInput = 'values' | 'flags';
 
-/**
- * Block length by the cost of one pass (`caps.dispatchCostMicros`), first match.
- * The final pass reads (block + 1) / 2 elements per output on average, so a longer
- * block buys fewer passes with more reads. Measured in headless Chromium on
- * SwiftShader WebGL2 (2 shared cores, 2^20 u32, inclusive, GPU timer, medians of
- * 5; one run per block length, two rounds): block 4: 92 / 168 / 125 ms, 8: 190 /
- * 123 / 104, 16: 135 / 135 / 181, 32: 174 — 4 to 16 within the noise of a loaded
- * machine, 32 slower. A cost model from single-kernel timings in the same page
- * (about 17 ms per 2^20 fragments and 10 ms per 2^20 reads) puts 4 and 8 within 10%.
- * Devices with cheap passes (hardware GPUs) were not measured: they use the same row.
- */
-export const GATHER_SCAN_TUNING: ReadonlyArray<{ readonly minDispatchCostMicros: number; readonly block: number }> = [
-  { minDispatchCostMicros: 0, block: 8 },
-];
-
 /** The block length for `device` (the first tuning row its pass cost reaches). */
 export function gatherScanBlock(device: Device): number {
-  const cost = device.caps.dispatchCostMicros;
-  return (GATHER_SCAN_TUNING.find((r) => cost >= r.minDispatchCostMicros) ?? { block: 8 }).block;
+  return tuned(GATHER_SCAN_BLOCK, device.caps);
 }
 
 /** The value kernels see at index j: the element, or its flag. */

@@ -66,6 +66,8 @@ import {
   vec,
 } from '@trident/core';
 import { blockSize, cachedKernel, dispatchGroups, hasAll, scratch, workgroupScan } from '../common.ts';
+import { tuned } from '../device-class.ts';
+import * as TUNING from './tuning.ts';
 
 export type Num = 'u32' | 'i32' | 'f32';
 
@@ -96,40 +98,8 @@ export interface LookbackTuning {
   readonly probe?: 'no-lookback' | 'no-data';
 }
 
-/**
- * Defaults, measured on an NVIDIA H100 through Dawn/Vulkan at n = 2^28 u32, inclusive,
- * GPU-timestamp medians under sustained load (bench/h100/scan-check.ts after 3 s of
- * back-to-back scans, each row in batches filling 50 ms after 500 ms;
- * bench/results/tuning/h100-rank-batch-scan-2026-11-23.json; cub::DeviceScan 0.886-0.892
- * ms and a 1 GiB memcpy 0.719-0.722 ms in the same calls). Layout 'subgroup', tile ids
- * from the workgroup index unless said:
- *
- *   wg × quads   ms       wg × quads       ms
- *   256 × 12     1.029    256 × 16         1.047   <- 256 × 12 is the default
- *   512 × 8      1.033    256 × 12 counter 1.047
- *   128 × 16     1.040    256 × 8          1.087
- *   1024 × 4     1.173    512 × 4          1.310
- *
- * (before the branch-free atomic loads of the WGSL generator; with them the generated
- * default ran as fast as the same layout hand-written in WGSL on the raw GPUDevice, 0.886
- * against 0.891 ms, where it had cost 0.14 ms more.) Probes of the default: without the
- * look-back 0.730 ms, without loads and stores 0.108. The fallback's place (inside the
- * look-back loop or around a spin loop of its own) made no difference. An earlier
- * table (2.1-5.4 ms) was taken at the H100's idle clock and no longer holds; dropped
- * before it: a 'striped' layout (slower, and a wrong prefix for tile 1 on the H100 at
- * 32 invocations × 4 quads, cause not found), persistent workgroups over static tile ids
- * (no gain; grids larger than what is resident fell back), busy-wait backoff and spin
- * limits 16 … 4096 (no difference).
- */
-const DEFAULT_TUNING: LookbackTuning = { wg: 256, vecs: 12, layout: 'subgroup', ids: 'workgroup', spinLimit: 256, forceFallback: false };
-
-/**
- * The narrowest subgroup the look-back wants. One round trip to memory reads one
- * window of predecessors, and tiles must be published faster than tiles start, so
- * narrow windows (the CPU backend's width-1 emulation, software adapters' 4) leave
- * the look-back slower than reduce-then-scan there.
- */
-export const LOOKBACK_MIN_WINDOW = 8;
+/** The narrowest subgroup the look-back wants (see tuning.ts). */
+export const LOOKBACK_MIN_WINDOW = TUNING.LOOKBACK_MIN_WINDOW.value;
 
 /**
  * True when the device can run the single-pass scan (it may still not be the best
@@ -146,7 +116,7 @@ export function lookbackPreferred(device: Device): boolean {
 
 /** The tuning for `device`, with `overrides` applied and the workgroup size fitted to its limits. */
 export function lookbackTuning(device: Device, overrides: Partial<LookbackTuning> = {}): LookbackTuning {
-  const t = { ...DEFAULT_TUNING, ...overrides };
+  const t = { ...tuned(TUNING.LOOKBACK, device.caps), ...overrides };
   // The workgroup scan keeps one value per invocation in workgroup memory.
   // ('subgroup' keeps one value per subgroup: the invocation count bounds it.)
   // At least one whole subgroup of the widest size the device reports: the layouts read

@@ -1,5 +1,5 @@
 /**
- * scan (seeds 000, 001, 003): inclusive and exclusive prefix sums over u32, i32
+ * scan (Dulle 2016; Wenke 2013; Zervudakis 2018): inclusive and exclusive prefix sums over u32, i32
  * and f32, any length. Three formulations, chosen from `device.caps`:
  *
  * Single pass (scan-lookback.ts): a chained scan with decoupled look-back and the
@@ -43,18 +43,8 @@ import {
   vec,
   vecType,
 } from '@trident/core';
-import {
-  blockSize,
-  cachedKernel,
-  checkBuffer,
-  dispatchGroups,
-  familyOf,
-  preferredFamily,
-  scratch,
-  strideWorkgroups,
-  unsupported,
-  workgroupScan,
-} from '../common.ts';
+import { blockSize, cachedKernel, checkBuffer, dispatchGroups, scratch, strideWorkgroups, unsupported, workgroupScan } from '../common.ts';
+import { capableFamily, chooseFamily, type Formulation } from '../plan.ts';
 import { chunkKernel, chunkPlan, chunkSumDepth } from '../reduce/reduce.ts';
 import { gatherScanSumDepth, recordGatherBlockScan } from './scan-gather.ts';
 import {
@@ -65,6 +55,7 @@ import {
   lookbackTuning,
   recordLookbackScan,
 } from './scan-lookback.ts';
+import * as TUNING from './tuning.ts';
 
 const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
 /** Consecutive elements per invocation in the block scan. */
@@ -266,17 +257,35 @@ export interface ScanVariant {
   readonly lookback?: Partial<LookbackTuning>;
 }
 
-/** The formulation `scan` uses on `device` (or the one `variant` asks for, if the device runs it). */
-export function scanFormulation(device: Device, variant: ScanVariant = {}): ScanFormulation {
-  const family = familyOf(device, 'scan');
+const SCAN_SUMMARIES: Readonly<Record<ScanFormulation, string>> = {
+  'single-pass': 'single pass: chained scan with decoupled look-back',
+  'reduce-then-scan': 'reduce-then-scan over workgroup tiles',
+  chunked: 'per-worker chunks: chunk sums, then carries and one sequential scan per chunk',
+  gather: 'blocked gather passes (block sums scanned recursively)',
+};
+
+/**
+ * The formulation `scan` uses on `device` (or the one `variant` asks for, if the
+ * device runs it), with the look-back tile it runs with where it is the single pass.
+ */
+export function scanFormulation(device: Device, variant: ScanVariant = {}): Formulation<ScanFormulation, LookbackTuning | undefined> {
+  const name = scanFormulationName(device, variant);
+  const family = name === 'chunked' ? 'serial' : name === 'gather' ? 'gather' : 'workgroup';
+  const shape = name === 'single-pass' ? lookbackTuning(device, variant.lookback) : undefined;
+  return { family, name, shape, summary: SCAN_SUMMARIES[name] };
+}
+
+function scanFormulationName(device: Device, variant: ScanVariant): ScanFormulation {
+  const capable = capableFamily(device, 'scan');
   const asked = variant.formulation;
   if (asked === undefined) {
-    if (device.caps.features.has('serial-workgroups') && device.caps.features.has('scatter')) return 'chunked';
-    if (preferredFamily(device, 'scan') === 'gather') return 'gather';
+    const family = chooseFamily(device, 'scan', { families: ['serial', 'workgroup', 'gather'] });
+    if (family === 'serial') return 'chunked';
+    if (family === 'gather') return 'gather';
     return lookbackPreferred(device) ? 'single-pass' : 'reduce-then-scan';
   }
   if (asked === 'chunked' && !device.caps.features.has('scatter')) throw unsupported(device, 'scatter', 'scan', 'chunked');
-  if (asked === 'reduce-then-scan' && family !== 'workgroup') throw unsupported(device, 'workgroup', 'scan', 'reduce-then-scan');
+  if (asked === 'reduce-then-scan' && capable !== 'workgroup') throw unsupported(device, 'workgroup', 'scan', 'reduce-then-scan');
   if (asked === 'single-pass' && !lookbackRuns(device)) throw unsupported(device, 'atomic-other', 'scan', 'single-pass look-back');
   return asked;
 }
@@ -349,8 +358,8 @@ export function scanVariant<D extends BufferDType>(
  */
 export function recordScan(device: Device, src: Buffer, dst: Buffer, n: number, exclusive: boolean, variant: ScanVariant = {}): void {
   if (n === 0) return;
-  const formulation = scanFormulation(device, variant);
-  if (formulation === 'single-pass') recordLookbackScan(device, src, dst, n, exclusive, lookbackTuning(device, variant.lookback));
+  const { name: formulation, shape } = scanFormulation(device, variant);
+  if (shape !== undefined) recordLookbackScan(device, src, dst, n, exclusive, shape);
   else if (formulation === 'reduce-then-scan') recordBlockScan(device, src, dst, n, exclusive, 0);
   else if (formulation === 'chunked') recordChunkedScan(device, src, dst, n, exclusive);
   else recordGatherBlockScan(device, src, dst, n, exclusive);
@@ -359,7 +368,7 @@ export function recordScan(device: Device, src: Buffer, dst: Buffer, n: number, 
 /** The longest chain of f32 additions behind one output of `scan` for `n` elements on `device` (an upper bound). */
 export function scanSumDepth(device: Device, n: number, variant: ScanVariant = {}): number {
   if (n <= 1) return 1;
-  const formulation = scanFormulation(device, variant);
+  const formulation = scanFormulation(device, variant).name;
   if (formulation === 'gather') return gatherScanSumDepth(device, n);
   if (formulation === 'single-pass') return lookbackSumDepth(device, n, lookbackTuning(device, variant.lookback));
   if (formulation === 'chunked') {
@@ -441,19 +450,7 @@ function chunkScanKernel(dtype: BufferDType, exclusive: boolean, width: 1 | 4 = 
   );
 }
 
-/**
- * Tuning of the chunked formulation, as data: one sequential pass over the whole
- * input (a single chunk: no sums pass, one dispatch of one workgroup, which a CPU
- * runs on its calling thread) while that pass is predicted to take at most
- * `serialDispatchCosts` times the device's dispatch cost (`caps.dispatchCostMicros`),
- * at `serialNsPerElement` ns an element (scalar, or vec4 scanned in registers).
- * Chunks over P workers cost about 1.5x the serial pass's element work split P
- * ways, plus a wake-up and a join between the two passes: P = 2 breaks even near 6
- * dispatch costs of serial work. Measured on a 2-vCPU Xeon VM (Node 20, the wasm
- * kernels, u32, 2^16 elements): 0.64 ns an element scalar, 0.26 as vec4 (0.42 at
- * 2^20, past the core's L2); by this rule u32 scans up to 500 000 elements run serially.
- */
-export const SCAN_CHUNKED = { serialNsPerElement: { 1: 0.6, 4: 0.3 }, serialDispatchCosts: 6 } as const;
+const SCAN_CHUNKED = TUNING.SCAN_CHUNKED.value;
 
 /** Whether the chunked scan of n elements, scanned `width` at a time, runs as one sequential pass (SCAN_CHUNKED). */
 function serialScan(device: Device, n: number, width: 1 | 4): boolean {

@@ -1,9 +1,10 @@
 /**
- * zcopy (seed 002): the bandwidth ceiling each backend is measured against.
+ * zcopy (Stephan 2019, SYCL / HC / HIP / CUDA compared): the bandwidth ceiling each backend is measured against.
  * `zcopy` reads and writes every element once; `zfill` only writes.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, InvalidArgumentError, uniform, vec } from '@trident/core';
-import { cachedKernel, checkBuffer, dispatchGroups, familyOf, gatherSize, gridStride, strideWorkgroups } from '../common.ts';
+import { cachedKernel, checkBuffer, dispatchGroups, gatherSize, gridStride, strideWorkgroups } from '../common.ts';
+import { capableFamily, type Formulation } from '../plan.ts';
 
 const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
 
@@ -13,10 +14,9 @@ const UNROLL = 4;
 const MIN_PER_INVOCATION = 4;
 /**
  * Waves of `caps.concurrency` in a copy's grid. The concurrency figure is a
- * conservative guess (an H100 holds about twice WebGPU's 131072), and surplus
- * workgroups of a grid-stride copy cost little, so copies ask for four: on the
- * H100 the library's copy reached 0.87-0.94x cudaMemcpy with two and 0.96x with
- * the same kernel at about four (1024 x 528 invocations).
+ * conservative guess (a large GPU holds about twice WebGPU's 131072), and surplus
+ * workgroups of a grid-stride copy cost little, so copies ask for four (LEDGER.md
+ * zcopy.waves).
  */
 const WAVES = 4;
 
@@ -98,14 +98,25 @@ interface Plan {
 }
 
 /**
+ * The formulation zcopy and zfill run on `device`. Grid-stride loops pay off on
+ * compute devices (persistent invocations), software GPUs and CPUs included: zcopy is
+ * the ceiling the others are measured against, so it keeps its workgroup form
+ * wherever it runs. A gather-only device shades one element per invocation anyway.
+ */
+export function zcopyFormulation(device: Device): Formulation<'grid-stride' | 'gather'> {
+  const family = capableFamily(device, 'zcopy');
+  return family === 'workgroup'
+    ? { family, name: 'grid-stride', shape: undefined, summary: 'grid-stride workgroups' }
+    : { family, name: 'gather', shape: undefined, summary: 'one gather pass' };
+}
+
+/**
  * vec4 views when the length divides by 4 (the widest element compute devices move
  * well; on WebGL2 a vec4 is one texel, one fetch); grid-stride loops on compute
  * devices, else one invocation per element of the view (the gather form).
  */
 function plan(device: Device, length: number): Plan {
-  // Grid-stride loops pay off on compute devices (persistent invocations); a
-  // gather-only device shades one element per invocation anyway.
-  const strided = familyOf(device, 'zcopy') === 'workgroup';
+  const strided = zcopyFormulation(device).family === 'workgroup';
   const width: 1 | 4 = length % 4 === 0 ? 4 : 1;
   const n = length / width;
   const wg = gatherSize(device.caps);
@@ -135,7 +146,7 @@ export function zcopy<D extends BufferDType>(device: Device, input: Buffer<D>, o
       throw new InvalidArgumentError('options.output', `length ${out.length} differs from the input length ${input.length}`);
     if (out === input) throw new InvalidArgumentError('options.output', 'must not be the input buffer');
   }
-  familyOf(device, 'zcopy');
+  capableFamily(device, 'zcopy');
   const output = out ?? device.createBuffer(input.dtype, input.length);
   if (input.length === 0) return output;
   const p = plan(device, input.length);
@@ -166,7 +177,7 @@ export function zfill(device: Device, output: Buffer, value: number): void {
       throw new InvalidArgumentError('value', `${String(value)} is not a ${output.dtype}`);
     }
   }
-  familyOf(device, 'zfill');
+  capableFamily(device, 'zfill');
   if (output.length === 0) return;
   const p = plan(device, output.length);
   dispatchGroups(device, fillKernel(output.dtype, p.width, p.wg, p.strided), p.workgroups, {

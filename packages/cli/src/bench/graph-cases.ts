@@ -33,8 +33,7 @@ import { connectedComponents } from 'graphology-components';
 import { dijkstra } from 'graphology-shortest-path';
 import { bfsFromNode } from 'graphology-traversal';
 import type { Device } from 'trident';
-import type { BenchCase, PreparedRun } from './cases.ts';
-import { sameArray } from './cases.ts';
+import { type BenchCase, type PreparedRun, sameArray } from './bench-case.ts';
 
 /**
  * graphology's default export is its Graph class, with the other classes hung on it

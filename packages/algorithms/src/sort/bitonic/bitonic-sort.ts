@@ -1,5 +1,5 @@
 /**
- * Bitonic sort (seed 000) as gather passes: runs on every device, where every
+ * Bitonic sort (Dulle 2016, PRAM algorithms on GPGPUs) as gather passes: runs on every device, where every
  * kernel writes only its own elements, four to a texel (vec4 outputs).
  *
  * Keys become u32 order keys, padded to a power of two N (at least 16) with
@@ -14,14 +14,13 @@
  * (log2 kk - 3), each reading two texels per output texel (four in the last).
  * A final gather maps keys back and fetches values by index.
  *
- * Measured on SwiftShader WebGL2 (2 vCPU shared with other jobs, GPU timer, median
- * of 3-5, u32 keys): 2^16 121-138 ms, 2^20 5.4-5.5 s, against 654-1190 ms and
- * 8.3-24.8 s for one scalar compare-exchange pass per step; merge sort by merge path
- * (sort()'s choice) took 71-91 ms and 1.4-3.5 s in the same pages: a pass costs
- * per fragment, and bitonic runs many more fragments.
+ * Four elements a fragment beat one scalar compare-exchange pass per step, and merge
+ * path (sort()'s choice) beats both, since a pass costs per fragment and bitonic runs
+ * many more fragments: LEDGER.md sort.bitonic.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, max, min, select, uniform, type Val, vec } from '@trident/core';
-import { cachedKernel, ceilPow2, familyOf, gatherSize, i32ToKey, keyToI32, scratch } from '../../common.ts';
+import { cachedKernel, ceilPow2, gatherSize, i32ToKey, keyToI32, scratch } from '../../common.ts';
+import { capableFamily } from '../../plan.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from '../sort-args.ts';
 import { BLOCK, bitonicTailKernel, blockSortKernel } from '../sort-blocks.ts';
 import { f32ToSortKey, sortKeyToF32 } from '../sort-keys.ts';
@@ -200,7 +199,7 @@ export function bitonicSort<K extends SortKeyType, V extends BufferDType = Buffe
   validateSort(device, keys, options);
   const size = Math.max(BLOCK, ceilPow2(keys.length));
   const { keysOut, valuesOut, values } = prepareSort(device, keys, options, size);
-  familyOf(device, 'bitonicSort');
+  capableFamily(device, 'bitonicSort');
   const n = keys.length;
   const result = valuesOut ? { keys: keysOut, values: valuesOut } : { keys: keysOut };
   if (n === 0) return result;

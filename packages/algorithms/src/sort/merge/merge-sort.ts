@@ -1,5 +1,5 @@
 /**
- * Merge sort (seed 000, [Mei15 2.5]): log2(n) merge steps over runs of length k
+ * Merge sort (Dulle 2016, PRAM algorithms on GPGPUs; [Mei15 2.5]): log2(n) merge steps over runs of length k
  * (1, 2, 4, …). In each step every element computes its own target index:
  * its position in its run plus its RANK in the partner run, found by binary
  * search. The tie-break flag avoids collisions between equal keys: an element of
@@ -10,7 +10,8 @@
  * by index at the end), exactly as in bitonic-sort.ts.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, select, uniform, type Val } from '@trident/core';
-import { cachedKernel, gatherSize, preferredFamily, scratch } from '../../common.ts';
+import { cachedKernel, gatherSize, scratch } from '../../common.ts';
+import { chooseFamily } from '../../plan.ts';
 import { finishSort, initKernel } from '../bitonic/bitonic-sort.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from '../sort-args.ts';
 import { gatherMergeLength, recordMergePathSort } from './merge-path.ts';
@@ -82,9 +83,9 @@ export function mergeSort<K extends SortKeyType, V extends BufferDType = BufferD
 ): SortResult<K, V> {
   validateSort(device, keys, options);
   // Workgroup devices scatter each element to its rank; gather devices (where a
-  // scatter is a point per element) and software GPUs (preferredFamily) merge by
-  // merge path, which needs no scatter.
-  const gatherMerge = preferredFamily(device, 'mergeSort') === 'gather';
+  // scatter is a point per element) and software GPUs merge by merge path, which
+  // needs no scatter.
+  const gatherMerge = chooseFamily(device, 'mergeSort') === 'gather';
   const { keysOut, valuesOut, values } = prepareSort(device, keys, options, gatherMerge ? gatherMergeLength(keys.length) : keys.length);
   const n = keys.length;
   const result = valuesOut ? { keys: keysOut, values: valuesOut } : { keys: keysOut };

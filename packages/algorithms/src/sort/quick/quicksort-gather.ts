@@ -1,6 +1,6 @@
 /**
- * Quicksort on gather-only devices (WebGL2 fragment passes): seed 004's two-phase
- * partition with every kernel writing only its own element, and all the ranges of
+ * Quicksort on gather-only devices (WebGL2 fragment passes): the two-phase
+ * partition (after KIT's GPU algorithm-engineering exercise, 2010) with every kernel writing only its own element, and all the ranges of
  * one level partitioned together so that the passes and host round trips grow
  * with the number of levels, not of ranges.
  *

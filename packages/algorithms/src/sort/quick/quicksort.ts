@@ -1,5 +1,5 @@
 /**
- * Quicksort (seed 004): a host-driven sort built on a two-phase parallel
+ * Quicksort (after KIT's GPU algorithm-engineering exercise, 2010): a host-driven sort built on a two-phase parallel
  * partition. The host keeps a list of ranges still to sort; for each large range
  * it picks a pivot (median of three keys read back), then
  *   phase 1: flags per element (< pivot, = pivot) and their inclusive scans give
@@ -19,7 +19,8 @@
  * source by a binary search over the scanned flags, and a rank-counting local sort.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, select, uniform, type Val } from '@trident/core';
-import { blockSize, cachedKernel, dispatchGroups, gatherSize, preferredFamily } from '../../common.ts';
+import { blockSize, cachedKernel, dispatchGroups, gatherSize } from '../../common.ts';
+import { chooseFamily } from '../../plan.ts';
 import { recordScan } from '../../scan/scan.ts';
 import { finishSort, initKernel } from '../bitonic/bitonic-sort.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from '../sort-args.ts';
@@ -172,8 +173,8 @@ export async function quickSort<K extends SortKeyType, V extends BufferDType = B
   options?: SortOptions<V>,
 ): Promise<SortResult<K, V>> {
   validateSort(device, keys, options);
-  // Software GPUs take the gather form too (preferredFamily: bench/results/software-webgpu/).
-  const family = preferredFamily(device, 'quickSort');
+  // Software GPUs take the gather form too (plan.ts).
+  const family = chooseFamily(device, 'quickSort');
   const { keysOut, valuesOut, values } = prepareSort(device, keys, options, keys.length);
   const n = keys.length;
   const result = valuesOut ? { keys: keysOut, values: valuesOut } : { keys: keysOut };

@@ -3,9 +3,8 @@
  * eight 4-bit digits in which every kernel writes only its own element (or texel)
  * and never reads what it writes: each output finds its source instead of each
  * key being scattered. (Scattering by points measured 40-60x slower than a gather
- * pass on SwiftShader WebGL2: 2^20 keys scattered as vec4 points 605-923 ms, as
- * scalars 1.3-1.9 s, against 8-15 ms for a one-fetch gather pass over the same
- * keys: every point is a primitive of its own.)
+ * pass on SwiftShader WebGL2: every point is a primitive of its own; LEDGER.md
+ * radix.gatherNotPoints.)
  *
  * Keys are cut into blocks of BLOCK = 16 (four texels) and blocks into superblocks
  * of SUPER = 16 blocks (256 keys). Per digit pass:

@@ -39,11 +39,9 @@
  * backend's width 1) keep the 4-bit formulation in radix-sort.ts.
  */
 import {
-  type Buffer,
   type BufferDType,
   buffer,
   countOneBits,
-  type Device,
   type DeviceCaps,
   defineKernel,
   type KernelBuilder,
@@ -54,9 +52,8 @@ import {
   type Val,
   type Var,
 } from '@trident/core';
-import { cachedKernel, dispatchGroups, floorPow2, scratch, workgroupScan } from '../../common.ts';
-import { recordScan } from '../../scan/scan.ts';
-import { ONESWEEP_MAX_N, recordOnesweepPasses } from './radix-onesweep.ts';
+import { cachedKernel, floorPow2, workgroupScan } from '../../common.ts';
+import * as TUNING from './tuning.ts';
 
 const BITS = 8;
 const DIGITS = 1 << BITS;
@@ -148,50 +145,15 @@ export interface MultisplitOptions {
   readonly probe?: 'coalesced-writes';
 }
 
-/**
- * Default keys per invocation. H100 (Dawn/Vulkan, 2^28 random u32 keys, 256-wide
- * workgroups, bench/h100/radix-check.ts: warmed up, two interleaved rounds that
- * agreed within 0.2%; CUB 6.40 ms keys, 9.05 ms pairs in the same call): ballot
- * count, 12 items 14.68 ms keys, 38.27 ms pairs. Per-key atomic count: 8 items
- * 16.54, 12 items 13.89 (pairs 37.47), 16 items 18.81 (pairs 35.02). One pass at
- * 12 items: count 0.77 ms (ballot) or 0.56 (atomic), scan 0.11, rank + scatter 2.70
- * keys, 8.63 pairs. Also measured and dropped: running counts held in registers
- * across a subgroup's lanes instead of a workgroup-memory row (bit-plane ballots,
- * a shuffle per register, no barrier per item): rank + scatter 5.70 ms at 12 items,
- * 4.47 at 16, sorts 25.65 / 20.24 ms; round 1: ranking every key against all earlier
- * items' ballots (23.3 ms at 8 items, 34.3 at 12).
- *
- * The integration call (radix-check beside the suite, 2^28, same protocol): keys 12
- * items ballot count 14.55 ms, atomic count 13.78 (19.49 Gkeys/s); keys < 2^16
- * 14.50 / 13.68; all keys equal 14.44 / 13.56 (the atomic count is faster on skewed
- * keys too). Pairs with early value loads: 12 items 24.70 ms, 16 items 22.04 ms
- * (late loads 38.14 / 35.81).
- *
- * Session 8, on the code whose workgroup-array accesses go unchecked where provably in
- * range (IndexBounds; bench/h100/onesweep-check.ts, radixSort's shapes, batches of 4,
- * tuning/h100-radix-session8-2026-11-24.json calls 8-9, CUB 6.41-6.43 ms keys, 9.16-9.18
- * pairs): keys 10 / 12 / 13 (batches of 6) / 14 / 15 / 16 items 12.09 / 10.86-10.91 /
- * 11.10 / 10.11-10.16 / 15.13 / 14.66 ms (past 14 the kernel falls off a cliff: register
- * spills, presumably); pairs 12 / 14 / 16 / 17 / 18 items 20.63 / 19.17 / 17.91-18.01 /
- * 17.45 / 16.98-17.08 (18 is the most a 256-wide tile of keys and values fits in 48 KiB).
- * Session 9, keys in larger tiles again (tuning/h100-radix-session9-2026-11-27.json call 3):
- * 18 / 22 / 26 / 30 / 36 items 13.87 / 13.07 / 12.39 / 11.85 / 11.21 ms against 14 items'
- * 10.01, though their count step is faster (0.446 … 0.382 ms against 0.505).
- */
-export const MULTISPLIT_ITEMS = 14;
+/** Default keys per invocation (tuning.ts). */
+export const MULTISPLIT_ITEMS = TUNING.KEY_ITEMS.value;
 
 /**
  * Default keys per invocation with values, staged through the keys' workgroup array
- * once the keys are out ('shared' staging: a 256-wide tile of 36 keys and values
- * takes 46 KiB). Session 9, H100 (bench/h100/onesweep-check.ts with ONESWEEP_STAGING,
- * tuning/h100-radix-session9-2026-11-27.json, 2^28 u32 pairs, CUB 9.12-9.16 ms in
- * each call): 'separate' staging at 18 items (the most it fits) 16.87-16.97 ms; 'shared'
- * at 18 / 22 / 26 / 28 / 30 / 32 / 34 / 36 items 16.83 / 15.66 / 14.86-14.97 / 14.56 /
- * 14.23 / 14.13 / 13.91 / 13.83-13.90 (2^24: 1.13 separate, 1.01 shared at 30-36).
- * Larger tiles write longer runs per digit and count fewer tiles; keys alone do not
- * gain from them (MULTISPLIT_ITEMS).
+ * once the keys are out ('shared' staging: a 256-wide tile of 36 keys and values takes
+ * 46 KiB; tuning.ts).
  */
-export const MULTISPLIT_PAIR_ITEMS = 36;
+export const MULTISPLIT_PAIR_ITEMS = TUNING.PAIR_ITEMS.value;
 
 /**
  * The multisplit shape for `caps`, or undefined when the device has no subgroups or
@@ -251,37 +213,17 @@ export function multisplitShape(
 }
 
 /** Items per batch of the batched ranking in radixSort's keys-only and key-value shapes (see sortShape). */
-export const KEY_RANK_BATCH = 4;
-export const PAIR_RANK_BATCH = 4;
+export const KEY_RANK_BATCH = TUNING.KEY_RANK_BATCH.value;
+export const PAIR_RANK_BATCH = TUNING.PAIR_RANK_BATCH.value;
 
 /**
  * The shape radixSort uses for `caps`: MULTISPLIT_ITEMS keys per invocation
  * (MULTISPLIT_PAIR_ITEMS with values, staged after the keys in one workgroup array),
- * the batched ranking (batches of KEY_RANK_BATCH / PAIR_RANK_BATCH items) and
- * reduce-then-scan passes, keys alone or with values. H100 (Dawn/Vulkan, u32, back-to-back sorts into reused outputs,
- * bench/h100/onesweep-check.ts, CUB 6.41-6.44 ms keys and 9.12-9.15 pairs in each call):
- * keys 2^28 reduce-then-scan with the atomic ranking 13.08 ms, batched by 2 / 3 / 4 / 6 /
- * 12 items 13.01 / 12.93 / 12.49 / 12.55 / 12.68 (tuning/h100-rank-batch-scan-2026-11-23.json);
- * onesweep passes 12.6-12.8 in every call since. Pairs 2^28, reduce-then-scan batched by 4
- * against onesweep batched by 6 (the default before), in the four calls of
- * tuning/h100-radix-tail-2026-11-23.json: 19.08 / 18.65, 19.07 / 18.21 (code before the
- * last tile's digit-255 ranking), then on this code 17.98 / 18.51 and 18.00 / 18.49; 2^24
- * 1.30 / 1.30. Onesweep stays for benchmarks and the tests (multisplitShape's default
- * where buffers have atomics). The scatter loads its (digit, tile) offsets before the keys
- * ('early' offsets: session 7, two interleaved pairs of rows in one call,
- * tuning/h100-radix-early-offsets-2026-11-23.json): keys 2^28 11.243 / 11.236 ms against
- * 12.095 / 12.096, pairs 17.879 / 17.879 against 17.987 / 18.009, keys 2^24 0.850 / 0.849
- * against 0.890 / 0.890 (CUB 6.412 / 9.112 / 0.474 in the same call). Session 8: the
- * counter rows' and staged slots' indices clamped into range, so that the WGSL generator
- * drops their bounds checks (two bundles interleaved in one call,
- * tuning/h100-radix-session8-2026-11-24.json): keys 2^28 11.234 / 11.241 -> 10.913 / 10.915
- * ms, pairs 17.87 -> 17.98, keys 2^24 0.849 -> 0.828 (CUB 6.436 / 9.204 / 0.479).
- * Session 9, pairs in 36-item tiles (tuning/h100-radix-session9-2026-11-27.json call 9):
- * onesweep passes 13.69-13.71 ms at 2^28 against reduce-then-scan's 13.93, but 1.077 against
- * 1.029 at 2^24: reduce-then-scan stays.
+ * the batched ranking (batches of KEY_RANK_BATCH / PAIR_RANK_BATCH items),
+ * early offsets and the passes of tuning.ts's SORT_PASSES, keys alone or with values.
  */
 export function sortShape(caps: DeviceCaps, pairs: boolean): MultisplitShape | undefined {
-  const options = { passes: 'reduce-then-scan', rank: 'batched', offsets: 'early' } as const;
+  const options = { passes: TUNING.SORT_PASSES.value, rank: 'batched', offsets: 'early' } as const;
   return pairs
     ? multisplitShape(caps, MULTISPLIT_PAIR_ITEMS, 256, { ...options, rankBatch: PAIR_RANK_BATCH, valueStaging: 'shared' })
     : multisplitShape(caps, MULTISPLIT_ITEMS, 256, { ...options, rankBatch: KEY_RANK_BATCH });
@@ -364,8 +306,8 @@ interface Ranked {
  * it (stable). Uniform control flow; ends with a barrier.
  *
  * The last tile's slots past n rank as keys of digit 255 rather than being left out:
- * no ballot of the valid lanes per item and no branch around the run's add (H100,
- * 2^28: sorts 1.2-1.6% faster, bench/results/tuning/h100-radix-tail-2026-11-23.json).
+ * no ballot of the valid lanes per item and no branch around the run's add (faster:
+ * LEDGER.md radix.lastTile).
  * Being the tile's highest indices they sort after its real keys of digit 255, into
  * staged slots past the tile's count that the write loop never reads; being in the
  * last tile, they come before no (digit, tile) whose destination they could move.
@@ -472,8 +414,8 @@ function scanRows(k: KernelBuilder, shape: MultisplitShape, rows: CounterRows, s
 /**
  * The first counter of this invocation's subgroup's row: subgroup · 256. Subgroups
  * number below `rows` (wg / the smallest subgroup size); the clamp says so to the
- * WGSL generator, which then drops its bounds checks on the rows (with the slots', the
- * H100's rank + scatter step went from 2.073 to 1.993 ms: bench/h100/bounds-check.ts).
+ * WGSL generator, which then drops its bounds checks on the rows (LEDGER.md
+ * radix.clampedRows).
  */
 function subgroupRow(k: KernelBuilder, rows: number): U {
   return min(k.localIndex.div(k.subgroupSize), rows - 1).mul(DIGITS);
@@ -756,52 +698,4 @@ export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | u
         },
       }),
   );
-}
-
-/**
- * Records the 4 passes of the 8-bit multisplit sort of u32 keys `src` (and values
- * `vsrc`) into `keysOut` (and `valuesOut`): onesweep passes (radix-onesweep.ts) when
- * the shape says so and n fits their 30-bit counts, reduce-then-scan passes
- * otherwise. The intermediate passes ping-pong through scratch buffers; n >= 1.
- */
-export function recordMultisplitPasses(
-  device: Device,
-  shape: MultisplitShape,
-  src: Buffer,
-  vsrc: Buffer | undefined,
-  keysOut: Buffer,
-  valuesOut: Buffer | undefined,
-  n: number,
-): void {
-  if (shape.passes === 'onesweep' && n <= ONESWEEP_MAX_N) {
-    recordOnesweepPasses(device, shape, src, vsrc, keysOut, valuesOut, n);
-    return;
-  }
-  const tiles = Math.ceil(n / (shape.wg * shape.items));
-  const counts = scratch(device, 'radix8.counts', 'u32', DIGITS * tiles);
-  const offsets = scratch(device, 'radix8.offsets', 'u32', DIGITS * tiles);
-  const dummy = scratch(device, 'radix8.dummy', 'u32', 1);
-  const dummyOut = scratch(device, 'radix8.dummyOut', 'u32', 1);
-  let keysIn = src;
-  let valsIn = vsrc;
-  for (let p = 0; p < MULTISPLIT_PASSES; p++) {
-    const last = p === MULTISPLIT_PASSES - 1;
-    const dst = last ? keysOut : scratch(device, `radix8.k${p % 2}`, 'u32', n);
-    const vdst = vsrc ? (last ? (valuesOut as Buffer) : scratch(device, `radix8.v${p % 2}`, vsrc.dtype, n)) : undefined;
-    const shift = p * BITS;
-    dispatchGroups(device, countKernel(shape), tiles, { keys: keysIn, counts, n, shift, tiles });
-    recordScan(device, counts, offsets, DIGITS * tiles, true);
-    dispatchGroups(device, scatterKernel(shape, vsrc?.dtype), tiles, {
-      keys: keysIn,
-      keysOut: dst,
-      vals: valsIn ?? dummy,
-      valsOut: vdst ?? dummyOut,
-      offsets,
-      n,
-      shift,
-      tiles,
-    });
-    keysIn = dst;
-    valsIn = vdst;
-  }
 }

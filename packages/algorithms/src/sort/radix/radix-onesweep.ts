@@ -33,6 +33,7 @@
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, select, u32, uniform } from '@trident/core';
 import { cachedKernel, dispatchGroups, scratch, strideWorkgroups, workgroupScan } from '../../common.ts';
 import { MULTISPLIT_PASSES, type MultisplitShape, rankAndScatter } from './radix-multisplit.ts';
+import * as TUNING from './tuning.ts';
 
 const BITS = 8;
 const DIGITS = 1 << BITS;
@@ -45,23 +46,15 @@ const INCLUSIVE = 2;
 
 /**
  * Look-back reads without progress before the fallback counts the predecessor's
- * tile itself. Large enough that a GPU never falls back while predecessors run;
- * the scan's look-back measured no difference between 16 and 4096 on the H100.
+ * tile itself: large enough that a GPU never falls back while predecessors run (tuning.ts).
  */
-export const ONESWEEP_SPIN_LIMIT = 1024;
+export const ONESWEEP_SPIN_LIMIT = TUNING.ONESWEEP_SPIN_LIMIT.value;
 
 /**
  * Predecessor tiles whose states one look-back round loads at once (independent
- * loads; one invocation per digit walks back). H100, 2^28 u32, one pass of 12 keys
- * (16 with values) per invocation with the atomic ranking (bench/h100/onesweep-check.ts,
- * bench/results/tuning/h100-onesweep-2026-11-23.json): window 1: 3.478 ms keys /
- * 5.006 pairs; 2: 3.276 / 4.783; 4: 3.172 / 4.686; 8: 3.285 / 4.824; 16: 3.527 /
- * 4.876; 32: 4.678 / 5.376. Also measured and dropped: publishing the tile's counts
- * before the ranking (a workgroup histogram of the loaded keys, one more barrier),
- * so that successors would not wait on them: 3.286 / 4.691 at window 4 (3.174 / 4.690
- * without): waiting on predecessors is not what the look-back costs.
+ * loads; one invocation per digit walks back; tuning.ts).
  */
-export const ONESWEEP_WINDOW = 4;
+export const ONESWEEP_WINDOW = TUNING.ONESWEEP_WINDOW.value;
 
 /** Keys per invocation of the up-front histogram. */
 const HIST_ITEMS = 16;

@@ -1,5 +1,5 @@
 /**
- * Radix sort (seed 003, extended): stable LSD sort of u32 / i32 / f32 keys, with
+ * Radix sort (after Zervudakis 2018, standard parallel algorithms on the GPU; extended): stable LSD sort of u32 / i32 / f32 keys, with
  * optional values carried along. Two formulations, chosen from caps:
  * - devices with subgroups whose counter rows fit workgroup memory: 8-bit digits,
  *   4 passes, ballot multisplit and a locally sorted tile (radix-multisplit.ts),
@@ -40,17 +40,18 @@ import {
   gatherSize,
   i32ToKey,
   keyToI32,
-  preferredFamily,
   scratch,
   workgroupReduce,
   workgroupScan,
 } from '../../common.ts';
+import { chooseFamily, type Formulation } from '../../plan.ts';
 import { recordScan } from '../../scan/scan.ts';
 import { prepareSort, type SortKeyType, type SortOptions, type SortResult, validateSort } from '../sort-args.ts';
 import { f32ToSortKey, sortKeyToF32 } from '../sort-keys.ts';
 import { recordChunkedRadix } from './radix-chunked.ts';
 import { recordGatherRadixSort } from './radix-gather.ts';
-import { type MultisplitShape, recordMultisplitPasses, sortShape } from './radix-multisplit.ts';
+import { type MultisplitShape, sortShape } from './radix-multisplit.ts';
+import { recordMultisplitPasses } from './radix-passes.ts';
 
 const BITS = 4;
 const DIGITS = 1 << BITS;
@@ -239,14 +240,46 @@ export function radixSort<K extends SortKeyType, V extends BufferDType = BufferD
   options?: SortOptions<V, K>,
 ): SortResult<K, V> {
   validateSort(device, keys, options);
-  // Software GPUs take the gather form too (preferredFamily: bench/results/software-webgpu/).
-  const family = preferredFamily(device, 'radixSort');
+  const formulation = radixFormulation(device, { pairs: options?.values !== undefined });
   const { keysOut, valuesOut, values } = prepareSort(device, keys, options, keys.length);
   if (keys.length > 0) {
-    if (family === 'workgroup') recordRadixSort(device, keys, values, keysOut, valuesOut);
-    else recordGatherRadix(device, keys, values, keysOut, valuesOut);
+    if (formulation.family === 'gather') recordGatherRadix(device, keys, values, keysOut, valuesOut);
+    else recordRadixSort(device, keys, values, keysOut, valuesOut);
   }
   return valuesOut ? { keys: keysOut, values: valuesOut } : { keys: keysOut };
+}
+
+export type RadixFormulationName = 'chunked' | 'multisplit' | 'packed-counts' | 'gather';
+
+/**
+ * The formulation `radixSort` runs on `device` (with values when `pairs`): 8-bit digits
+ * over per-worker chunks on serial-workgroup devices; the multisplit (8-bit digits,
+ * subgroup ranking) where the device has subgroups and room for its tile, else 4-bit
+ * digits with packed counts, on workgroup devices; 4-bit gather passes elsewhere
+ * (software GPUs included).
+ */
+export function radixFormulation(
+  device: Device,
+  { pairs = false }: { readonly pairs?: boolean } = {},
+): Formulation<RadixFormulationName, MultisplitShape | undefined> {
+  const family = chooseFamily(device, 'radixSort', { families: ['serial', 'workgroup', 'gather'] });
+  if (family === 'serial')
+    return {
+      family,
+      name: 'chunked',
+      shape: undefined,
+      summary: 'LSD radix sort, 8-bit digits over per-worker chunks with private histograms',
+    };
+  if (family === 'gather')
+    return {
+      family,
+      name: 'gather',
+      shape: undefined,
+      summary: 'LSD radix sort, 4-bit digits, every output finds its key (gather passes)',
+    };
+  const shape = sortShape(device.caps, pairs);
+  if (shape) return { family, name: 'multisplit', shape, summary: 'radix sort (workgroup digits, scatter)' };
+  return { family, name: 'packed-counts', shape: undefined, summary: 'radix sort, 4-bit digits with packed workgroup counts, scatter' };
 }
 
 /**
@@ -291,7 +324,7 @@ export function recordRadixSort(
   if (shape === 'default') shape = sortShape(device.caps, values !== undefined) ?? null;
   const n = keys.length;
   const keyType = keys.dtype as 'u32' | 'i32' | 'f32';
-  if (device.caps.features.has('serial-workgroups') && shapeIsDefault) {
+  if (shapeIsDefault && radixFormulation(device).family === 'serial') {
     // Few fat serial workgroups: one chunk per worker, private histograms (radix-chunked.ts).
     withOrderKeys(device, keys, keysOut, (src, sorted) => recordChunkedRadix(device, src, values, sorted, valuesOut, n));
     return;

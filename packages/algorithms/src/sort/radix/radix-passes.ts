@@ -1,0 +1,63 @@
+/**
+ * The four passes of the 8-bit multisplit radix sort: onesweep passes
+ * (radix-onesweep.ts) where the shape asks for them and n fits their 30-bit counts,
+ * else per pass a count dispatch, a scan of the (digit, tile) counts and the rank +
+ * scatter dispatch of radix-multisplit.ts. Its own module so that the two pass
+ * formulations, which share the multisplit kernels, do not import each other.
+ */
+import type { Buffer, Device } from '@trident/core';
+import { dispatchGroups, scratch } from '../../common.ts';
+import { recordScan } from '../../scan/scan.ts';
+import { countKernel, MULTISPLIT_PASSES, type MultisplitShape, scatterKernel } from './radix-multisplit.ts';
+import { ONESWEEP_MAX_N, recordOnesweepPasses } from './radix-onesweep.ts';
+
+const BITS = 32 / MULTISPLIT_PASSES;
+const DIGITS = 1 << BITS;
+
+/**
+ * Records the 4 passes of the 8-bit multisplit sort of u32 keys `src` (and values
+ * `vsrc`) into `keysOut` (and `valuesOut`): onesweep passes (radix-onesweep.ts) when
+ * the shape says so and n fits their 30-bit counts, reduce-then-scan passes
+ * otherwise. The intermediate passes ping-pong through scratch buffers; n >= 1.
+ */
+export function recordMultisplitPasses(
+  device: Device,
+  shape: MultisplitShape,
+  src: Buffer,
+  vsrc: Buffer | undefined,
+  keysOut: Buffer,
+  valuesOut: Buffer | undefined,
+  n: number,
+): void {
+  if (shape.passes === 'onesweep' && n <= ONESWEEP_MAX_N) {
+    recordOnesweepPasses(device, shape, src, vsrc, keysOut, valuesOut, n);
+    return;
+  }
+  const tiles = Math.ceil(n / (shape.wg * shape.items));
+  const counts = scratch(device, 'radix8.counts', 'u32', DIGITS * tiles);
+  const offsets = scratch(device, 'radix8.offsets', 'u32', DIGITS * tiles);
+  const dummy = scratch(device, 'radix8.dummy', 'u32', 1);
+  const dummyOut = scratch(device, 'radix8.dummyOut', 'u32', 1);
+  let keysIn = src;
+  let valsIn = vsrc;
+  for (let p = 0; p < MULTISPLIT_PASSES; p++) {
+    const last = p === MULTISPLIT_PASSES - 1;
+    const dst = last ? keysOut : scratch(device, `radix8.k${p % 2}`, 'u32', n);
+    const vdst = vsrc ? (last ? (valuesOut as Buffer) : scratch(device, `radix8.v${p % 2}`, vsrc.dtype, n)) : undefined;
+    const shift = p * BITS;
+    dispatchGroups(device, countKernel(shape), tiles, { keys: keysIn, counts, n, shift, tiles });
+    recordScan(device, counts, offsets, DIGITS * tiles, true);
+    dispatchGroups(device, scatterKernel(shape, vsrc?.dtype), tiles, {
+      keys: keysIn,
+      keysOut: dst,
+      vals: valsIn ?? dummy,
+      valsOut: vdst ?? dummyOut,
+      offsets,
+      n,
+      shift,
+      tiles,
+    });
+    keysIn = dst;
+    valsIn = vdst;
+  }
+}
