@@ -4,6 +4,10 @@
  * fuzzer (test/fuzz) over more seeds than CI runs, on every backend of the chosen
  * vitest projects (default both: cpu and webgpu in Node; webgl2, webgpu and cpu in
  * headless Chromium). Mismatches are shrunk and printed as small kernels.
+ * The reference (test/fuzz/interpret.ts) compares integers bit for bit and f32
+ * within bounds: WGSL's accuracy, flushed subnormals, and every grouping of an f32
+ * chain that a shader compiler may reassociate (docs/kernels.md); a mismatch is an
+ * answer outside those bounds.
  */
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';

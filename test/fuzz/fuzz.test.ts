@@ -2,7 +2,8 @@
  * Differential fuzzing of the kernel IR (issue 15): random well-typed kernels
  * (generate.ts) run on every backend here and compared with an independent
  * reference interpreter (interpret.ts): integers bit for bit, f32 within WGSL's
- * accuracy bounds. A kernel of a class the device does not list must be refused
+ * accuracy bounds, over every grouping of an f32 add/sub or mul/div chain (shader
+ * compilers may reassociate: docs/kernels.md, "f32 chains may be regrouped"). A kernel of a class the device does not list must be refused
  * with UnsupportedFeatureError. A mismatch is shrunk and printed as a small
  * kernel (then committed as a regression test with its fix).
  *
