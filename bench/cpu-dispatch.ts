@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { reduce } from '@trident/algorithms';
 import { cpuAdapter } from '@trident/backend-cpu';
 import { buffer, Device, defineKernel } from '@trident/core';
+import { median } from '../packages/cli/src/bench/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -26,7 +27,6 @@ const empty = defineKernel({
   body: () => {},
 });
 const y = device.createBuffer('u32', 64 * 4);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number;
 
 const backToBack: number[] = [];
 const awaited: number[] = [];

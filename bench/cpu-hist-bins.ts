@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { chunkPlan, recordAtomicChunkHistogram, recordChunkedHistogram } from '@trident/algorithms/internal';
 import { cpuAdapter } from '@trident/backend-cpu';
 import { type Buffer, Device } from '@trident/core';
+import { median } from '../packages/cli/src/bench/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -23,7 +24,6 @@ const { values } = parseArgs({
 const n = 2 ** Number(values.log2n);
 const rounds = Number(values.rounds);
 const WARM_UP = 3;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number;
 
 const device = new Device(await cpuAdapter.create({ workers: 2 }));
 const { chunks } = chunkPlan(device, n);

@@ -29,6 +29,7 @@ import { Worker } from 'node:worker_threads';
 import { compact, histogram, reduce } from '@trident/algorithms';
 import { cpuAdapter } from '@trident/backend-cpu';
 import { Device } from '@trident/core';
+import { median } from '../packages/cli/src/bench/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -42,11 +43,6 @@ const n = 2 ** Number(values.log2n);
 const rounds = Number(values.rounds);
 const WARM_UP = 2;
 const BINS = 256;
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
-};
 
 const shared = (length: number) => new Uint32Array(new SharedArrayBuffer(length * 4));
 const data = shared(n);

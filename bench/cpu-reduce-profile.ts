@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { reduceInto } from '@trident/algorithms';
 import { cpuAdapter } from '@trident/backend-cpu';
 import { Device } from '@trident/core';
+import { median } from '../packages/cli/src/bench/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -64,7 +65,6 @@ impl.pool.run = async (batch, limit) => {
   poolNs += wall * 1000;
 };
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number;
 const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)] as number;
 
 for (const n of values.sizes.split(',').map(Number)) {

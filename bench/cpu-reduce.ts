@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { cpuAdapter } from '@trident/backend-cpu';
 import { buffer, Device, defineKernel, uniform } from '@trident/core';
+import { median } from '../packages/cli/src/bench/stats.ts';
 
 const { values } = parseArgs({
   options: { log2n: { type: 'string', default: '26' }, rounds: { type: 'string', default: '15' }, out: { type: 'string' } },
@@ -38,11 +39,6 @@ const sumChunks = defineKernel({
     out.atomicAdd(0, acc);
   },
 });
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
-};
 
 const data = new Uint32Array(new SharedArrayBuffer(n * 4));
 for (let i = 0; i < n; i++) data[i] = Math.imul(i, 2654435761) >>> 0;

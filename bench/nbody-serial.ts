@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { type NBodyAccelerationOptions, nbodyAccelerations } from '@trident/algorithms';
 import { cpuAdapter } from '@trident/backend-cpu';
 import { Device } from '@trident/core';
+import { median } from '../packages/cli/src/bench/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -53,10 +54,6 @@ for (let r = 0; r < warmup + rounds; r++) {
     if (r >= warmup) times[v]?.push(t.ms);
   }
 }
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1] as number;
-};
 const rows = variants.map((v, i) => ({ variant: v.label, medianMs: median(times[i] as number[]), samplesMs: times[i] }));
 for (const row of rows) console.log(`n=${n} ${row.variant.padEnd(24)} ${row.medianMs.toFixed(2)} ms`);
 if (values.out) {

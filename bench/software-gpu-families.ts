@@ -15,6 +15,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { compact, histogram, nbodyAccelerations, reduce, scan, sort } from '@trident/algorithms';
 import { type Buffer, createDevice, type Device } from 'trident';
+import { median } from '../packages/cli/src/bench/stats.ts';
 import { gatherOnlyView, manyInvocationsView } from '../test/alg-helpers.ts';
 
 const { values: args } = parseArgs({ options: { out: { type: 'string' } } });
@@ -24,7 +25,6 @@ const views: Array<[string, Device]> = [
   ['many-invocations (workgroup formulations)', manyInvocationsView(device)],
   ['gather-only', gatherOnlyView(device)],
 ];
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number;
 const gpuMs = async (d: Device, body: () => void) => {
   await d.time('warm-up', body);
   const ms: number[] = [];

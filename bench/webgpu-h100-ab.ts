@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { DAWN_TOGGLES, type WebGpuCompiled, type WebGpuDevice, webgpuAdapter } from '@trident/backend-webgpu';
 import { buffer, createDevice, type Device, defineKernel, registerBackend, u32, uniform } from '@trident/core';
 import { create, globals } from 'webgpu';
+import { median } from '../packages/cli/src/bench/stats.ts';
 import { timeRawWgsl } from './h100/raw-wgsl.ts';
 
 const { values } = parseArgs({
@@ -36,7 +37,6 @@ const GRID = Number(values.grid);
 Object.assign(globalThis, globals);
 registerBackend(webgpuAdapter);
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const rows: Array<{ variant: string; kernel: string; ms: number; gbps: number }> = [];
 
 const copyKernel = defineKernel({

@@ -6,12 +6,9 @@
  * checks come after all timing.
  */
 import type { Device } from 'trident';
+import { median as medianOf } from '../../packages/cli/src/bench/stats.ts';
 
-/** Median of a list (the upper middle for even lengths). */
-export function medianOf(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] as number;
-}
+export { medianOf };
 
 /**
  * Wall-clock median (and extremes) of `reps` awaited calls of `run`, after warm-up calls

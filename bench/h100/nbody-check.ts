@@ -30,6 +30,7 @@ import type { WebGpuCompiled, WebGpuDevice } from '@trident/backend-webgpu';
 import { DAWN_TOGGLES } from '@trident/backend-webgpu';
 import { createDevice, type Device, type Kernel } from 'trident';
 import { create } from 'webgpu';
+import { median } from '../../packages/cli/src/bench/stats.ts';
 import { timeRawWgsl } from './raw-wgsl.ts';
 
 const QUICK = process.argv.includes('--quick');
@@ -37,7 +38,6 @@ const QUICK = process.argv.includes('--quick');
 const nArg = process.argv.indexOf('--n');
 const SIZES = nArg > 0 ? [Number(process.argv[nArg + 1])] : [262144, 65536];
 const REPS = 5;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 /** The bodies of one size, and float64 reference accelerations for a sample of them (the full reference is n² in JS). */
 class Problem {
