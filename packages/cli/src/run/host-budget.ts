@@ -9,16 +9,21 @@
 import { totalmem } from 'node:os';
 import { InputError } from '../errors.ts';
 
-export function defaultHostBudgetBytes(): number {
+/** The default limit and where it came from, for the message. */
+export function defaultHostBudget(): { bytes: number; source: string } {
   const set = process.env.TRIDENT_HOST_MEMORY;
   if (set !== undefined && set !== '') {
     const n = Number(set);
-    if (Number.isSafeInteger(n) && n > 0) return n;
+    if (Number.isSafeInteger(n) && n > 0) return { bytes: n, source: 'TRIDENT_HOST_MEMORY' };
   }
   // 0 or a huge number where no cgroup limit is set.
   const limit = process.constrainedMemory?.() ?? 0;
   const total = totalmem();
-  return Math.floor((limit > 0 && limit < total ? limit : total) / 2);
+  const cgroup = limit > 0 && limit < total;
+  return {
+    bytes: Math.floor((cgroup ? limit : total) / 2),
+    source: `half the ${cgroup ? "cgroup's memory limit" : 'memory'}; TRIDENT_HOST_MEMORY sets it`,
+  };
 }
 
 export function formatBytes(n: number): string {
@@ -34,14 +39,22 @@ export function formatBytes(n: number): string {
 
 export class HostBudget {
   private used = 0;
-  constructor(readonly limitBytes: number = defaultHostBudgetBytes()) {}
+  readonly limitBytes: number;
+  private readonly source: string;
+
+  /** `limitBytes` given: a fixed limit (tests, embedders); otherwise the default above. */
+  constructor(limitBytes?: number) {
+    const d = limitBytes === undefined ? defaultHostBudget() : { bytes: limitBytes, source: 'as given' };
+    this.limitBytes = d.bytes;
+    this.source = d.source;
+  }
 
   /** Reserves `bytes` for `what` of `file`; an InputError (exit 2) when the run would pass the limit. */
   take(file: string, what: string, bytes: number): void {
     if (!(bytes <= this.limitBytes - this.used)) {
       throw new InputError(
         file,
-        `${what} needs ${formatBytes(bytes)}, more than the ${formatBytes(Math.max(0, this.limitBytes - this.used))} of host memory left to this run (limit ${formatBytes(this.limitBytes)}: half the memory; TRIDENT_HOST_MEMORY sets it)`,
+        `${what} needs ${formatBytes(bytes)}, more than the ${formatBytes(Math.max(0, this.limitBytes - this.used))} of host memory left to this run (limit ${formatBytes(this.limitBytes)}: ${this.source})`,
       );
     }
     this.used += bytes;
