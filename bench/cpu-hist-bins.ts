@@ -1,5 +1,5 @@
 /**
- * Where the CPU histogram's per-chunk shape stops paying (issue 10): for n values
+ * Where the CPU histogram's per-chunk shape stops paying: for n values
  * and a sweep of bin counts, the two shapes of histogram-chunked.ts on a CPU device
  * of 2 workers — private per-chunk sub-histograms plus a merge, and one histogram
  * of global atomics — timed in interleaved rounds (wall clock, medians after three

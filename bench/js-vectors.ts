@@ -2,7 +2,7 @@
  * Vector kernels in the CPU backend's generated JavaScript, on one thread in CPU
  * time: a vec4 saxpy (y = a·x + y) and a vec4 sum loop over 2^20 f32. The same
  * script run on a tree from before the JavaScript generator scalarised vectors
- * (issue 10) gives the before figures beside these.
+ * gives the before figures beside these.
  *
  *   npx tsx --conditions=trident-source bench/js-vectors.ts
  */

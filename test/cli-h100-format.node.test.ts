@@ -1,5 +1,5 @@
 /**
- * The H100 run's own results format (issue 3's first harness) loads as
+ * The H100 run's own results format (the first H100 harness) loads as
  * measurements: Trident's library rows, the fastest hand-tuned IR kernel per
  * operation, and the CUB / CUDA anchor lines, all under the machine label 'h100'.
  */

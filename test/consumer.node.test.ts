@@ -1,5 +1,5 @@
 /**
- * The published packages as a consumer gets them (issue 14): build the library packages,
+ * The published packages as a consumer gets them: build the library packages,
  * `npm pack` them, install the tarballs into a fresh project outside the workspace, then
  * - check each tarball holds built JavaScript, declarations, source maps, README and LICENSE
  *   (no TypeScript sources, no scripts);

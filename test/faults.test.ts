@@ -1,5 +1,5 @@
 /**
- * Faults survived with typed errors (issue 15): a WebGPU device lost with work
+ * Faults survived with typed errors: a WebGPU device lost with work
  * and a read pending, a WebGL2 context lost mid-stream and restored, and
  * allocations beyond the limits. In each case the pending and later calls fail
  * with the typed error, and a new device works afterwards.

@@ -74,7 +74,7 @@ const histogram = defineKernel({
   },
 });
 
-/** Tree reduction in workgroup memory with a barrier per level (seed 000's reduction). */
+/** Tree reduction in workgroup memory with a barrier per level (the PRAM reduction of Dulle 2016). */
 const treeReduce = defineKernel({
   name: 'class_workgroup_reduce',
   workgroupSize: WG,

@@ -1,5 +1,5 @@
 /**
- * The kernel language as a new user meets it (issue 14): misuse refused with a
+ * The kernel language as a new user meets it: misuse refused with a
  * message that says what to do, the forms that should just work, and the
  * features beyond 1-D kernels, on every backend.
  */

@@ -1,5 +1,5 @@
 /**
- * Short leak check (issue 15; the full one is bench/leaks/leaks.ts): buffer and
+ * Short leak check (the full one is bench/leaks/leaks.ts): buffer and
  * device cycles on cpu and webgpu in a fresh Node process each, which must exit
  * on its own afterwards. Bounds are generous (the heap is measured after a full
  * GC; RSS includes allocator growth that is not a leak); a leak of a buffer or a

@@ -325,7 +325,7 @@ describe('webgpu backend', () => {
   });
 
   it('refuses a barrier under non-uniform control flow with a KernelBuildError naming the kernel; the device goes on', async () => {
-    // WGSL's uniformity rules would reject this; the IR's own analysis (issue 14) refuses it
+    // WGSL's uniformity rules would reject this; the IR's own analysis refuses it
     // first, when the kernel is defined, so no invalid WGSL reaches the adapter.
     let err: unknown;
     try {

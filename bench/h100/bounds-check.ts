@@ -1,5 +1,5 @@
 /**
- * What the bounds checks cost radix sort's rank + scatter step on a real GPU (issue 12):
+ * What the bounds checks cost radix sort's rank + scatter step on a real GPU:
  * one 2^28-key scatter pass (shift 0, its offsets from the count and scan steps), timed
  * through Trident and as raw WGSL on the same GPUDevice: the generated module as is,
  * with the workgroup-array checks taken out of its helpers, and with the storage-buffer

@@ -1,5 +1,5 @@
 /**
- * H100 check of the graph BFS (issue 13's target: at least 5 GTEPS on an R-MAT
+ * H100 check of the graph BFS (target: at least 5 GTEPS on an R-MAT
  * graph of 2^22 vertices, edge factor 16). The graph is Graph500-shaped: R-MAT
  * (a = 0.57, b = c = 0.19) edges, stored in both directions (an undirected graph,
  * 2 x 16 x 2^22 = 134M stored entries, declared symmetric); BFS runs from 8 fixed

@@ -1,5 +1,5 @@
 /**
- * Radix sort's onesweep passes against the reduce-then-scan ones on a real GPU (issue 12):
+ * Radix sort's onesweep passes against the reduce-then-scan ones on a real GPU:
  * u32 keys and u32/u32 pairs at 2^28 and 2^24, several shapes (keys per invocation,
  * ranking order), each sort recorded back-to-back into outputs allocated once (as the
  * suite and CUB's benchmark call it), GPU timestamps, median of 5 after >= 100 ms of

@@ -1,5 +1,5 @@
 /**
- * Where a read-back's time goes on a real GPU (issue 12, per-call latency): the suite's
+ * Where a read-back's time goes on a real GPU (per-call latency): the suite's
  * latency rows put a full read of 2^20 f32 at about 1 ms in some calls and 3 ms in others,
  * whatever the operation before it. This times `buffer.read()` beside the steps it is made
  * of, on the raw GPUDevice: the copy into a pooled staging buffer and its mapping alone,

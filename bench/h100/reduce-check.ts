@@ -1,8 +1,7 @@
 /**
  * reduce sum / max u32 at 2^28 on a real GPU, timed as the suite times it (gpu-check.ts:
  * `reduceInto` back to back under sustained load, bench/h100/harness.ts sustainedMedian),
- * for repeated runs beside the CUB anchor when one suite call's ratio is a tie (issue 12
- * asks for three runs' medians). Run: node .gpu/reduce-check.mjs [log2 n] (after pack).
+ * for repeated runs beside the CUB anchor when one suite call's ratio is a tie (three runs' medians). Run: node .gpu/reduce-check.mjs [log2 n] (after pack).
  */
 import { randomU32, reduceInto, reduceReference } from '@trident/algorithms';
 import { createDevice } from 'trident';

@@ -6,8 +6,8 @@
 #                                      # the conformance specs on webgpu, per-call latency beside TF.js webgpu
 #                                      # (bench/h100/latency-check.ts), then the algorithm suite at the issue sizes
 #                                      # (packages/algorithms/scripts/gpu-check.ts) -> $OUT/h100-suite.json
-#   bash bench/h100/run.sh probe       # on the GPU machine: the sort probe and the latency check alone (issue 12)
-#   bash bench/h100/run.sh graph       # on the GPU machine: the BFS check alone (bench/h100/graph-check.ts, issue 13)
+#   bash bench/h100/run.sh probe       # on the GPU machine: the sort probe and the latency check alone
+#   bash bench/h100/run.sh graph       # on the GPU machine: the BFS check alone (bench/h100/graph-check.ts)
 #   bash bench/h100/run.sh dev         # on the GPU machine: the CUB anchor, then radix sort's sweep (bench/h100/onesweep-check.ts)
 #                                      # and the scan sweep (bench/h100/scan-check.ts)
 #   bash bench/h100/run.sh scan [--raw] # on the GPU machine: the CUB anchor, then the scan sweep (arguments go to scan-check)
@@ -143,12 +143,12 @@ if [[ -z $found ]]; then
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 if [[ $step == graph ]]; then
-  # The BFS check alone (issue 13): R-MAT 2^22, edge factor 16 -> $OUT/graph-check.json.
+  # The BFS check alone: R-MAT 2^22, edge factor 16 -> $OUT/graph-check.json.
   timeout 500 node .gpu/graph-check.mjs 2>&1 | tee "$OUT/graph-check.log" | grep -v '^{'
   exit "${PIPESTATUS[0]}"
 fi
 if [[ $step == probe ]]; then
-  # Diagnosis runs (issue 12): the sort probe, then per-call latency beside TF.js webgpu
+  # Diagnosis runs: the sort probe, then per-call latency beside TF.js webgpu
   # (.gpu/latency-base.mjs, when present, is the same check bundled from the code before a change).
   nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu,clocks_throttle_reasons.active \
     --format=csv,noheader -lms 250 > "$OUT/smi.csv" 2> /dev/null &
@@ -160,7 +160,7 @@ if [[ $step == probe ]]; then
   exit 0
 fi
 if [[ $step == dev ]]; then
-  # Radix sort's and scan's sweeps (issue 12), with the CUB anchor in the same call.
+  # Radix sort's and scan's sweeps, with the CUB anchor in the same call.
   nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .gpu/cub_anchor.cu && /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
   node .gpu/onesweep-check.mjs "${@:2}" 2>&1 | tee "$OUT/onesweep-check.log"; sorts=${PIPESTATUS[0]}
   # The scan sweep (bench/h100/scan-check.ts) in the same call, beside the same CUB figures.
@@ -168,7 +168,7 @@ if [[ $step == dev ]]; then
   exit $(( sorts || scans ))
 fi
 if [[ $step == scan ]]; then
-  # The scan sweep alone (issue 12), with the CUB anchor in the same call.
+  # The scan sweep alone, with the CUB anchor in the same call.
   nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .gpu/cub_anchor.cu && /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
   # Arguments after the step go to scan-check (--raw: the generated kernel's WGSL on the raw device).
   node .gpu/scan-check.mjs "${@:2}" 2>&1 | tee "$OUT/scan-check.log"
@@ -195,7 +195,7 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu
 smi=$!
 # Per-call latency of reduce / scan / sort beside TF.js webgpu (the peer rows), same process.
 node .gpu/latency-check.mjs --out "$OUT/latency.json" 2>&1 | tee "$OUT/latency.log" | grep -v '"gpu_ms"'
-# Graph BFS on an R-MAT graph of 2^22 vertices (issue 13's bench/h100/graph-check.ts -> $OUT/graph-check.json).
+# Graph BFS on an R-MAT graph of 2^22 vertices (bench/h100/graph-check.ts -> $OUT/graph-check.json).
 timeout 240 node .gpu/graph-check.mjs 2>&1 | tee "$OUT/graph-check.log" | tail -20
 node .gpu/alg-check.mjs --cub "$OUT/cub.txt" --nbody "$OUT/nbody.txt" --conformance "$OUT/conformance.json" \
   --latency "$OUT/latency.json" --graph "$OUT/graph-check.json" --out "$OUT/h100-suite.json" 2>&1 | tee "$OUT/alg-check.log"; check=${PIPESTATUS[0]}

@@ -1,5 +1,5 @@
 /**
- * The work the leak check repeats (issue 15), shared by Node (bench/leaks/leaks.ts)
+ * The work the leak check repeats, shared by Node (bench/leaks/leaks.ts)
  * and the Chromium page (bench/leaks/page.ts): buffer cycles on one device, and
  * device cycles. Environment-agnostic: no node: imports.
  */

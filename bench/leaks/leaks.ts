@@ -1,5 +1,5 @@
 /**
- * Leak check (issue 15): 10^4 cycles of create / write / read / destroy of a
+ * Leak check: 10^4 cycles of create / write / read / destroy of a
  * buffer and 10^3 cycles of createDevice / destroy, per backend: cpu and webgpu
  * in Node, webgl2, webgpu and cpu in headless Chromium. Reports the JS heap
  * (after a full GC) and the RSS after warm-up and after each phase, and, for

@@ -1,5 +1,5 @@
 /**
- * Differential fuzzing of the kernel IR (issue 15): random well-typed kernels
+ * Differential fuzzing of the kernel IR: random well-typed kernels
  * (generate.ts) run on every backend here and compared with an independent
  * reference interpreter (interpret.ts): integers bit for bit, f32 within WGSL's
  * accuracy bounds, over every grouping of an f32 add/sub or mul/div chain (shader

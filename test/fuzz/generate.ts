@@ -1,6 +1,6 @@
 /**
  * A seeded generator of random, well-typed kernels for differential fuzzing
- * (issue 15). It writes the kernel IR (packages/core/src/ir/nodes.ts) directly,
+ * It writes the kernel IR (packages/core/src/ir/nodes.ts) directly,
  * keeping the builder's invariants (loads, atomics and subgroup operations are
  * taken into a fresh `let` at the point of use), so that a case can be shrunk
  * by editing plain data.

@@ -189,7 +189,7 @@ export class CpuDevice implements BackendDevice {
       timerSource: 'wall',
       preferredWorkgroupSize: 64,
       concurrency: env.workers,
-      // Waking the persistent workers through shared memory and joining them (issue 10).
+      // Waking the persistent workers through shared memory and joining them.
       dispatchCostMicros: ROUND_TRIP_DEFAULT_NS / 1000,
     };
   }
@@ -308,7 +308,7 @@ export class CpuDevice implements BackendDevice {
     const uniforms: Array<readonly [string, number]> = [];
     let elements = 0;
     const f32 = f32Uniforms(k);
-    // forEach, not for-of with destructuring: this runs unoptimized for the first thousands of dispatches (issue 10).
+    // forEach, not for-of with destructuring: this runs unoptimized for the first thousands of dispatches.
     args.forEach((value, name) => {
       // An f32 uniform is an f32 in the kernel (JavaScript would otherwise compute with the double).
       if (typeof value === 'number') uniforms.push([name, f32.has(name) ? Math.fround(value) : value]);

@@ -1,6 +1,6 @@
 /**
  * Where a CPU dispatch runs: inline on the calling thread, or split over the
- * persistent workers (issue 10). Pure rules, kept apart from the device so that
+ * persistent workers. Pure rules, kept apart from the device so that
  * they can be tested without timing anything.
  */
 
@@ -65,14 +65,14 @@ export const CHOICE_WINDOW = 8;
  * load does to the workers (a 2-vCPU VM where another process holds a core: the
  * two halves of a dispatch run one after the other) nor what one thread's memory
  * bandwidth is worth against two, and a wrong choice of the model stayed
- * (issue 10: reduce 2^20 on a quiet 2-vCPU VM ran 0.15 ms inline, 0.2–1.1 ms on
+ * (reduce 2^20 on a quiet 2-vCPU VM ran 0.15 ms inline, 0.2–1.1 ms on
  * the workers, and the model took the workers). The way not taken is tried again
  * now and then — the sooner, the closer it was — so that an estimate made under
  * other conditions does not stay: after RETRY_EVERY decisions per unit of the
  * ratio of the two estimates, so that retries cost at most 1 / RETRY_EVERY of the time.
  * Each way's estimate is the lower quartile of its last CHOICE_WINDOW measurements:
  * noise only ever adds time (the first run after the thread did other work runs
- * 2-4x slower, issue 10), so one slow run moves nothing, a lasting change does.
+ * 2-4x slower), so one slow run moves nothing, a lasting change does.
  */
 export class MeasuredChoice {
   private readonly inline = new Window();

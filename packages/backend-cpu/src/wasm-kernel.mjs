@@ -51,7 +51,7 @@ export function instantiateWasmKernel(module, memory, params, scratch = 0) {
 /**
  * A wrapper that passes each parameter by position, made once per parameter list:
  * no argument array and no spread call per run (a dispatch runs it unoptimized for
- * its first thousands of calls, issue 10). Names are quoted as JSON strings, never
+ * its first thousands of calls). Names are quoted as JSON strings, never
  * spliced as code; they are the kernel's own parameter names.
  * @type {Map<string, (run: (...args: number[]) => void, scratch: number) => ReturnType<typeof instantiateWasmKernel>>}
  */

@@ -73,7 +73,7 @@ const INITIAL_COMMAND_SLOTS = 4096;
  * Loads of a control slot a worker makes before sleeping in Atomics.wait, where
  * every thread has a core: a wake-up from the wait costs tens of µs, a spin this
  * long a few. Where the workers and the calling thread outnumber the cores, a
- * spinning worker takes the core of the thread it waits for: issue 10 measured on
+ * spinning worker takes the core of the thread it waits for: measured on
  * a loaded 2-core VM with 2 workers an awaited 2^10 reduce on the workers of 74 µs
  * spinning 2000 loads, 39 µs not spinning; the barrier between dispatches 20 vs 10 µs.
  */

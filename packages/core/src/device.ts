@@ -335,7 +335,7 @@ export class Device {
     if (typeof args !== 'object' || args === null) throw new InvalidArgumentError('args', 'must be an object of parameters');
     const bound = new Map<string, BackendBuffer | number>();
     // Buffers bound so far and their names (a few per kernel: a scan beats a Map). Indexed loops
-    // throughout: a dispatch runs this before V8 optimizes it, thousands of times (issue 10).
+    // throughout: a dispatch runs this before V8 optimizes it, thousands of times.
     const seen: Buffer[] = [];
     const seenNames: string[] = [];
     const limits = this.caps.limits;

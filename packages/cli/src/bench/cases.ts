@@ -197,7 +197,7 @@ export const CASES: readonly BenchCase[] = [
       sizes: [2 ** 10, 2 ** 12, 2 ** 13, 2 ** 14],
       // Minimal traffic of a sort: read every key once, write it once.
       bytes: (n) => 8 * n,
-      // The bar a CPU device must clear (issue 10): the runtime's own sort, same keys, same process.
+      // The bar a CPU device must clear: the runtime's own sort, same keys, same process.
       // TF.js has no sort: top-k with k = n is its sort, as in the page (browser/peers.ts).
       ...(variant === 'auto'
         ? { peers: (n: number) => [typedArraySortPeer(n), tfjsPeer(n, 'cpu', 'topk'), tfjsPeer(n, 'wasm', 'topk')] }
@@ -348,7 +348,7 @@ function gpuJsCpuPeer(n: number): PeerRun {
 }
 
 /**
- * TF.js in Node on its 'cpu' or 'wasm' backend (issue 10: each runtime compares like
+ * TF.js in Node on its 'cpu' or 'wasm' backend (each runtime compares like
  * with like), int32 tensors of the same values (TF.js has no uint32; sums wrap alike,
  * compared modulo 2^32). Loaded on first use: most runs never need it.
  */

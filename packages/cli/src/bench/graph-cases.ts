@@ -1,5 +1,5 @@
 /**
- * Benchmark cases of the graph algorithms (issue 13): BFS and connected
+ * Benchmark cases of the graph algorithms: BFS and connected
  * components in GTEPS (stored edges, i.e. both directions of each undirected
  * edge, traversed per second: m / time), MST and APSP in ms. The size n is the
  * number of stored edges (vertices for APSP). Graphs are undirected (symmetric):

@@ -206,7 +206,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
   const perDevice = options.cases.reduce((s, c) => s + options.sizes(c).length, 0);
   const peers = options.peers ? peerSizes(options) : {};
   const peerSteps = Object.entries(peers).reduce((s, [a, sizes]) => s + sizes.length * (a === 'nbody' ? 3 : 4), 0);
-  // The plain-JS ceiling runs beside the cpu backend, on as many threads as it has workers (issue 10).
+  // The plain-JS ceiling runs beside the cpu backend, on as many threads as it has workers.
   const cpuWorkers = devices.find((d) => d.backend === 'cpu')?.caps.concurrency;
   const ceilingCases = options.cases.filter((c) => isCeilingCase(`${c.algorithm}:${c.variant}`));
   const ceilingSteps = ceilingCases.reduce((s, c) => s + options.sizes(c).length, 0);

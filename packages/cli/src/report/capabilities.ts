@@ -1,5 +1,5 @@
 /**
- * The capability matrix (the web's version of seed 002's Table 2.1), generated
+ * The capability matrix (the web's version of Table 2.1 in Stephan 2019, SYCL / HC / HIP / CUDA compared), generated
  * from the devices each results file describes (`devices`: caps, info and the
  * formulation each algorithm chose), never typed in. One column per device
  * (machine · runtime · backend), one row per property.

@@ -1,6 +1,6 @@
 /**
  * Reads the H100 run's own format (bench/results/h100-webgpu-<date>.json, written
- * by issue 3's first harness, since retired) into measurements of the tolerant schema
+ * by the first H100 harness, since retired) into measurements of the tolerant schema
  * (load.ts). That file lists timed kernels by name and carries the native
  * anchors as text lines:
  *

@@ -71,7 +71,7 @@ export function normalizeResults(json: unknown, file: string): LoadedResults {
   if (!isObject(json)) throw new UsageError(`${file}: a results file must be a JSON object`);
   const warnings: string[] = [];
   if (isH100WebgpuFormat(json)) {
-    // The H100 run's own format (issue 3's first harness): converted, then read like any tolerant file.
+    // The H100 run's own format (the first H100 harness): converted, then read like any tolerant file.
     const h = fromH100WebgpuFormat(json);
     const machine = { os: 'linux', cpu: typeof json.machine === 'string' ? json.machine : '', gpu: String(json.gpu ?? h.adapter) };
     return normalizeResults(

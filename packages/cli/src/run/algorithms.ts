@@ -2,7 +2,7 @@
  * How each algorithm of @trident/algorithms maps onto `trident run`: the flags
  * it takes and the checks on its input files, done host-side before a device
  * exists. The result is a JobSpec that execute.ts runs on a device (in Node or
- * in the Chromium page). The contract is issue 6's, exactly.
+ * in the Chromium page). The contract is docs/cli.md's, exactly.
  */
 import { DEFAULT_SOFTENING2 } from '@trident/algorithms';
 import { finiteNumber, nonNegativeInt, positiveInt } from '../args.ts';

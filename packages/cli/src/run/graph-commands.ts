@@ -1,6 +1,6 @@
 /**
  * `trident run bfs|components|mst|apsp|matching --graph g.npz ...`: the graph
- * commands (issue 13's contract). The `.npz` (scipy.sparse.save_npz) is read and
+ * commands (docs/cli.md's contract). The `.npz` (scipy.sparse.save_npz) is read and
  * checked host-side (npz.ts) before a device exists; a malformed file is an
  * InputError: one line naming the file, exit 2, nothing written.
  */

@@ -37,7 +37,7 @@ import { JS_RUNTIME } from './js-runtime.ts';
  * element reads into temporaries; a scalar used by every component (a splat) is
  * evaluated once; `select` still evaluates only the arm it takes.
  *
- * Workgroups with barriers run by phase splitting (seed 000's meta-program, run
+ * Workgroups with barriers run by phase splitting (Dulle 2016's meta-program transformation, PRAM algorithms on GPGPUs, run
  * backwards): the statements between barriers form phases, each a loop over the
  * local ids; control flow that contains a barrier runs once per workgroup with its
  * condition taken from invocation 0 (such conditions must be uniform, as on a GPU);
