@@ -6,7 +6,8 @@
  *
  *   npx tsx --conditions=trident-source bench/js-vectors.ts
  */
-import { buffer, defineKernel, generateJs, type Kernel, uniform } from '@trident/core';
+import { generateJs } from '@trident/backend-cpu/internal';
+import { buffer, defineKernel, type Kernel, uniform } from '@trident/core';
 
 const saxpy4 = defineKernel({
   name: 'saxpy4',

@@ -18,7 +18,8 @@
 import { parseArgs } from 'node:util';
 import { type NBodyAccelerationOptions, nbodyAccelerations } from '@trident/algorithms';
 import { cpuAdapter } from '@trident/backend-cpu';
-import { type Device, type DeviceCaps, Device as DeviceClass, generateJs, type Kernel } from '@trident/core';
+import { generateJs } from '@trident/backend-cpu/internal';
+import { type Device, type DeviceCaps, Device as DeviceClass, type Kernel } from '@trident/core';
 
 const { values } = parseArgs({
   options: {

@@ -1,6 +1,7 @@
 /** CPU-backend specifics: worker pool behaviour, failures inside workers, phase splitting limits. */
 import { cpuAdapter } from '@trident/backend-cpu';
-import { buffer, type CompiledKernel, Device, defineKernel, generateJs, KernelExecutionError, uniform } from '@trident/core';
+import { generateJs } from '@trident/backend-cpu/internal';
+import { buffer, type CompiledKernel, Device, defineKernel, KernelExecutionError, uniform } from '@trident/core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { randomU32 } from './harness.ts';
 

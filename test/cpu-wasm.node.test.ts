@@ -7,7 +7,8 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { cpuAdapter } from '@trident/backend-cpu';
-import { buffer, type CompiledKernel, Device, defineKernel, fma, generateWasm, type Kernel, max, min, uniform } from '@trident/core';
+import { generateWasm } from '@trident/backend-cpu/internal';
+import { buffer, type CompiledKernel, Device, defineKernel, fma, type Kernel, max, min, uniform } from '@trident/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HeapFull, SharedHeap } from '../packages/backend-cpu/src/heap.ts';
 import { kernelOf, probeSubgroups, runCase } from './fuzz/differential.ts';

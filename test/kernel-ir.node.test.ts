@@ -1,9 +1,9 @@
 /** The kernel builder and JS code generation, without running anything. */
+import { generateJs } from '@trident/backend-cpu/internal';
 import {
   buffer,
   defineKernel,
   f32,
-  generateJs,
   i32,
   type Kernel,
   KernelBuildError,

@@ -7,6 +7,7 @@
  * generator keeps them together: division by zero, i32 MIN / -1, saturating
  * truncation, shift counts past 31, NaN, signed zeros, infinities, subnormals.
  */
+import { generateJs, generateWasm } from '@trident/backend-cpu/internal';
 import {
   abs,
   buffer,
@@ -19,8 +20,6 @@ import {
   exp2,
   floor,
   fma,
-  generateJs,
-  generateWasm,
   inverseSqrt,
   type Kernel,
   log,

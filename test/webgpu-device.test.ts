@@ -8,6 +8,7 @@
 /// <reference types="@webgpu/types" />
 
 import { reduce, scan } from '@trident/algorithms';
+import { generateJs } from '@trident/backend-cpu/internal';
 import type { WebGpuDevice } from '@trident/backend-webgpu';
 import {
   buffer,
@@ -16,7 +17,6 @@ import {
   type Device,
   DeviceLostError,
   defineKernel,
-  generateJs,
   type Kernel,
   KernelBuildError,
   KernelExecutionError,

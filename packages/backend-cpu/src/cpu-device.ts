@@ -9,13 +9,13 @@ import {
   defineKernel,
   type Feature,
   type Grid,
-  generateJs,
-  generateWasm,
   type HostArray,
   type Kernel,
   KernelExecutionError,
   LimitExceededError,
 } from '@trident/core';
+import { generateJs } from './codegen/js.ts';
+import { generateWasm } from './codegen/wasm.ts';
 import { CpuBuffer } from './cpu-buffer.ts';
 import {
   type KernelCost,

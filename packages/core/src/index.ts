@@ -1,7 +1,8 @@
 /**
  * @trident/core: the device interface, the kernel IR and its builder, the
- * capability model, typed errors, the backend registry and the JavaScript code
- * generator shared by the CPU backend.
+ * capability model, typed errors and the backend registry. The code generators
+ * live in the backend packages (WGSL in backend-webgpu, GLSL in backend-webgl,
+ * JavaScript and WebAssembly in backend-cpu).
  */
 export type { BackendAdapter, BackendBuffer, BackendDevice, BackendOptionsMap, CompiledKernel, Grid } from './backend.ts';
 export {
@@ -13,8 +14,6 @@ export {
   type Feature,
   type TimerSource,
 } from './caps.ts';
-export { generateJs } from './codegen/js.ts';
-export { generateWasm, generateWasmFromIR, type WasmKernel, type WasmParam } from './codegen/wasm.ts';
 export {
   Buffer,
   checkScalar,

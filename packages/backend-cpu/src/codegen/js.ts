@@ -1,8 +1,20 @@
-import { KernelBuildError } from '../errors.ts';
-import { childExprs, containsBarrier, forEachExprOfStmt, walkExpr, walkStmts } from '../ir/analyze.ts';
-import type { Kernel } from '../ir/builder.ts';
-import { type BinaryFn, type Expr, type KernelIR, privateArrayLength, type Stmt, workgroupShapeOf } from '../ir/nodes.ts';
-import { typeInfo, type ValueType } from '../ir/types.ts';
+import {
+  type BinaryFn,
+  childExprs,
+  containsBarrier,
+  type Expr,
+  forEachExprOfStmt,
+  type Kernel,
+  KernelBuildError,
+  type KernelIR,
+  privateArrayLength,
+  type Stmt,
+  typeInfo,
+  type ValueType,
+  walkExpr,
+  walkStmts,
+  workgroupShapeOf,
+} from '@trident/core';
 import { JS_RUNTIME } from './js-runtime.ts';
 
 /**

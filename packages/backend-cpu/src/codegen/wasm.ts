@@ -1,8 +1,5 @@
-import { containsBarrier, forEachExprOfStmt, walkExpr, walkStmts } from '../ir/analyze.ts';
-import type { Kernel } from '../ir/builder.ts';
-import type { BinaryFn, BufferParamDecl, Expr, KernelIR, Stmt } from '../ir/nodes.ts';
-import { workgroupShapeOf } from '../ir/nodes.ts';
-import { typeInfo, type ValueType } from '../ir/types.ts';
+import type { BinaryFn, BufferParamDecl, Expr, Kernel, KernelIR, Stmt, ValueType } from '@trident/core';
+import { containsBarrier, forEachExprOfStmt, typeInfo, walkExpr, walkStmts, workgroupShapeOf } from '@trident/core';
 
 /**
  * WebAssembly code generation for the CPU backend: the same kernel as the
