@@ -17,7 +17,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { parse } from '../packages/cli/src/args.ts';
 import { main } from '../packages/cli/src/main.ts';
 import { encodeNpy, NpyError, parseNpy, readNpy } from '../packages/cli/src/npy.ts';
-import { RUN_OPTIONS } from '../packages/cli/src/run/algorithms.ts';
+import { ALGORITHMS, RUN_OPTIONS } from '../packages/cli/src/run/algorithms.ts';
 import { npyWithHeader, tempDir } from './cli-helpers.ts';
 
 const GRAPH = fileURLToPath(new URL('./fixtures/graph/csr-f64.npz', import.meta.url));
@@ -129,7 +129,7 @@ describe('trident run: small hostile inputs', () => {
     expect(parseNpy(pair, 'pair.npy').shape).toEqual([5, 1]);
   });
 
-  it('a 2-D data.npy in a CSR .npz and a float shape (1.5, 1.5) in a COO .npz: exit 2 before a device', async () => {
+  it('a 2-D data.npy in a CSR .npz: exit 2; a float shape (1.5, 1.5) in a COO .npz: exit 2 before a device', async () => {
     const dir = tempDir();
     const csr = join(dir, 'data-2d.npz');
     writeFileSync(
@@ -156,5 +156,7 @@ describe('trident run: small hostile inputs', () => {
       }),
     );
     await refused(['run', 'components', '--graph', coo, '--out', out], `${coo}: shape.npy: expected integers, got f8 (1.5, 1.5)`, out);
+    // It is found by the header pass the command runs before it makes a device (commands/run.ts).
+    expect(() => ALGORITHMS.components?.declare?.({ graph: coo, out })).toThrow(/shape\.npy: expected integers/);
   });
 });

@@ -110,6 +110,22 @@ describe('trident run: inputs that declare more than the machine holds', () => {
     }
   });
 
+  it('on a host with room for it, the same file is refused by the device limit before its members are read', async () => {
+    const dir = tempDir();
+    const out = join(dir, 'labels.npy');
+    // A 1 TiB budget stands for a big host: the check that refuses it now is the device's largest buffer.
+    const r = await tridentMeasured(['run', 'components', '--backend', 'cpu', '--workers', '1', '--graph', HUGE_SCIPY, '--out', out], {
+      env: { TRIDENT_HOST_MEMORY: String(1024 * GiB) },
+    });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(
+      /^trident run: .*huge-shape-coo\.npz \(2000000000 vertices\) needs a buffer of 2000000001 elements; this device holds at most \d+\n$/,
+    );
+    expect(r.maxRssMiB).toBeLessThan(RSS_BOUND_MIB);
+    expect(existsSync(out)).toBe(false);
+    noTempsIn(dir);
+  });
+
   it('a 3 MB .npz with a 3 GiB member the reader does not use: the member is never inflated (exit 0, RSS bounded)', async () => {
     const dir = tempDir();
     const file = join(dir, 'junk-member.npz');

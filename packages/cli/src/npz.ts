@@ -265,16 +265,20 @@ const FORMAT_MEMBERS: Record<string, readonly string[]> = {
   coo: ['row', 'col'],
 };
 
-/**
- * Reads a `save_npz` file as CSR; throws InputError (exit 2, one line) on
- * anything malformed. Memory is bounded before it is taken: the archive is
- * listed from its central directory, only the members the format uses are
- * inflated (each bounded by its own `.npy` header), and the sizes the headers
- * and the matrix shape declare are reserved from `budget` before the arrays
- * are made.
- */
-export function readSparseGraph(file: string, budget: HostBudget = new HostBudget()): SparseGraph {
-  const reserve: ReserveHostMemory = (f, what, n) => budget.take(f, what, n);
+/** What a `save_npz` file declares, from its central directory, `format.npy` and `shape.npy` only. */
+export interface SparseHeader {
+  readonly format: 'csr' | 'csc' | 'coo';
+  readonly rows: number;
+  readonly columns: number;
+}
+
+interface OpenedArchive extends SparseHeader {
+  readonly bytes: Uint8Array;
+  readonly names: ReadonlySet<string>;
+}
+
+/** Reads the archive, lists its members and parses format.npy and shape.npy (nothing else is inflated). */
+function openSparse(file: string, reserve: ReserveHostMemory): OpenedArchive {
   let bytes: Uint8Array;
   try {
     reserve(file, 'the archive', statSync(file).size);
@@ -295,18 +299,12 @@ export function readSparseGraph(file: string, budget: HostBudget = new HostBudge
   } catch (err) {
     throw new InputError(file, `not a scipy .npz file (zip: ${(err as Error).message})`);
   }
-  const present = (name: string, optional = false): boolean => {
-    if (names.has(`${name}.npy`)) return true;
-    if (optional) return false;
-    throw new InputError(file, `missing member ${name}.npy (not a scipy.sparse.save_npz file?)`);
-  };
-  present('format');
-  present('shape');
+  for (const name of ['format.npy', 'shape.npy'])
+    if (!names.has(name)) throw new InputError(file, `missing member ${name} (not a scipy.sparse.save_npz file?)`);
   const head = readMembers(bytes, file, ['format.npy', 'shape.npy'], reserve);
   const format = parseMember(head.get('format.npy') as Uint8Array, file, 'format.npy');
   if (typeof format !== 'string') throw new InputError(file, 'format.npy: expected a string');
-  const used = FORMAT_MEMBERS[format];
-  if (used === undefined) throw new InputError(file, `unsupported sparse format '${format}' (csr, csc or coo)`);
+  if (FORMAT_MEMBERS[format] === undefined) throw new InputError(file, `unsupported sparse format '${format}' (csr, csc or coo)`);
   const shape = parseMember(head.get('shape.npy') as Uint8Array, file, 'shape.npy');
   if (typeof shape === 'string') throw new InputError(file, 'shape.npy: expected numbers, got text');
   if (shape.shape.length !== 1 || shape.count !== 2)
@@ -317,9 +315,47 @@ export function readSparseGraph(file: string, budget: HostBudget = new HostBudge
   const [rows, columns] = dims;
   if (!(rows >= 0 && columns >= 0 && rows < 2 ** 31 - 1 && columns < 2 ** 31 - 1))
     throw new InputError(file, `shape.npy: (${rows}, ${columns}) is not a matrix shape Trident can hold`);
+  return { bytes, names, format: format as SparseHeader['format'], rows, columns };
+}
+
+/** Host bytes of the CSR arrays a shape needs beyond the members: row offsets and a fill cursor per row (plus the stored offsets). */
+function rowArraysBytes(h: SparseHeader): number {
+  const majorCount = h.format === 'csc' ? h.columns : h.rows;
+  return 8 * (h.rows + 1) + (h.format === 'coo' ? 0 : 4 * (majorCount + 1));
+}
+
+/**
+ * The matrix format and shape a `save_npz` file declares, read without inflating
+ * its index or data members: what the CLI checks against the host budget and
+ * the device's limits before it reads the rest (InputError, exit 2, on
+ * anything malformed up to there).
+ */
+export function readSparseHeader(file: string, budget: HostBudget = new HostBudget()): SparseHeader {
+  const reserve: ReserveHostMemory = (f, what, n) => budget.take(f, what, n);
+  const { format, rows, columns } = openSparse(file, reserve);
+  reserve(file, `shape (${rows}, ${columns})`, rowArraysBytes({ format, rows, columns }));
+  return { format, rows, columns };
+}
+
+/**
+ * Reads a `save_npz` file as CSR; throws InputError (exit 2, one line) on
+ * anything malformed. Memory is bounded before it is taken: the archive is
+ * listed from its central directory, only the members the format uses are
+ * inflated (each bounded by its own `.npy` header), and the sizes the headers
+ * and the matrix shape declare are reserved from `budget` before the arrays
+ * are made.
+ */
+export function readSparseGraph(file: string, budget: HostBudget = new HostBudget()): SparseGraph {
+  const reserve: ReserveHostMemory = (f, what, n) => budget.take(f, what, n);
+  const { bytes, names, format, rows, columns } = openSparse(file, reserve);
+  const used = FORMAT_MEMBERS[format] as readonly string[];
+  const present = (name: string, optional = false): boolean => {
+    if (names.has(`${name}.npy`)) return true;
+    if (optional) return false;
+    throw new InputError(file, `missing member ${name}.npy (not a scipy.sparse.save_npz file?)`);
+  };
   const majorCount = format === 'csc' ? columns : rows;
-  // The CSR built below: row offsets and a fill cursor per row (plus the stored offsets for CSR / CSC).
-  reserve(file, `shape (${rows}, ${columns})`, 8 * (rows + 1) + (format === 'coo' ? 0 : 4 * (majorCount + 1)));
+  reserve(file, `shape (${rows}, ${columns})`, rowArraysBytes({ format, rows, columns }));
 
   for (const name of used) present(name);
   const hasData = present('data', true);

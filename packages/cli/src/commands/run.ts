@@ -5,6 +5,12 @@
  * outputs are written atomically only after everything succeeded (output.ts),
  * so `--out` may name the `--in` file.
  *
+ * Where a file can declare more than it holds (a `.npz` matrix shape), its
+ * headers are read first (still before a device), the device is made, the
+ * declared sizes are checked against its largest buffer, and only then is the
+ * rest read: a tiny file declaring a huge matrix costs neither the host's
+ * memory nor a failure part-way through.
+ *
  * Backends Node does not have run in headless Chromium transparently: always
  * `--backend webgl2`, and `--backend webgpu` when Dawn gives no adapter here.
  * Without --backend, Node's best available backend runs.
@@ -16,8 +22,11 @@ import { UsageError } from '../errors.ts';
 import { encodeNpy } from '../npy.ts';
 import { checkOutputTargets, commitOutputs } from '../output.ts';
 import { ALGORITHMS, RUN_OPTIONS, type RunValues } from '../run/algorithms.ts';
-import { checkJobFitsDevice } from '../run/device-fit.ts';
+import { checkDeclaredFits, checkJobFitsDevice, type DeclaredBuffer } from '../run/device-fit.ts';
 import { executeJob, type JobOutputs, type JobSpec } from '../run/execute.ts';
+
+/** The flags that name output files. */
+const OUTPUT_FLAGS = ['out', 'out-values', 'out-velocities', 'out-weight'] as const;
 
 function usage(): string {
   const lines = ['usage: trident run <algorithm> [--backend webgpu|webgl2|cpu] [--workers N] ...', '', 'algorithms:'];
@@ -56,13 +65,16 @@ function inputLabels(given: RunValues): Record<string, string> {
 }
 
 async function runInNode(
-  spec: JobSpec,
+  prepared: () => JobSpec,
+  declared: readonly DeclaredBuffer[],
   kind: BackendKind | undefined,
   workers: number | undefined,
   labels: Record<string, string>,
 ): Promise<JobOutputs> {
   const device = await createDevice({ ...(kind !== undefined ? { backend: kind } : {}), options: deviceOptions(workers) });
   try {
+    checkDeclaredFits(device.caps, declared);
+    const spec = prepared();
     const skipped = device.skipped.map((s) => `${s.backend}: ${s.reason}`).join('; ');
     process.stderr.write(
       `trident run: ${spec.algorithm} on ${device.backend} (${device.info.adapter})${kind === undefined && skipped ? ` — skipped ${skipped}` : ''}\n`,
@@ -109,15 +121,23 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   const workers = workerCount(given.workers);
   const kind = given.backend === undefined ? undefined : backendKind(given.backend);
-  // Everything host-side first: a bad file must not cost a device.
-  const job = algorithm.prepare(given);
-  // Output roles are named after their flags (out, out-values, ...).
-  checkOutputTargets(Object.entries(job.outputs).map(([role, path]) => ({ flag: `--${role}`, path })));
+  // Everything host-side first: a bad file must not cost a device. Where the files can declare more
+  // than they hold, only their headers now, the rest once the device has been checked.
+  const declared = algorithm.declare?.(given);
+  let job = declared === undefined ? algorithm.prepare(given) : undefined;
+  const prepared = () => {
+    job ??= algorithm.prepare(given);
+    return job;
+  };
+  // Output roles are named after their flags (out, out-values, ...), and prepare adds exactly those given.
+  checkOutputTargets(
+    OUTPUT_FLAGS.flatMap((role) => (given[role] !== undefined ? [{ flag: `--${role}`, path: given[role] as string }] : [])),
+  );
   const outputs = (await needsBrowser(kind, workers))
-    ? await runInBrowser(job.spec, kind as BackendKind, workers)
-    : await runInNode(job.spec, kind, workers, inputLabels(given));
+    ? await runInBrowser(prepared().spec, kind as BackendKind, workers)
+    : await runInNode(() => prepared().spec, declared ?? [], kind, workers, inputLabels(given));
   commitOutputs(
-    Object.entries(job.outputs).map(([role, path]) => {
+    Object.entries(prepared().outputs).map(([role, path]) => {
       const a = outputs[role];
       if (!a) throw new Error(`${name} produced no '${role}' output`);
       return { path, bytes: encodeNpy(a.data, a.shape) };

@@ -8,6 +8,7 @@ import { DEFAULT_SOFTENING2 } from '@trident/algorithms';
 import { finiteNumber, nonNegativeInt, positiveInt } from '../args.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { type NpyArray, type NpyDType, readNpy } from '../npy.ts';
+import type { DeclaredBuffer } from './device-fit.ts';
 import { type JobSpec, SORT_METHODS } from './execute.ts';
 import { GRAPH_ALGORITHMS } from './graph-commands.ts';
 import { HostBudget } from './host-budget.ts';
@@ -53,6 +54,13 @@ export interface AlgorithmCli {
    * What the files declare is reserved from `budget` before it is read.
    */
   prepare(values: RunValues, budget?: HostBudget): PreparedJob;
+  /**
+   * Where a file can declare more than it holds (a `.npz` shape): what the job's
+   * device buffers will need, read from the headers only (InputError on a
+   * malformed header). The CLI calls it before any device is made, checks the
+   * result against the device once it exists, and only then calls `prepare`.
+   */
+  declare?(values: RunValues, budget?: HostBudget): readonly DeclaredBuffer[];
 }
 
 // ---------- input checks ----------

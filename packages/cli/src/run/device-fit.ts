@@ -16,6 +16,22 @@ export class InputTooLargeError extends Error {
   }
 }
 
+/** A device buffer a job will need, known from its files' headers before they are read. */
+export interface DeclaredBuffer {
+  /** What needs it, for the message: the file and what of it. */
+  readonly what: string;
+  readonly elements: number;
+}
+
+/** Checks the declared buffers against the device's largest buffer (before the files are read in full). */
+export function checkDeclaredFits(caps: DeviceCaps, declared: readonly DeclaredBuffer[]): void {
+  const max = caps.limits.maxBufferElements;
+  for (const d of declared) {
+    if (d.elements > max)
+      throw new InputTooLargeError(`${d.what} needs a buffer of ${d.elements} elements; this device holds at most ${max}`);
+  }
+}
+
 /** `labels` names the file each input role came from (Node knows them; the page does not). */
 export function checkJobFitsDevice(caps: DeviceCaps, spec: JobSpec, labels: Readonly<Record<string, string>> = {}): void {
   const max = caps.limits.maxBufferElements;

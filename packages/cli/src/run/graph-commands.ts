@@ -5,8 +5,9 @@
  * InputError: one line naming the file, exit 2, nothing written.
  */
 import { InputError, UsageError } from '../errors.ts';
-import { readSparseGraph, type SparseGraph } from '../npz.ts';
+import { readSparseGraph, readSparseHeader, type SparseGraph } from '../npz.ts';
 import type { AlgorithmCli, PreparedJob, RunValues } from './algorithms.ts';
+import type { DeclaredBuffer } from './device-fit.ts';
 import { HostBudget } from './host-budget.ts';
 
 function graphFile(values: RunValues): string {
@@ -33,6 +34,29 @@ function noDuplicates(file: string, g: SparseGraph): void {
   }
 }
 
+/**
+ * What the graph's device buffers will need, from format.npy and shape.npy only:
+ * the row offsets (rows + 1 entries) and, for apsp, the n x n distances.
+ */
+function declareGraph(values: RunValues, budget: HostBudget, options: { square: boolean; distances?: boolean }): DeclaredBuffer[] {
+  const file = graphFile(values);
+  outFile(values);
+  const h = readSparseHeader(file, budget);
+  if (options.square && h.rows !== h.columns)
+    throw new InputError(file, `shape (${h.rows}, ${h.columns}) is not square: an adjacency matrix is (n, n)`);
+  const declared = [{ what: `${file} (${h.rows} vertices)`, elements: h.rows + 1 }];
+  if (options.distances) declared.push({ what: `${file}: apsp's ${h.rows} x ${h.rows} distance matrix`, elements: h.rows * h.rows });
+  return declared;
+}
+
+/** --source as a vertex id: its form is checked before the graph is read, its range (< n) after. */
+function sourceVertex(values: RunValues): number {
+  const text = values.source;
+  if (text === undefined) throw new UsageError('--source is required');
+  if (!/^\d+$/.test(text)) throw new UsageError(`--source: expected a vertex id (an integer >= 0), got '${text}'`);
+  return Number(text);
+}
+
 function job(algorithm: string, g: SparseGraph, params: Record<string, number>, outputs: Record<string, string>): PreparedJob {
   return {
     spec: {
@@ -52,22 +76,23 @@ export const GRAPH_ALGORITHMS: Record<string, AlgorithmCli> = {
   bfs: {
     usage: 'bfs --graph g.npz --source S --out levels.npy   ((n,) int32 depth from S along stored edges, -1 if unreachable)',
     flags: ['graph', 'source', 'out'],
+    declare(values, budget = new HostBudget()) {
+      sourceVertex(values);
+      return declareGraph(values, budget, { square: true });
+    },
     prepare(values, budget = new HostBudget()) {
       const file = graphFile(values);
-      const text = values.source;
-      if (text === undefined) throw new UsageError('--source is required');
-      // Checked for form before the graph is read; for range (< n) after.
-      if (!/^\d+$/.test(text)) throw new UsageError(`--source: expected a vertex id (an integer >= 0), got '${text}'`);
-      const source = Number(text);
+      const source = sourceVertex(values);
       const g = readSparseGraph(file, budget);
       square(file, g);
-      if (!(source < g.rows)) throw new UsageError(`--source: expected a vertex in [0, ${g.rows}), got '${text}'`);
+      if (!(source < g.rows)) throw new UsageError(`--source: expected a vertex in [0, ${g.rows}), got '${values.source}'`);
       return job('bfs', g, { source }, { out: outFile(values) });
     },
   },
   components: {
     usage: 'components --graph g.npz --out labels.npy   ((n,) int32 smallest vertex id of each weakly connected component)',
     flags: ['graph', 'out'],
+    declare: (values, budget = new HostBudget()) => declareGraph(values, budget, { square: true }),
     prepare(values, budget = new HostBudget()) {
       const file = graphFile(values);
       const g = readSparseGraph(file, budget);
@@ -79,6 +104,7 @@ export const GRAPH_ALGORITHMS: Record<string, AlgorithmCli> = {
     usage:
       'mst --graph g.npz --out forest.npy [--out-weight w.npy]   (minimum spanning forest: (k, 2) int32 edges u < v, sorted; w: float64 total)',
     flags: ['graph', 'out', 'out-weight'],
+    declare: (values, budget = new HostBudget()) => declareGraph(values, budget, { square: true }),
     prepare(values, budget = new HostBudget()) {
       const file = graphFile(values);
       const g = readSparseGraph(file, budget);
@@ -92,6 +118,7 @@ export const GRAPH_ALGORITHMS: Record<string, AlgorithmCli> = {
   apsp: {
     usage: 'apsp --graph g.npz --out dist.npy   ((n, n) float32 shortest-path lengths along stored edges, +inf if unreachable)',
     flags: ['graph', 'out'],
+    declare: (values, budget = new HostBudget()) => declareGraph(values, budget, { square: true, distances: true }),
     prepare(values, budget = new HostBudget()) {
       const file = graphFile(values);
       const g = readSparseGraph(file, budget);
@@ -106,6 +133,7 @@ export const GRAPH_ALGORITHMS: Record<string, AlgorithmCli> = {
     usage:
       'matching --graph b.npz --out match.npy   (b: (nU, nV) biadjacency; (nU,) int32 right vertex of each left vertex or -1, maximum cardinality)',
     flags: ['graph', 'out'],
+    declare: (values, budget = new HostBudget()) => declareGraph(values, budget, { square: false }),
     prepare(values, budget = new HostBudget()) {
       const file = graphFile(values);
       const g = readSparseGraph(file, budget);
