@@ -6,7 +6,7 @@
  * without them the local /usr/bin/chromium and the CLI's flags, for a dry run on SwiftShader), and
  * writes a `trident-bench/1` results file that `trident report` merges.
  *
- *   node run.mjs [--scale h100|small] [--parts trident,peers,conformance] [--backends webgpu,webgl2,cpu]
+ *   node run.mjs [--scale h100|small] [--parts trident,peers,conformance] [--backends webgpu,webgl2,cpu] [--cases key,key]
  *                [--out FILE] [--deadline-s S] [--trident-deadline-s S] [--cub cub.txt] [--gpu "NVIDIA H100 80GB HBM3, 580.x"]
  *   node run.mjs --merge a.json b.json ... --out FILE     (one results file from several calls' parts)
  *
@@ -39,6 +39,7 @@ const { values, positionals } = parseArgs({
     out: { type: 'string' },
     'deadline-s': { type: 'string' },
     'trident-deadline-s': { type: 'string' },
+    cases: { type: 'string' },
     cub: { type: 'string' },
     gpu: { type: 'string' },
     commit: { type: 'string' },
@@ -256,7 +257,8 @@ async function main(): Promise<void> {
     if (parts.has('trident')) {
       // Size by size, every backend in turn: one graph or data set serves all three (the page caches the graph),
       // and a deadline cuts the largest sizes rather than a whole backend.
-      for (const [key, list] of Object.entries(plan.cases)) {
+      const only = values.cases ? new Set(values.cases.split(',').map((k) => k.trim())) : undefined;
+      for (const [key, list] of Object.entries(plan.cases).filter(([k]) => !only || only.has(k))) {
         sizes[key] = [...list];
         for (const n of list) {
           for (const kind of backends) {
