@@ -1,5 +1,5 @@
 /**
- * The CPU backend's WebAssembly path (codegen/wasm.ts): the kernels it
+ * The CPU backend's WebAssembly path (backend-cpu codegen/wasm-generator.ts): the kernels it
  * takes, the ones it leaves to the generated JavaScript, and the rules where
  * WebAssembly and JavaScript differ, checked against the JavaScript path on the
  * same device kind (`wasm: false`) and against the fuzzer's reference interpreter.

@@ -1,5 +1,5 @@
 /**
- * The WebAssembly code generator (core codegen/wasm.ts) on its own, without the CPU
+ * The WebAssembly code generator (backend-cpu codegen/wasm-generator.ts) on its own, without the CPU
  * backend's workers: each kernel runs as its module and as the generated
  * JavaScript (js.ts, the reference the CPU backend held before) over the same
  * buffers in one shared memory, and every output must agree bit for bit. The

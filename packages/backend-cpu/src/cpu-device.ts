@@ -15,7 +15,7 @@ import {
   LimitExceededError,
 } from '@trident/core';
 import { generateJs } from './codegen/js.ts';
-import { generateWasm } from './codegen/wasm.ts';
+import { generateWasm } from './codegen/wasm-generator.ts';
 import { CpuBuffer } from './cpu-buffer.ts';
 import {
   type KernelCost,
@@ -48,7 +48,7 @@ export interface CpuBackendOptions {
   readonly timeLimitMs?: number;
   /**
    * Compile kernels to WebAssembly where they fit its subset (default true): no
-   * barriers or workgroup arrays (codegen/wasm.ts); the rest run as
+   * barriers or workgroup arrays (codegen/wasm-generator.ts); the rest run as
    * generated JavaScript. False runs every kernel as JavaScript (to compare the two).
    */
   readonly wasm?: boolean;

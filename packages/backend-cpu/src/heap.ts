@@ -1,6 +1,6 @@
 /**
  * The CPU device's memory: one shared `WebAssembly.Memory` holding every buffer of
- * the device, so that kernels compiled to WebAssembly (codegen/wasm.ts) address
+ * the device, so that kernels compiled to WebAssembly (codegen/wasm-generator.ts) address
  * buffers by byte offset and JavaScript kernels keep typed-array views of the same
  * bytes. Workers receive the Memory once and (offset, length) per buffer.
  *

@@ -4,4 +4,4 @@
  * without a device). Not a stable API. Users import '@trident/backend-cpu' or 'trident'.
  */
 export { generateJs, type JsKernelSource } from './codegen/js.ts';
-export { generateWasm, generateWasmFromIR, type WasmKernel, type WasmParam } from './codegen/wasm.ts';
+export { generateWasm, generateWasmFromIR, type WasmKernel, type WasmParam } from './codegen/wasm-generator.ts';

@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * Instantiates a kernel compiled to WebAssembly (@trident/core's codegen/wasm.ts)
+ * Instantiates a kernel compiled to WebAssembly (codegen/wasm-generator.ts)
  * over the device's shared memory, behind the same calling convention as a
  * generated JavaScript kernel: `run(B, U, wgStart, wgEnd, nwg, grid)` with B the
  * buffers' typed-array views (views of that memory: their byteOffset is the

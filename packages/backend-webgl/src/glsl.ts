@@ -15,8 +15,8 @@ import type { KernelPlan, PointTarget } from './glsl-plan.ts';
 import { GlslRuntime } from './glsl-runtime.ts';
 
 /**
- * GLSL ES 3.00 code generation for the WebGL2 backend: the sibling of core's
- * JavaScript generator (codegen/js.ts), lowering the same IR with the same
+ * GLSL ES 3.00 code generation for the WebGL2 backend: the sibling of the CPU
+ * backend's JavaScript generator (backend-cpu codegen/js.ts), lowering the same IR with the same
  * semantics. One kernel yields several programs, one per pass kind:
  *
  * - gather pass: a full-viewport triangle; each fragment owns one texel of the

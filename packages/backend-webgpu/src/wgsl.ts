@@ -17,7 +17,7 @@ import {
 import { IndexBounds } from './index-bounds.ts';
 
 /**
- * WGSL code generation: the sibling of core's JavaScript generator (codegen/js.ts).
+ * WGSL code generation: the sibling of the CPU backend's JavaScript generator (backend-cpu codegen/js.ts).
  *
  * Layout of a generated module:
  * - every buffer parameter is `@group(0) @binding(i)` in parameter order, as

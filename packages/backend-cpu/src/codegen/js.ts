@@ -1,9 +1,6 @@
 import {
-  type BinaryFn,
-  childExprs,
   containsBarrier,
   type Expr,
-  forEachExprOfStmt,
   type Kernel,
   KernelBuildError,
   type KernelIR,
@@ -15,6 +12,8 @@ import {
   walkStmts,
   workgroupShapeOf,
 } from '@trident/core';
+import { findBitsVars } from './js-bits.ts';
+import { binary, bitcast, constant, convert, mathCall, num, unary, zeroOf } from './js-ops.ts';
 import { JS_RUNTIME } from './js-runtime.ts';
 
 /**
@@ -111,7 +110,7 @@ class JsGenerator {
   /** f32 variables that only move bits: loaded from f32 buffers, used by bitcasts and stores (see the file comment). */
   private readonly bitsVars: ReadonlySet<number>;
   /** The f32 buffers read or written through their Uint32Array view. */
-  private readonly bitsViews = new Set<string>();
+  private readonly bitsViews: ReadonlySet<string>;
   private readonly dtypeOf = new Map<string, string>();
 
   constructor(ir: KernelIR, backend: string) {
@@ -123,7 +122,9 @@ class JsGenerator {
         this.dtypeOf.set(name, decl.dtype);
       }
     for (const v of ir.vars) this.varName.set(v.id, v.name);
-    this.bitsVars = this.findBitsVars();
+    const bits = findBitsVars(ir);
+    this.bitsVars = bits.vars;
+    this.bitsViews = bits.views;
     this.hasBarrier = containsBarrier(ir.body);
     let ret = false;
     walkStmts(ir.body, (s) => {
@@ -679,69 +680,6 @@ class JsGenerator {
     return a.length;
   }
 
-  // ---------- f32 bits that are only moved ----------
-
-  /**
-   * The f32 variables that hold bits instead of values: every definition is a load
-   * from an f32 buffer (of the variable's width), every use the operand of a scalar
-   * bitcast (the variable, or one component of it) or, for scalars, the value of a
-   * store into a scalar f32 buffer. Marks the buffers whose bits view is needed.
-   */
-  private findBitsVars(): ReadonlySet<number> {
-    const f32Vars = new Set(this.ir.vars.filter((v) => typeInfo(v.type).scalar === 'f32').map((v) => v.id));
-    const bad = new Set<number>();
-    const isF32Buffer = (name: string, width: number) => this.dtypeOf.get(name) === 'f32' && (this.vectorWidth.get(name) ?? 1) === width;
-    const visit = (e: Expr, allowed: boolean): void => {
-      if (e.op === 'var') {
-        if (!allowed) bad.add(e.id);
-        return;
-      }
-      if (e.op === 'bitcast' && typeInfo(e.a.type).width === 1) {
-        const held = e.a.op === 'var' ? e.a : e.a.op === 'extract' && e.a.a.op === 'var' ? e.a.a : undefined;
-        if (held) {
-          visit(held, true);
-          return;
-        }
-      }
-      for (const c of childExprs(e)) visit(c, false);
-    };
-    const def = (id: number, value: Expr) => {
-      const ok = value.op === 'load' && isF32Buffer(value.buffer, typeInfo(value.type).width);
-      if (!ok) bad.add(id);
-      if (value.op === 'load') visit(value.index, false);
-      else visit(value, false);
-    };
-    walkStmts(this.ir.body, (st) => {
-      switch (st.op) {
-        case 'let':
-          def(st.id, st.init);
-          break;
-        case 'assign':
-          def(st.id, st.value);
-          break;
-        case 'store':
-          visit(st.index, false);
-          visit(st.value, st.value.op === 'var' && typeInfo(st.value.type).width === 1 && isF32Buffer(st.buffer, 1));
-          break;
-        default:
-          forEachExprOfStmt(st, (e) => visit(e, false));
-      }
-    });
-    const found = new Set([...f32Vars].filter((id) => !bad.has(id)));
-    walkStmts(this.ir.body, (st) => {
-      if ((st.op === 'let' || st.op === 'assign') && found.has(st.id)) {
-        const value = st.op === 'let' ? st.init : st.value;
-        if (value.op === 'load') this.bitsViews.add(value.buffer);
-      }
-      if (st.op === 'store' && this.dtypeOf.get(st.buffer) === 'f32' && (this.vectorWidth.get(st.buffer) ?? 1) === 1) {
-        const v = st.value;
-        const movesBits = (v.op === 'var' && found.has(v.id)) || (v.op === 'bitcast' && typeInfo(v.a.type).scalar !== 'f32');
-        if (movesBits) this.bitsViews.add(st.buffer);
-      }
-    });
-    return found;
-  }
-
   /** The bits held for `e` (a bits variable, or one component of one), if it is one. */
   private heldBits(e: Expr): string | undefined {
     if (e.op === 'var' && this.bitsVars.has(e.id)) return this.varRef(e.id);
@@ -797,11 +735,6 @@ class JsGenerator {
   }
 }
 
-/** The zero of a type's element (false for bool). */
-function zeroOf(type: ValueType): string {
-  return typeInfo(type).scalar === 'bool' ? 'false' : '0';
-}
-
 /** Storage for `length` values of `type`: a typed array (vectors flat, `width` elements each), or an Array of bools. */
 function arrayOf(type: ValueType, length: number): string {
   const { scalar, width } = typeInfo(type);
@@ -826,138 +759,4 @@ function sequence(setup: readonly string[], value: string): string {
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-function num(x: number): string {
-  if (Number.isNaN(x)) return 'NaN';
-  if (x === Number.POSITIVE_INFINITY) return 'Infinity';
-  if (x === Number.NEGATIVE_INFINITY) return '(-Infinity)';
-  if (Object.is(x, -0)) return '(-0)';
-  return x < 0 ? `(${x})` : `${x}`;
-}
-
-function constant(value: number | boolean): string {
-  return typeof value === 'boolean' ? String(value) : num(value);
-}
-
-function unary(fn: string, scalar: string, a: string): string {
-  if (fn === 'not') return `(!${a})`;
-  if (fn === 'bitnot') return scalar === 'u32' ? `(~${a} >>> 0)` : `(~${a})`;
-  return scalar === 'i32' ? `(-${a} | 0)` : `(-${a})`;
-}
-
-function binary(fn: BinaryFn, scalar: string, a: string, b: string): string {
-  switch (fn) {
-    case 'eq':
-      return `(${a} === ${b})`;
-    case 'ne':
-      return `(${a} !== ${b})`;
-    case 'lt':
-      return `(${a} < ${b})`;
-    case 'le':
-      return `(${a} <= ${b})`;
-    case 'gt':
-      return `(${a} > ${b})`;
-    case 'ge':
-      return `(${a} >= ${b})`;
-    default:
-      break;
-  }
-  if (scalar === 'bool') {
-    if (fn === 'and') return `(${a} && ${b})`;
-    if (fn === 'or') return `(${a} || ${b})`;
-    return `(${a} !== ${b})`; // xor
-  }
-  if (scalar === 'f32') {
-    const op = { add: '+', sub: '-', mul: '*', div: '/', rem: '%' }[fn as 'add'];
-    return `Math.fround(${a} ${op} ${b})`;
-  }
-  const u = scalar === 'u32';
-  const wrap = u ? '>>> 0' : '| 0';
-  switch (fn) {
-    case 'add':
-      return `((${a} + ${b}) ${wrap})`;
-    case 'sub':
-      return `((${a} - ${b}) ${wrap})`;
-    case 'mul':
-      return u ? `(Math.imul(${a}, ${b}) >>> 0)` : `Math.imul(${a}, ${b})`;
-    case 'div':
-      return u ? `$udiv(${a}, ${b})` : `$idiv(${a}, ${b})`;
-    case 'rem':
-      return u ? `$urem(${a}, ${b})` : `$irem(${a}, ${b})`;
-    case 'and':
-      return `((${a} & ${b}) ${wrap})`;
-    case 'or':
-      return `((${a} | ${b}) ${wrap})`;
-    case 'xor':
-      return `((${a} ^ ${b}) ${wrap})`;
-    // JS masks shift counts to 5 bits: the IR's "modulo 32" rule.
-    case 'shl':
-      return `((${a} << ${b}) ${wrap})`;
-    case 'shr':
-      return u ? `(${a} >>> ${b})` : `(${a} >> ${b})`;
-    default:
-      throw new Error(`unknown binary op ${fn}`);
-  }
-}
-
-function mathCall(fn: string, scalar: string, args: string[]): string {
-  const [a = '', b = '', c = ''] = args;
-  const f = (x: string) => (scalar === 'f32' ? `Math.fround(${x})` : x);
-  switch (fn) {
-    case 'abs':
-      return scalar === 'u32' ? a : scalar === 'i32' ? `(Math.abs(${a}) | 0)` : `Math.abs(${a})`;
-    case 'min':
-      return `Math.min(${a}, ${b})`;
-    case 'max':
-      return `Math.max(${a}, ${b})`;
-    case 'clamp':
-      return `Math.min(Math.max(${a}, ${b}), ${c})`;
-    case 'sqrt':
-      return f(`Math.sqrt(${a})`);
-    case 'inverseSqrt':
-      return f(`1 / Math.sqrt(${a})`);
-    case 'exp':
-      return f(`Math.exp(${a})`);
-    case 'exp2':
-      return f(`Math.pow(2, ${a})`);
-    case 'log':
-      return f(`Math.log(${a})`);
-    case 'log2':
-      return f(`Math.log2(${a})`);
-    case 'pow':
-      return f(`Math.pow(${a}, ${b})`);
-    case 'sin':
-      return f(`Math.sin(${a})`);
-    case 'cos':
-      return f(`Math.cos(${a})`);
-    case 'floor':
-      return `Math.floor(${a})`;
-    case 'ceil':
-      return `Math.ceil(${a})`;
-    case 'trunc':
-      return `Math.trunc(${a})`;
-    case 'fma':
-      return f(`${a} * ${b} + ${c}`);
-    case 'countOneBits':
-      return scalar === 'u32' ? `$popcnt(${a})` : `$popcnt(${a} >>> 0)`;
-    default:
-      throw new Error(`unknown math function ${fn}`);
-  }
-}
-
-function convert(from: string, to: string, a: string): string {
-  if (from === to) return a;
-  if (from === 'bool') return to === 'f32' ? `(${a} ? 1 : 0)` : `(${a} ? 1 : 0)`;
-  if (to === 'bool') return `(${a} !== 0)`;
-  if (to === 'f32') return `Math.fround(${a})`;
-  if (to === 'u32') return from === 'i32' ? `(${a} >>> 0)` : `$f2u(${a})`;
-  return from === 'u32' ? `(${a} | 0)` : `$f2i(${a})`;
-}
-
-function bitcast(from: string, to: string, a: string): string {
-  if (from === to) return a;
-  if (from === 'f32') return to === 'u32' ? `$f2ubits(${a})` : `$f2ibits(${a})`;
-  if (to === 'f32') return from === 'u32' ? `$u2fbits(${a})` : `$i2fbits(${a})`;
-  return to === 'u32' ? `(${a} >>> 0)` : `(${a} | 0)`;
 }

@@ -1,5 +1,9 @@
 import type { BinaryFn, BufferParamDecl, Expr, Kernel, KernelIR, Stmt, ValueType } from '@trident/core';
 import { containsBarrier, forEachExprOfStmt, typeInfo, walkExpr, walkStmts, workgroupShapeOf } from '@trident/core';
+import { F32, f32Bytes, f64Bytes, I32, uleb, V128, type WType } from './wasm-encoding.ts';
+import { FunctionBuilder } from './wasm-function.ts';
+import { assignedVars, type InBoundsProof, inBoundsPlan, inductionOf } from './wasm-loop-plan.ts';
+import { ATOMIC, OP, SAT, SIMD } from './wasm-opcodes.ts';
 
 /**
  * WebAssembly code generation for the CPU backend: the same kernel as the
@@ -85,201 +89,6 @@ export function generateWasmFromIR(ir: KernelIR): WasmKernel {
 /** The kernel is outside the WebAssembly subset: it runs as JavaScript. */
 class Unsupported extends Error {}
 
-// ---------- binary encoding ----------
-
-const I32 = 0x7f;
-const F32 = 0x7d;
-const F64 = 0x7c;
-const V128 = 0x7b;
-type WType = typeof I32 | typeof F32 | typeof F64 | typeof V128;
-const VOID = 0x40;
-
-function uleb(out: number[], n: number): void {
-  let v = n >>> 0;
-  do {
-    let byte = v & 0x7f;
-    v >>>= 7;
-    if (v !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (v !== 0);
-}
-
-function sleb(out: number[], n: number): void {
-  let v = n | 0;
-  for (;;) {
-    const byte = v & 0x7f;
-    v >>= 7;
-    if ((v === 0 && (byte & 0x40) === 0) || (v === -1 && (byte & 0x40) !== 0)) {
-      out.push(byte);
-      return;
-    }
-    out.push(byte | 0x80);
-  }
-}
-
-function f32Bytes(x: number): number[] {
-  return [...new Uint8Array(new Float32Array([x]).buffer)];
-}
-
-function f64Bytes(x: number): number[] {
-  return [...new Uint8Array(new Float64Array([x]).buffer)];
-}
-
-function name(out: number[], s: string): void {
-  const bytes = new TextEncoder().encode(s);
-  uleb(out, bytes.length);
-  out.push(...bytes);
-}
-
-function section(out: number[], id: number, body: number[]): void {
-  out.push(id);
-  uleb(out, body.length);
-  out.push(...body);
-}
-
-/** Opcodes used here (core, 0xFC saturating truncation, 0xFD SIMD, 0xFE atomics). */
-const OP = {
-  block: 0x02,
-  loop: 0x03,
-  if: 0x04,
-  else: 0x05,
-  end: 0x0b,
-  br: 0x0c,
-  brIf: 0x0d,
-  call: 0x10,
-  drop: 0x1a,
-  select: 0x1b,
-  localGet: 0x20,
-  localSet: 0x21,
-  localTee: 0x22,
-  i32Load: 0x28,
-  f32Load: 0x2a,
-  i32Store: 0x36,
-  f32Store: 0x38,
-  i32Const: 0x41,
-  f32Const: 0x43,
-  f64Const: 0x44,
-  i32Eqz: 0x45,
-  i32Eq: 0x46,
-  i32Ne: 0x47,
-  i32LtS: 0x48,
-  i32LtU: 0x49,
-  i32GtS: 0x4a,
-  i32GtU: 0x4b,
-  i32LeS: 0x4c,
-  i32LeU: 0x4d,
-  i32GeS: 0x4e,
-  i32GeU: 0x4f,
-  f32Eq: 0x5b,
-  f32Ne: 0x5c,
-  f32Lt: 0x5d,
-  f32Gt: 0x5e,
-  f32Le: 0x5f,
-  f32Ge: 0x60,
-  i32Popcnt: 0x69,
-  i32Add: 0x6a,
-  i32Sub: 0x6b,
-  i32Mul: 0x6c,
-  i32DivS: 0x6d,
-  i32DivU: 0x6e,
-  i32RemS: 0x6f,
-  i32RemU: 0x70,
-  i32And: 0x71,
-  i32Or: 0x72,
-  i32Xor: 0x73,
-  i32Shl: 0x74,
-  i32ShrS: 0x75,
-  i32ShrU: 0x76,
-  f32Abs: 0x8b,
-  f32Neg: 0x8c,
-  f32Ceil: 0x8d,
-  f32Floor: 0x8e,
-  f32Trunc: 0x8f,
-  f32Sqrt: 0x91,
-  f32Add: 0x92,
-  f32Sub: 0x93,
-  f32Mul: 0x94,
-  f32Div: 0x95,
-  f32Min: 0x96,
-  f32Max: 0x97,
-  f64Sqrt: 0x9f,
-  f64Add: 0xa0,
-  f64Mul: 0xa2,
-  f64Div: 0xa3,
-  f32ConvertI32S: 0xb2,
-  f32ConvertI32U: 0xb3,
-  f32DemoteF64: 0xb6,
-  f64PromoteF32: 0xbb,
-  i32ReinterpretF32: 0xbc,
-  f32ReinterpretI32: 0xbe,
-} as const;
-
-/** 0xFC prefix. */
-const SAT = { i32TruncSatF32S: 0, i32TruncSatF32U: 1 } as const;
-
-/** 0xFD prefix (SIMD). */
-const SIMD = {
-  load: 0,
-  store: 11,
-  const: 12,
-  shuffle: 13,
-  i32x4Splat: 17,
-  f32x4Splat: 19,
-  i32x4Extract: 27,
-  i32x4Replace: 28,
-  f32x4Extract: 31,
-  f32x4Replace: 32,
-  not: 77,
-  and: 78,
-  or: 80,
-  xor: 81,
-  f32x4Ceil: 103,
-  f32x4Floor: 104,
-  f32x4Trunc: 105,
-  i32x4Abs: 160,
-  i32x4Neg: 161,
-  i32x4Shl: 171,
-  i32x4ShrS: 172,
-  i32x4ShrU: 173,
-  i32x4Add: 174,
-  i32x4Sub: 177,
-  i32x4Mul: 181,
-  i32x4MinS: 182,
-  i32x4MinU: 183,
-  i32x4MaxS: 184,
-  i32x4MaxU: 185,
-  f32x4Abs: 224,
-  f32x4Neg: 225,
-  f32x4Sqrt: 227,
-  f32x4Add: 228,
-  f32x4Sub: 229,
-  f32x4Mul: 230,
-  f32x4Div: 231,
-  f32x4Min: 232,
-  f32x4Max: 233,
-  i32x4TruncSatF32x4S: 248,
-  i32x4TruncSatF32x4U: 249,
-  f32x4ConvertI32x4S: 250,
-  f32x4ConvertI32x4U: 251,
-} as const;
-
-/** 0xFE prefix (threads). */
-const ATOMIC = {
-  load: 0x10,
-  store: 0x17,
-  add: 0x1e,
-  sub: 0x25,
-  and: 0x2c,
-  or: 0x33,
-  xor: 0x3a,
-  exchange: 0x41,
-  compareExchange: 0x48,
-} as const;
-
-/** Imported math: name and arity (f64 arguments, f64 result). */
-const MATH_IMPORTS = { exp: 1, log: 1, log2: 1, pow: 2, sin: 1, cos: 1, fmod: 2 } as const;
-type MathImport = keyof typeof MATH_IMPORTS;
-
 function wtype(t: ValueType): WType {
   const { scalar, width } = typeInfo(t);
   if (width > 1) return V128;
@@ -295,108 +104,20 @@ function hasEffect(e: Expr): boolean {
   return found;
 }
 
-/**
- * A loop whose accesses at its variable (+ an offset up to `reach`) stay within
- * `buffers` wherever `bound` does: `while (variable + reach < bound)`, u32.
- */
-interface InBoundsPlan {
-  readonly variable: number;
-  readonly reach: number;
-  readonly bound: Expr;
-  readonly buffers: readonly string[];
-}
-
-/** A plan while its unchecked copy is emitted; `valid` until the code reassigns the variable. */
-interface InBoundsProof extends InBoundsPlan {
-  valid: boolean;
-}
-
-/** The largest offset from the loop variable a plan takes (larger ones keep their checks). */
-const MAX_REACH = 1024;
-
-/** `e` as variable + offset: a u32 variable, or a u32 sum of one and a constant (either side). */
-function inductionOf(e: Expr): { variable: number; offset: number } | undefined {
-  if (e.type !== 'u32') return undefined;
-  if (e.op === 'var') return { variable: e.id, offset: 0 };
-  if (e.op !== 'binary' || e.fn !== 'add') return undefined;
-  const [v, k] = e.a.op === 'var' ? [e.a, e.b] : [e.b, e.a];
-  if (v.op !== 'var' || v.type !== 'u32' || k.op !== 'const' || typeof k.value !== 'number') return undefined;
-  if (!Number.isInteger(k.value) || k.value < 0 || k.value > MAX_REACH) return undefined;
-  return { variable: v.id, offset: k.value };
-}
-
-/** Ids of the variables that statements (and their nested blocks) set. */
-function assignedVars(stmts: readonly Stmt[]): Set<number> {
-  const ids = new Set<number>();
-  walkStmts(stmts, (s) => {
-    if (s.op === 'let' || s.op === 'assign') ids.add(s.id);
-  });
-  return ids;
-}
-
-/** No effect, no memory read, no variable in `changing`: the same value wherever the loop evaluates it. */
-function invariant(e: Expr, changing: ReadonlySet<number>): boolean {
-  let ok = true;
-  walkExpr(e, (x) => {
-    const pure = ['const', 'uniform', 'builtin', 'length', 'unary', 'binary', 'select', 'convert', 'bitcast', 'extract', 'construct'];
-    if (x.op === 'var' ? changing.has(x.id) : !pure.includes(x.op)) ok = false;
-  });
-  return ok;
-}
-
-/**
- * The plan for an innermost loop `while (i + K < E)` (u32 compare, no condition
- * prelude, E unchanged by the loop) whose body accesses buffers at i + c, c <= K;
- * undefined for any other loop. Innermost only: the body is emitted twice, so code grows at most twice.
- */
-function inBoundsPlan(s: Extract<Stmt, { op: 'loop' }>): InBoundsPlan | undefined {
-  const cond = s.cond;
-  if (s.condPrelude.length > 0 || cond.op !== 'binary' || cond.fn !== 'lt' || cond.a.type !== 'u32' || cond.b.type !== 'u32')
-    return undefined;
-  const head = inductionOf(cond.a);
-  if (!head) return undefined;
-  let nested = false;
-  walkStmts(s.body, (x) => {
-    if (x.op === 'loop') nested = true;
-  });
-  if (nested || !invariant(cond.b, assignedVars([s]))) return undefined;
-  const buffers = new Set<string>();
-  const covered = (index: Expr) => {
-    const at = inductionOf(index);
-    return at !== undefined && at.variable === head.variable && at.offset <= head.offset;
-  };
-  walkStmts(s.body, (x) => {
-    if (x.op === 'store' && covered(x.index)) buffers.add(x.buffer);
-    forEachExprOfStmt(x, (root) =>
-      walkExpr(root, (e) => {
-        if (e.op === 'load' && covered(e.index)) buffers.add(e.buffer);
-      }),
-    );
-  });
-  if (buffers.size === 0) return undefined;
-  return { variable: head.variable, reach: head.offset, bound: cond.b, buffers: [...buffers] };
-}
-
 interface BufferSlot {
   readonly decl: BufferParamDecl;
   readonly offset: number;
   readonly length: number;
 }
 
-class WasmGenerator {
+class WasmGenerator extends FunctionBuilder {
   private readonly ir: KernelIR;
-  private readonly code: number[] = [];
   private readonly buffers = new Map<string, BufferSlot>();
   private readonly uniforms = new Map<string, number>();
   private readonly params: WasmParam[] = [];
-  private readonly paramTypes: WType[] = [];
-  private readonly locals: WType[] = [];
   private readonly vars = new Map<number, number>();
   /** Ids for the scalar lanes that lanewise() names as variables (below every IR variable id). */
   private nextLaneVar = -1;
-  private readonly imports = new Map<MathImport, number>();
-  /** Open blocks, innermost last: what a break/continue/return branches to. */
-  private readonly labels: string[] = [];
   private loopCount = 0;
   private readonly loopLabels: Array<{ brk: string; cont: string }> = [];
   /** Loops whose unchecked copy is being emitted, innermost last (see `provenInBounds`). */
@@ -417,6 +138,7 @@ class WasmGenerator {
   private wz = 0;
 
   constructor(ir: KernelIR) {
+    super();
     this.ir = ir;
   }
 
@@ -535,139 +257,12 @@ class WasmGenerator {
     this.close(); // wg-top
     this.close(); // wg-exit
     c.push(OP.end);
-    return { bytes: this.module(), params: this.params, scratchBytes };
-  }
-
-  // ---------- module ----------
-
-  private module(): Uint8Array {
-    const out = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
-    const types: number[][] = [];
-    const typeIndex = (params: WType[], results: WType[]): number => {
-      const t = [0x60, params.length, ...params, results.length, ...results];
-      const key = t.join(',');
-      const at = types.findIndex((x) => x.join(',') === key);
-      if (at >= 0) return at;
-      return types.push(t) - 1;
-    };
-    const runType = typeIndex(this.paramTypes, []);
-    const importedTypes = [...this.imports.keys()].map((m) => typeIndex(new Array<WType>(MATH_IMPORTS[m]).fill(F64), [F64]));
-    const typeSec: number[] = [];
-    uleb(typeSec, types.length);
-    for (const t of types) {
-      // Counts below 128 are their own LEB128.
-      if ((t[1] ?? 0) >= 128) throw new Unsupported('too many parameters');
-      typeSec.push(...t);
-    }
-    section(out, 1, typeSec);
-
-    const importSec: number[] = [];
-    uleb(importSec, 1 + this.imports.size);
-    name(importSec, 'env');
-    name(importSec, 'memory');
-    // Memory, shared, limits 0..65536 pages (the device's memory lies within).
-    importSec.push(0x02, 0x03);
-    uleb(importSec, 0);
-    uleb(importSec, 65536);
-    [...this.imports.keys()].forEach((m, i) => {
-      name(importSec, 'm');
-      name(importSec, m);
-      importSec.push(0x00);
-      uleb(importSec, importedTypes[i] as number);
-    });
-    section(out, 2, importSec);
-
-    const funcSec: number[] = [];
-    uleb(funcSec, 1);
-    uleb(funcSec, runType);
-    section(out, 3, funcSec);
-
-    const exportSec: number[] = [];
-    uleb(exportSec, 1);
-    name(exportSec, 'run');
-    exportSec.push(0x00);
-    uleb(exportSec, this.imports.size);
-    section(out, 7, exportSec);
-
-    const body: number[] = [];
-    // Locals as runs of one type.
-    const runs: Array<[number, WType]> = [];
-    for (const t of this.locals) {
-      const last = runs[runs.length - 1];
-      if (last && last[1] === t) last[0]++;
-      else runs.push([1, t]);
-    }
-    uleb(body, runs.length);
-    for (const [n, t] of runs) {
-      uleb(body, n);
-      body.push(t);
-    }
-    body.push(...this.code);
-    const codeSec: number[] = [];
-    uleb(codeSec, 1);
-    uleb(codeSec, body.length);
-    codeSec.push(...body);
-    section(out, 10, codeSec);
-    return new Uint8Array(out);
+    // Parameter counts below 128 are their own LEB128 in the type section.
+    if (this.paramTypes.length >= 128) throw new Unsupported('too many parameters');
+    return { bytes: this.encode(), params: this.params, scratchBytes };
   }
 
   // ---------- helpers ----------
-
-  private param(t: WType): number {
-    this.paramTypes.push(t);
-    return this.paramTypes.length - 1;
-  }
-
-  private local(t: WType): number {
-    this.locals.push(t);
-    return this.paramTypes.length + this.locals.length - 1;
-  }
-
-  private get(i: number): void {
-    this.code.push(OP.localGet);
-    uleb(this.code, i);
-  }
-
-  private set(i: number): void {
-    this.code.push(OP.localSet);
-    uleb(this.code, i);
-  }
-
-  private tee(i: number): void {
-    this.code.push(OP.localTee);
-    uleb(this.code, i);
-  }
-
-  private i32(n: number): void {
-    this.code.push(OP.i32Const);
-    sleb(this.code, n);
-  }
-
-  private simd(op: number): void {
-    this.code.push(0xfd);
-    uleb(this.code, op);
-  }
-
-  private open(op: typeof OP.block | typeof OP.loop | typeof OP.if, label: string, result: WType | typeof VOID = VOID): void {
-    this.code.push(op, result);
-    this.labels.push(label);
-  }
-
-  private else_(): void {
-    this.code.push(OP.else);
-  }
-
-  private close(): void {
-    this.code.push(OP.end);
-    this.labels.pop();
-  }
-
-  private br(op: typeof OP.br | typeof OP.brIf, label: string): void {
-    const at = this.labels.lastIndexOf(label);
-    if (at < 0) throw new Error(`internal: no label ${label}`);
-    this.code.push(op);
-    uleb(this.code, this.labels.length - 1 - at);
-  }
 
   /** Pushes the value of `e` into a new local and returns it. */
   private temp(e: Expr): number {
@@ -675,20 +270,6 @@ class WasmGenerator {
     this.expr(e);
     this.set(t);
     return t;
-  }
-
-  private mathImport(m: MathImport): number {
-    let index = this.imports.get(m);
-    if (index === undefined) {
-      index = this.imports.size;
-      this.imports.set(m, index);
-    }
-    return index;
-  }
-
-  private call(m: MathImport): void {
-    this.code.push(OP.call);
-    uleb(this.code, this.mathImport(m));
   }
 
   // ---------- statements ----------
