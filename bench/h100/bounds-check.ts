@@ -10,8 +10,8 @@
  *
  * Session 8 (tuning/h100-radix-session8-2026-11-24.json, call 4, code before IndexBounds):
  * workgroup-array checks out 4.7% faster, storage checks out too slower; the generator
- * now leaves out the workgroup checks an index provably passes (backend-webgpu's
- * index-bounds.ts), so on later code 'all' has fewer checks to take out.
+ * now leaves out the workgroup checks an index provably passes (IndexBounds, core's
+ * ir/index-ranges.ts), so on later code 'all' has fewer checks to take out.
  */
 /// <reference types="@webgpu/types" />
 

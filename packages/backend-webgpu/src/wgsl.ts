@@ -2,6 +2,7 @@ import {
   type BinaryFn,
   containsBarrier,
   type Expr,
+  IndexBounds,
   type Kernel,
   KernelBuildError,
   type KernelIR,
@@ -14,7 +15,6 @@ import {
   walkStmts,
   workgroupShapeOf,
 } from '@trident/core';
-import { IndexBounds } from './index-bounds.ts';
 
 /**
  * WGSL code generation: the sibling of the CPU backend's JavaScript generator (backend-cpu codegen/js.ts).
@@ -37,7 +37,7 @@ import { IndexBounds } from './index-bounds.ts';
  * IR semantics (ir/nodes.ts) that WGSL does not give by itself are made explicit:
  * loads, stores and atomics are bounds-checked in small helper functions (WGSL's
  * robustness may clamp an index into range instead of dropping the access), except
- * workgroup-array accesses whose index provably passes (index-bounds.ts);
+ * workgroup-array accesses whose index provably passes (core ir/index-ranges.ts);
  * shift amounts are masked with 31; f32 -> integer conversions saturate with NaN
  * -> 0 by a bit test (drivers may assume no NaN in float compares); u32 <-> i32
  * are `bitcast`s. Integer division and remainder by zero and MIN / -1 are already
@@ -121,6 +121,9 @@ export function workgroupElementBytes(type: ValueType): number {
 
 const I32_MIN = -2147483648;
 
+/** WGSL subgroups have at most 128 invocations (what bounds subgroup_size and subgroup_invocation_id). */
+const WGSL_MAX_SUBGROUP_SIZE = 128;
+
 type LoopKind = 'none' | 'barrier' | 'free';
 interface Ctx {
   /** The innermost enclosing loop: none, one containing a barrier, or a barrier-free one. */
@@ -155,7 +158,7 @@ class WgslGenerator {
       if (decl.kind === 'buffer') this.bufferDecl.set(name, { dtype: decl.dtype, access: decl.access, vector: decl.vector });
     }
     for (const a of this.ir.workgroupArrays) this.arrayDecl.set(a.id, { type: a.type, length: a.length, atomic: a.atomic === true });
-    this.bounds = new IndexBounds(this.ir);
+    this.bounds = new IndexBounds(this.ir, WGSL_MAX_SUBGROUP_SIZE);
     let hasReturn = false;
     walkStmts(this.ir.body, (s) => {
       if (s.op === 'return') hasReturn = true;

@@ -75,6 +75,7 @@ export {
   uniform,
   type WorkgroupArray,
 } from './ir/builder.ts';
+export { assignedVars, type InBoundsPlan, IndexBounds, inBoundsPlan, inductionOf } from './ir/index-ranges.ts';
 export type * from './ir/nodes.ts';
 export { privateArrayLength, workgroupShapeOf } from './ir/nodes.ts';
 export { type ElementOf, isFloat, isInteger, typeInfo, type ValueType, type VecType, type VecWidth, vecType } from './ir/types.ts';

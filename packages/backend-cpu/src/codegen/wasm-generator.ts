@@ -1,8 +1,17 @@
-import type { BinaryFn, BufferParamDecl, Expr, Kernel, KernelIR, Stmt, ValueType } from '@trident/core';
-import { containsBarrier, forEachExprOfStmt, typeInfo, walkExpr, walkStmts, workgroupShapeOf } from '@trident/core';
+import type { BinaryFn, BufferParamDecl, Expr, InBoundsPlan, Kernel, KernelIR, Stmt, ValueType } from '@trident/core';
+import {
+  assignedVars,
+  containsBarrier,
+  forEachExprOfStmt,
+  inBoundsPlan,
+  inductionOf,
+  typeInfo,
+  walkExpr,
+  walkStmts,
+  workgroupShapeOf,
+} from '@trident/core';
 import { F32, f32Bytes, f64Bytes, I32, uleb, V128, type WType } from './wasm-encoding.ts';
 import { FunctionBuilder } from './wasm-function.ts';
-import { assignedVars, type InBoundsProof, inBoundsPlan, inductionOf } from './wasm-loop-plan.ts';
 import { ATOMIC, OP, SAT, SIMD } from './wasm-opcodes.ts';
 
 /**
@@ -102,6 +111,11 @@ function hasEffect(e: Expr): boolean {
     if (x.op === 'atomic' || x.op === 'wgAtomic') found = true;
   });
   return found;
+}
+
+/** A loop's in-bounds plan (core ir/index-ranges.ts) while its unchecked copy is emitted; `valid` until the code reassigns the variable. */
+interface InBoundsProof extends InBoundsPlan {
+  valid: boolean;
 }
 
 interface BufferSlot {
