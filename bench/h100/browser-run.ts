@@ -40,6 +40,7 @@ const { values, positionals } = parseArgs({
     'deadline-s': { type: 'string' },
     'trident-deadline-s': { type: 'string' },
     cases: { type: 'string' },
+    note: { type: 'string', multiple: true },
     cub: { type: 'string' },
     gpu: { type: 'string' },
     commit: { type: 'string' },
@@ -149,25 +150,52 @@ function cubRows(text: string, adapter: string): Measurement[] {
   return rows;
 }
 
+/**
+ * One results file from several calls' files (in call order): measurements, devices, conformance and
+ * notes together; each part's commit kept; --cub adds the anchor's rows from a call whose own file
+ * lacks them (one stopped at its time limit before its last write), --note adds lines.
+ */
 function merge(files: readonly string[], out: string): void {
   const parts = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as BrowserResults);
   const first = parts[0];
   if (!first) throw new Error('--merge: no files');
+  const commits = [...new Set(parts.map((p) => p.versions['trident commit']).filter((c): c is string => c !== undefined))];
+  const cub = values.cub ? cubRows(readFileSync(values.cub, 'utf8'), (values.gpu ?? 'NVIDIA GPU').split(',')[0] as string) : [];
+  const hasCub = parts.some((p) => p.measurements.some((m) => m.implementation === 'cub'));
+  // Anchor rows only at the sizes Trident ran here: a larger one (2^28) would stand, under the same machine
+  // label, in place of the anchor that the Node suite's call measured beside its own rows.
+  const largest = Math.max(...parts.flatMap((p) => p.measurements.filter((m) => m.implementation === 'trident').map((m) => m.n)));
+  const anchors = hasCub ? [] : cub.filter((m) => m.n <= largest);
   const devices = new Map<string, BenchDevice>();
   for (const p of parts) for (const d of p.devices ?? []) devices.set(`${d.runtime}/${d.backend}`, d);
   const merged: BrowserResults = {
     ...first,
-    adapters: Object.assign({}, ...parts.map((p) => p.adapters)),
-    versions: Object.assign({}, ...parts.map((p) => p.versions)),
+    adapters: { ...Object.assign({}, ...parts.map((p) => p.adapters)), ...(anchors.length > 0 ? { 'native/cuda': values.gpu ?? '' } : {}) },
+    versions: {
+      ...Object.assign({}, ...parts.map((p) => p.versions)),
+      ...(commits.length > 0 ? { 'trident commit': commits.join(', ') } : {}),
+    },
     settings: {
       ...first.settings,
       command: parts.map((p) => p.settings.command).join(' ; '),
       sizes: Object.assign({}, ...parts.map((p) => p.settings.sizes)),
     },
-    measurements: parts.flatMap((p) => p.measurements),
+    measurements: [...parts.flatMap((p) => p.measurements), ...anchors],
     devices: [...devices.values()],
-    unavailable: parts.flatMap((p) => p.unavailable ?? []),
-    notes: [...new Set(parts.flatMap((p) => p.notes ?? []))],
+    unavailable: parts
+      .flatMap((p) => p.unavailable ?? [])
+      .filter((u, i, all) => all.findIndex((x) => x.backend === u.backend && x.runtime === u.runtime) === i),
+    notes: [
+      ...new Set([
+        ...parts.flatMap((p) => p.notes ?? []),
+        ...(anchors.length > 0
+          ? [
+              'CUB rows: anchors/cub_anchor.cu, built with nvcc and run in the same device call as the Trident rows, timed with CUDA events.',
+            ]
+          : []),
+        ...(values.note ?? []),
+      ]),
+    ],
     conformance: parts.flatMap((p) => p.conformance ?? []),
   };
   writeFileSync(out, `${JSON.stringify(merged, null, 1)}\n`);
