@@ -13,12 +13,14 @@ import type { Stats } from '../packages/cli/src/bench/schema.ts';
 import { analyze } from '../packages/cli/src/report/analysis.ts';
 import { buildCapabilityMatrix } from '../packages/cli/src/report/capabilities.ts';
 import { curveBlocks } from '../packages/cli/src/report/curves.ts';
+import { browserVsNode } from '../packages/cli/src/report/document.ts';
 import { type LabelledMeasurement, loadResultsFile } from '../packages/cli/src/report/load.ts';
 import { shortAdapter } from '../packages/cli/src/report/names.ts';
 import { buildScoreboard, compare, headline } from '../packages/cli/src/report/scoreboard.ts';
 import { fewInvocations, manyInvocationsView } from './alg-helpers.ts';
 
 const H100_SUITE = fileURLToPath(new URL('../bench/results/h100-suite-2026-11-27.json', import.meta.url));
+const H100_BROWSER = fileURLToPath(new URL('../bench/results/h100-browser-2026-11-27.json', import.meta.url));
 const LOCAL = fileURLToPath(new URL('./fixtures/cli/results-local.json', import.meta.url));
 
 const stats = (median: number): Stats => ({ median, min: median, max: median, q1: median, q3: median, samples: [median] });
@@ -143,6 +145,110 @@ describe('plain-JS ceiling rows', () => {
     const cell = buildScoreboard(all, analyze(all)).rows[0]?.cells[0];
     expect(cell?.measurement).toBe(chromium);
     expect(cell?.ceiling).toBeUndefined();
+  });
+});
+
+describe('copy ceilings', () => {
+  const n = 2 ** 24;
+  const cpu = { backend: 'cpu', runtime: 'chromium' as const, timer: 'wall' as const, adapter: '16 Web Workers' };
+  // 8n bytes in 1 ms = 134.2 GB/s; Trident's cpu zcopy takes 10 ms (13.4 GB/s), the plain-JS copy 1 ms.
+  const zcopy = row({
+    ...cpu,
+    algorithm: 'zcopy',
+    variant: 'copy',
+    n,
+    ms: stats(10),
+    bytes: 8 * n,
+    throughput: { value: (8 * n) / 10e6, unit: 'GB/s' },
+  });
+  const copy = row({
+    ...cpu,
+    algorithm: 'zcopy',
+    variant: 'copy',
+    n,
+    implementation: 'plain JS threads',
+    role: 'ceiling',
+    backend: 'js',
+    adapter: 'Web Workers (16 threads)',
+    ms: stats(1),
+    bytes: 8 * n,
+    throughput: { value: (8 * n) / 1e6, unit: 'GB/s' },
+  });
+  const reduce = row({
+    ...cpu,
+    algorithm: 'reduce',
+    variant: 'sum',
+    n,
+    ms: stats(1),
+    bytes: 4 * n,
+    throughput: { value: (4 * n) / 1e6, unit: 'GB/s' },
+  });
+
+  it('a cpu platform is held to the plain-JS copy where it beats Trident’s zcopy, and says so', () => {
+    const analysis = analyze([zcopy, copy, reduce]);
+    const r = analysis.rows.get('reduce')?.[0];
+    expect(r?.ceiling?.source).toBe('plain-JS copy (TypedArray set on 16 threads)');
+    expect(r?.zcopyShare).toBeCloseTo(0.5, 12);
+    expect(analysis.platformCeilings).toEqual([
+      { platform: 'm · chromium · cpu', best: { gbps: (8 * n) / 1e6, n, source: 'plain-JS copy (TypedArray set on 16 threads)' } },
+    ]);
+  });
+
+  it('a GPU platform keeps its own zcopy; a plain-JS copy bounds only cpu', () => {
+    const gpu = { ...zcopy, backend: 'webgl2', timer: 'gpu-timestamp' as const };
+    const analysis = analyze([gpu, copy]);
+    expect(analysis.platformCeilings).toEqual([
+      { platform: 'm · chromium · webgl2', best: { gbps: (8 * n) / 10e6, n, source: 'Trident zcopy' } },
+    ]);
+  });
+});
+
+describe('browser WebGPU against Node WebGPU', () => {
+  const gb = (bytes: number, ms: number) => ({ value: bytes / (ms * 1e6), unit: 'GB/s' as const });
+  const at = (runtime: 'node' | 'chromium', algorithm: string, variant: string, n: number, ms: number) =>
+    row({ label: 'h100', runtime, algorithm, variant, n, ms: stats(ms), bytes: 4 * n, throughput: gb(4 * n, ms) });
+
+  it('compares at the largest n both ran, else by throughput at each one’s largest n', () => {
+    const lines = browserVsNode([
+      at('chromium', 'reduce', 'sum', 2 ** 24, 0.04),
+      at('node', 'reduce', 'sum', 2 ** 24, 0.02),
+      at('node', 'reduce', 'sum', 2 ** 28, 0.35),
+      at('chromium', 'scan', 'inclusive', 2 ** 26, 0.2),
+      at('node', 'scan', 'inclusive', 2 ** 28, 0.4),
+    ]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('reduce n=2^24 0.040 ms vs 0.020 ms (0.50×)');
+    // 2^28 in 0.4 ms is 2684 GB/s; 2^26 in 0.2 ms is 1342: half the speed, at another n.
+    expect(lines[0]).toContain('scan 1342 GB/s @ n=2^26 vs 2684 @ n=2^28 (0.50×, throughput, different n)');
+  });
+
+  it('says nothing without both runtimes', () => {
+    expect(browserVsNode([at('chromium', 'reduce', 'sum', 2 ** 24, 0.04)])).toEqual([]);
+  });
+});
+
+describe('the committed H100 browser results', () => {
+  const browser = loadResultsFile(H100_BROWSER);
+  const suite = loadResultsFile(H100_SUITE);
+  const all = [...suite.measurements, ...browser.measurements];
+  const analysis = analyze(all);
+  const board = buildScoreboard(all, analysis);
+
+  it('give the three Chromium columns beside Node’s, each with a ceiling measured in the same page', () => {
+    const keys = board.platforms.map((p) => p.key);
+    for (const b of ['webgl2', 'webgpu', 'cpu']) {
+      expect(keys).toContain(`h100 · chromium · ${b}`);
+      expect(analysis.platformCeilings.find((c) => c.platform === `h100 · chromium · ${b}`)).toBeDefined();
+    }
+    expect(analysis.platformCeilings.find((c) => c.platform === 'h100 · chromium · cpu')?.best.source).toMatch(/^plain-JS copy/);
+    expect(browser.label).toBe('h100');
+    expect(browser.machine.cpu).toBeTruthy();
+  });
+
+  it('give a browser-against-Node line for the H100', () => {
+    const [line] = browserVsNode(all);
+    expect(line).toMatch(/^Browser WebGPU against Node \(Dawn\) WebGPU on the same GPU \(h100;/);
+    expect(line).toContain('sort n=2^24');
   });
 });
 

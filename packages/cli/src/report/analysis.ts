@@ -6,9 +6,12 @@
  * Definitions (also printed in the report's "Method" section):
  * - A *platform* is one Trident backend on one machine in one runtime, e.g.
  *   `local · node · cpu` or `h100 · node · webgpu`.
- * - *zcopy ceiling*: the read+write zcopy throughput Trident measured on that
- *   platform at the same n (the largest zcopy figure of the platform if that n
- *   was not run).
+ * - *zcopy ceiling*: the read+write copy throughput measured on that platform at
+ *   the same n (the largest figure of the platform if that n was not run): Trident's
+ *   own zcopy on GPU backends (in the same page for Chromium), and on cpu platforms
+ *   the faster of Trident's zcopy and the machine's plain-JS copy
+ *   (`TypedArray.prototype.set` on as many threads as the backend has workers,
+ *   bench/ceiling.ts), since a cpu zcopy kernel is no ceiling.
  * - *Architectural efficiency* e = throughput / zcopy ceiling (GB/s over GB/s;
  *   algorithms counting only reads can exceed 1). Not defined for nbody, which is
  *   compute-bound.
@@ -66,12 +69,26 @@ export interface CeilingRow {
 /** Read+write zcopy is the ceiling; a write-only fill is reported but is not the ceiling. */
 const isCeilingZcopy = (m: Measurement): boolean => m.algorithm === 'zcopy' && !/fill|write/i.test(m.variant);
 
+/** A platform's copy ceiling at one n: the throughput and what measured it. */
+export interface CeilingPoint {
+  readonly gbps: number;
+  readonly n: number;
+  /** 'Trident zcopy' or the plain-JS copy's description ('plain-JS copy, TypedArray set on 16 threads'). */
+  readonly source: string;
+}
+
 export interface Row {
   readonly m: LabelledMeasurement;
   readonly platform: string;
   /** Throughput / the platform's zcopy ceiling (GB/s only). */
   readonly zcopyShare?: number;
-  readonly ceiling?: { readonly gbps: number; readonly n: number };
+  readonly ceiling?: CeilingPoint;
+}
+
+/** What bounds one platform's memory-bound rows: its copy ceiling at the largest n measured. */
+export interface PlatformCeiling {
+  readonly platform: string;
+  readonly best: CeilingPoint;
 }
 
 export interface PeerRow {
@@ -106,6 +123,8 @@ export interface Analysis {
   readonly ceilings: Row[];
   /** By algorithm: the plain-JS ceiling rows, each with Trident cpu's share of it. */
   readonly jsCeilings: ReadonlyMap<string, CeilingRow[]>;
+  /** Each platform's copy ceiling (the highest throughput measured) and its source. */
+  readonly platformCeilings: readonly PlatformCeiling[];
   readonly portability: PortabilityRow[];
 }
 
@@ -136,24 +155,42 @@ export function analyze(all: readonly LabelledMeasurement[]): Analysis {
     jsCeilings.set(c.algorithm, list);
   }
 
-  // zcopy ceilings per platform, by n.
-  const ceilingByPlatform = new Map<string, Map<number, number>>();
+  // Copy ceilings per platform, by n: Trident's zcopy, and on cpu platforms the plain-JS copy of the same machine and runtime.
+  const ceilingByPlatform = new Map<string, Map<number, CeilingPoint>>();
   const ceilings: Row[] = [];
+  const addCeiling = (platform: string, n: number, gbps: number, source: string): void => {
+    const byN = ceilingByPlatform.get(platform) ?? new Map<number, CeilingPoint>();
+    const cur = byN.get(n);
+    if (!cur || gbps > cur.gbps) byN.set(n, { gbps, n, source });
+    ceilingByPlatform.set(platform, byN);
+  };
   for (const m of ours.filter(isCeilingZcopy)) {
     if (m.throughput?.unit !== 'GB/s' || m.error) continue;
-    const byN = ceilingByPlatform.get(keyOf(m)) ?? new Map<number, number>();
-    byN.set(m.n, Math.max(byN.get(m.n) ?? 0, m.throughput.value));
-    ceilingByPlatform.set(keyOf(m), byN);
+    addCeiling(keyOf(m), m.n, m.throughput.value, 'Trident zcopy');
   }
-  const ceilingFor = (m: LabelledMeasurement): { gbps: number; n: number } | undefined => {
+  const cpuPlatforms = new Set(ours.filter((m) => m.backend === 'cpu').map(keyOf));
+  for (const c of all.filter((m) => isCeiling(m) && isCeilingZcopy(m))) {
+    if (c.throughput?.unit !== 'GB/s' || c.error) continue;
+    const platform = platformName({ label: c.label, runtime: c.runtime, backend: 'cpu' });
+    if (!cpuPlatforms.has(platform)) continue;
+    const threads = /\((\d+ threads?)\)$/.exec(c.adapter)?.[1];
+    addCeiling(platform, c.n, c.throughput.value, `plain-JS copy (TypedArray set${threads ? ` on ${threads}` : ''})`);
+  }
+  const ceilingFor = (m: LabelledMeasurement): CeilingPoint | undefined => {
     const byN = ceilingByPlatform.get(keyOf(m));
     if (!byN || byN.size === 0) return undefined;
     const same = byN.get(m.n);
-    if (same !== undefined) return { gbps: same, n: m.n };
-    let best: { gbps: number; n: number } | undefined;
-    for (const [n, gbps] of byN) if (!best || gbps > best.gbps) best = { gbps, n };
+    if (same !== undefined) return same;
+    let best: CeilingPoint | undefined;
+    for (const p of byN.values()) if (!best || p.gbps > best.gbps) best = p;
     return best;
   };
+  const platformCeilings: PlatformCeiling[] = [...ceilingByPlatform]
+    .map(([platform, byN]) => ({
+      platform,
+      best: [...byN.values()].reduce((a, b) => (b.gbps > a.gbps ? b : a)),
+    }))
+    .sort((a, b) => a.platform.localeCompare(b.platform));
 
   const rows = new Map<string, Row[]>();
   for (const m of sortMeasurements(ours)) {
@@ -258,7 +295,7 @@ export function analyze(all: readonly LabelledMeasurement[]): Analysis {
   portability.sort((a, b) => orderKey(a.algorithm) - orderKey(b.algorithm) || a.algorithm.localeCompare(b.algorithm));
 
   const algorithms = [...new Set([...rows.keys(), ...peers.keys()])].sort((a, b) => orderKey(a) - orderKey(b) || a.localeCompare(b));
-  return { algorithms, rows, peers, ceilings, jsCeilings, portability };
+  return { algorithms, rows, peers, ceilings, jsCeilings, platformCeilings, portability };
 }
 
 /** Trident cpu's row that a plain-JS ceiling row bounds: same machine, runtime, case and n. */

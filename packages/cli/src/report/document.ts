@@ -22,7 +22,7 @@ import { type CurveChart, seriesColors } from './charts.ts';
 import { curveBlocks } from './curves.ts';
 import type { LabelledMeasurement, LoadedResults } from './load.ts';
 import { implementationName, shortAdapter } from './names.ts';
-import { buildScoreboard, compare, fmtSpeedup, type Scoreboard, type ScoreCell } from './scoreboard.ts';
+import { buildScoreboard, compare, fmtSpeedup, headline, type Scoreboard, type ScoreCell } from './scoreboard.ts';
 
 /** A table cell: plain text, or text with HTML extras (pre-escaped inner HTML, a tooltip, a class). */
 export interface RichCell {
@@ -110,6 +110,9 @@ export function buildDocument(analysis: Analysis, sources: readonly LoadedResult
     only: 'md',
     text: `Adapters: ${board.platforms.map((p) => `${p.label} ${p.runtime} ${p.backend} = ${p.shortAdapter || p.adapter}`).join('; ')}.`,
   });
+
+  out.push({ kind: 'p', className: 'legend', text: ceilingsLine(board, analysis) });
+  for (const line of browserVsNode(all)) out.push({ kind: 'p', className: 'legend', text: line });
 
   out.push({ kind: 'h', level: 2, text: 'Performance portability (Pennycook PP)' });
   out.push({
@@ -229,6 +232,65 @@ function scoreboardTable(board: Scoreboard, withVerdict: boolean): Block & { kin
       ...(withVerdict ? [{ text: r.verdict.replace(/^[^:]+: /, ''), className: 'verdict' }] : []),
     ]),
   };
+}
+
+/** Each scoreboard platform's copy ceiling: what the % figures are of, and what measured it. */
+function ceilingsLine(board: Scoreboard, analysis: Analysis): string {
+  const parts = board.platforms.map((p) => {
+    const c = analysis.platformCeilings.find((x) => x.platform === p.key);
+    return c ? `${p.key} ${fmtNum(c.best.gbps)} GB/s @ n=${fmtN(c.best.n)} (${c.best.source})` : `${p.key} none measured`;
+  });
+  return (
+    'Copy ceilings (read + write, the highest measured on each platform; the % figures use the one at the same n): ' +
+    `${parts.join('; ')}. GPU platforms: Trident\u2019s zcopy on that backend, in the same process or page. cpu platforms: the faster of ` +
+    'Trident\u2019s zcopy and the machine\u2019s plain-JS copy (TypedArray set, one chunk per thread, as many threads as the backend has workers).'
+  );
+}
+
+/** Algorithms the browser-vs-Node line compares, headline variants (scoreboard.ts). */
+const BROWSER_VS_NODE = ['zcopy', 'reduce', 'scan', 'histogram', 'compact', 'sort', 'nbody'];
+
+/**
+ * One line per machine that ran Trident's WebGPU both in Node (Dawn) and in Chromium: the browser's
+ * figure against Node's per algorithm, at the largest n both ran (a time ratio), else at each one's
+ * largest n (a throughput ratio, marked).
+ */
+export function browserVsNode(all: readonly LabelledMeasurement[]): string[] {
+  const ours = all.filter((m) => m.implementation === 'trident' && m.backend === 'webgpu' && !m.error && m.ms);
+  const labels = [...new Set(ours.filter((m) => m.runtime === 'chromium').map((m) => m.label))].sort();
+  const lines: string[] = [];
+  for (const label of labels) {
+    const parts: string[] = [];
+    for (const algorithm of BROWSER_VS_NODE) {
+      const rows = (runtime: string) => ours.filter((m) => m.label === label && m.runtime === runtime && m.algorithm === algorithm);
+      const b = headline(algorithm, rows('chromium'));
+      const n = headline(algorithm, rows('node'));
+      if (!b || !n) continue;
+      const common = rows('chromium')
+        .filter((x) => x.variant === b.variant)
+        .map((x) => x.n)
+        .filter((size) => rows('node').some((y) => y.variant === n.variant && y.n === size));
+      const at = common.length > 0 ? Math.max(...common) : undefined;
+      if (at !== undefined) {
+        const bm = rows('chromium').find((x) => x.variant === b.variant && x.n === at) as LabelledMeasurement;
+        const nm = rows('node').find((x) => x.variant === n.variant && x.n === at) as LabelledMeasurement;
+        const r = (nm.ms?.median as number) / (bm.ms?.median as number);
+        parts.push(
+          `${algorithm} n=${fmtN(at)} ${fmtMs(bm.ms?.median as number)} ms vs ${fmtMs(nm.ms?.median as number)} ms (${r.toFixed(2)}×)`,
+        );
+      } else if (b.throughput && n.throughput && b.throughput.unit === n.throughput.unit) {
+        const r = b.throughput.value / n.throughput.value;
+        parts.push(
+          `${algorithm} ${fmtNum(b.throughput.value)} ${b.throughput.unit} @ n=${fmtN(b.n)} vs ${fmtNum(n.throughput.value)} @ n=${fmtN(n.n)} (${r.toFixed(2)}×, throughput, different n)`,
+        );
+      }
+    }
+    if (parts.length > 0)
+      lines.push(
+        `Browser WebGPU against Node (Dawn) WebGPU on the same GPU (${label}; GPU time, Chromium first; ratio = the browser\u2019s speed over Node\u2019s, from different runs): ${parts.join('; ')}.`,
+      );
+  }
+  return lines;
 }
 
 // ---------- PP ----------

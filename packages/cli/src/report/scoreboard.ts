@@ -181,7 +181,7 @@ function figureOf(m: LabelledMeasurement, analysis: Analysis): Figure {
     return {
       text: pct,
       share: row.zcopyShare,
-      what: `${at}: ${fmtNum(m.throughput.value)} GB/s = ${pct} of this platform's zcopy (${fmtNum(row.ceiling.gbps)} GB/s @ n=${fmtN(row.ceiling.n)})`,
+      what: `${at}: ${fmtNum(m.throughput.value)} GB/s = ${pct} of this platform's copy ceiling (${row.ceiling.source}, ${fmtNum(row.ceiling.gbps)} GB/s @ n=${fmtN(row.ceiling.n)})`,
     };
   }
   if (m.throughput) {
