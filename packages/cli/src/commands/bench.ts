@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BACKEND_KINDS, type BackendKind, createDevice, type Device, registeredBackends } from 'trident';
-import { backendKind, list, parse, positiveInt } from '../args.ts';
+import { backendKind, list, parse, positiveInt, workerCount } from '../args.ts';
 import { type BenchCase, CASES } from '../bench/cases.ts';
 import { isCeilingCase, measureCeiling } from '../bench/ceiling.ts';
 import { nodeCeilingThreads } from '../bench/ceiling-node.ts';
@@ -367,6 +367,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
       : values['warmup-ms'] === '0'
         ? 0
         : positiveInt(values['warmup-ms'], '--warmup-ms');
+  const workers = workerCount(values.workers);
   const results = await runBench({
     ...(backendNames.length > 0 ? { backends: backendNames.map((b) => backendKind(b, '--backends')) } : {}),
     cases: selectCases(algorithmNames),
@@ -377,7 +378,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
       repeats: positiveInt(values.repeats, '--repeats', 7),
       budgetMs: positiveInt(values['budget-ms'], '--budget-ms', 4000),
     },
-    ...(values.workers !== undefined ? { workers: positiveInt(values.workers, '--workers') } : {}),
+    ...(workers !== undefined ? { workers } : {}),
     ...(values['no-wasm'] === true ? { wasm: false } : {}),
     label,
     command: `trident bench ${argv.join(' ')}`.trim(),

@@ -4,7 +4,7 @@
  * picks by default.
  */
 import { BACKEND_KINDS, type BackendKind, probeBackends } from 'trident';
-import { parse, positiveInt } from '../args.ts';
+import { parse, workerCount } from '../args.ts';
 import { type DeviceDescription, describeDevice } from '../device-description.ts';
 import { deviceOptions } from '../device-options.ts';
 
@@ -51,7 +51,7 @@ export async function devicesCommand(argv: string[]): Promise<number> {
     );
     return 0;
   }
-  const workers = values.workers === undefined ? undefined : positiveInt(values.workers, '--workers');
+  const workers = workerCount(values.workers);
   let report = await listDevices(workers);
   if (values.browser) {
     const { probeInChromium } = await import('../browser/host.ts');
