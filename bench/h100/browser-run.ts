@@ -107,6 +107,8 @@ interface Conformance {
   readonly failures: ReadonlyArray<{ test: string; error: string }>;
   readonly error?: string;
   readonly seconds: number;
+  /** The commit the specs were bundled from (set by --merge, from the part's versions). */
+  readonly commit?: string;
 }
 
 interface BrowserResults extends BenchResults {
@@ -196,7 +198,9 @@ function merge(files: readonly string[], out: string): void {
         ...(values.note ?? []),
       ]),
     ],
-    conformance: parts.flatMap((p) => p.conformance ?? []),
+    conformance: parts.flatMap((p) =>
+      (p.conformance ?? []).map((c) => ({ ...c, ...(p.versions['trident commit'] ? { commit: p.versions['trident commit'] } : {}) })),
+    ),
   };
   writeFileSync(out, `${JSON.stringify(merged, null, 1)}\n`);
   log(`merged ${files.length} file(s) -> ${out}: ${merged.measurements.length} measurements`);
