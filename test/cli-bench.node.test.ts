@@ -36,16 +36,19 @@ it('bench --no-browser writes a trident-bench/1 file with verified, timed measur
   expect(results.machine.cores).toBeGreaterThan(0);
   expect(results.adapters['node/cpu']).toBeTruthy();
   expect(results.versions.node).toBe(process.version);
-  // Trident's rows, then the plain-JS ceiling of reduce (no peer: it runs with --no-peers too).
+  // Trident's rows, then the plain-JS ceilings of the copy (TypedArray set per thread) and of reduce
+  // (no peers: they run with --no-peers too).
   expect(results.measurements.map((m) => `${m.implementation}:${m.algorithm}:${m.variant}:${m.n}`)).toEqual([
     'trident:zcopy:copy:4096',
     'trident:zcopy:fill:4096',
     'trident:reduce:sum:4096',
     'trident:nbody:accelerations:64',
+    'plain JS threads:zcopy:copy:4096',
     'plain JS threads:reduce:sum:4096',
   ]);
-  expect(results.measurements.map((m) => m.role)).toEqual([undefined, undefined, undefined, undefined, 'ceiling']);
+  expect(results.measurements.map((m) => m.role)).toEqual([undefined, undefined, undefined, undefined, 'ceiling', 'ceiling']);
   expect(results.measurements[4]?.adapter).toMatch(/\(2 threads\)$/);
+  expect(results.measurements[5]?.adapter).toMatch(/\(2 threads\)$/);
   expect(results.settings.warmupMs).toBe(150);
   for (const m of results.measurements) {
     // The adaptive warm-up: at least --warmup 1, at most WARMUP_MAX_RUNS.
