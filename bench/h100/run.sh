@@ -83,7 +83,8 @@ if [[ $step == pack-browser ]]; then
   here=$PWD
   snap=$(mktemp -d)
   trap 'rm -rf "$snap"' EXIT
-  git archive HEAD | tar -x -C "$snap"
+  ref=${TRIDENT_REF:-HEAD} # TRIDENT_REF=<commit>: the bundle of an earlier commit (to add rows to that commit's file)
+  git archive "$ref" | tar -x -C "$snap"
   mkdir "$snap/node_modules"
   for e in node_modules/* node_modules/.bin; do
     case $(basename "$e") in
@@ -93,7 +94,7 @@ if [[ $step == pack-browser ]]; then
   done
   mkdir -p .browser
   (cd "$snap" && node_modules/.bin/tsx bench/h100/browser-build.ts "$here/.browser")
-  git rev-parse --short HEAD > .browser/commit.txt
+  git rev-parse --short "$ref" > .browser/commit.txt
   bash ../shared/device/pack.sh .browser
   du -sh .browser
   exit 0
