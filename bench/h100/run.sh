@@ -6,6 +6,8 @@
 #                                      # the conformance specs on webgpu, per-call latency beside TF.js webgpu
 #                                      # (bench/h100/latency-check.ts), then the algorithm suite at the issue sizes
 #                                      # (packages/algorithms/scripts/gpu-check.ts) -> $OUT/h100-suite.json
+#   bash bench/h100/run.sh quick       # on the GPU machine: the CUB anchor and the algorithm rows alone (a regression
+#                                      # check of the suite's figures after a change) -> $OUT/h100-quick.json
 #   bash bench/h100/run.sh probe       # on the GPU machine: the sort probe and the latency check alone
 #   bash bench/h100/run.sh graph       # on the GPU machine: the BFS check alone (bench/h100/graph-check.ts)
 #   bash bench/h100/run.sh dev         # on the GPU machine: the CUB anchor, then radix sort's sweep (bench/h100/onesweep-check.ts)
@@ -25,10 +27,10 @@
 #   command='source .gpu/start.sh && bash bench/h100/run.sh suite')   -> $OUT/h100-suite.json, $OUT/*.txt, $OUT/*.log
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-usage='usage: run.sh pack|suite|probe|graph|dev|scan|ab|pack-browser|browser'
+usage='usage: run.sh pack|suite|quick|probe|graph|dev|scan|ab|pack-browser|browser'
 step=${1:?$usage}
 # An unknown step must not fall through to the suite (six minutes of device time).
-case $step in pack | suite | probe | graph | dev | scan | ab | pack-browser | browser) ;; *) echo "$usage (got '$step')" >&2; exit 2 ;; esac
+case $step in pack | suite | quick | probe | graph | dev | scan | ab | pack-browser | browser) ;; *) echo "$usage (got '$step')" >&2; exit 2 ;; esac
 
 if [[ $step == pack ]]; then
   set -e
@@ -173,6 +175,13 @@ if [[ $step == scan ]]; then
   nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .gpu/cub_anchor.cu && /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
   # Arguments after the step go to scan-check (--raw: the generated kernel's WGSL on the raw device).
   node .gpu/scan-check.mjs "${@:2}" 2>&1 | tee "$OUT/scan-check.log"
+  exit "${PIPESTATUS[0]}"
+fi
+if [[ $step == quick ]]; then
+  # The algorithm rows beside CUB alone (no conformance, latency, graph or N-body anchor): a
+  # check that a change kept the suite's figures, in about three minutes of device time.
+  nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .gpu/cub_anchor.cu > "$OUT/nvcc-cub.log" 2>&1 && /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
+  node .gpu/alg-check.mjs --cub "$OUT/cub.txt" --bodies 65536 --out "$OUT/h100-quick.json" 2>&1 | tee "$OUT/alg-check.log"
   exit "${PIPESTATUS[0]}"
 fi
 if [[ $step == ab ]]; then
