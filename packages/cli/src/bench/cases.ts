@@ -32,8 +32,7 @@ import {
   zcopyReference,
   zfill,
 } from '@trident/algorithms';
-import type { Device } from 'trident';
-import { type BenchCase, type PeerRun, PeerUnavailableError, type PreparedRun, sameArray } from './bench-case.ts';
+import { type BenchCase, type PeerRun, PeerUnavailableError, sameArray } from './bench-case.ts';
 import { gpuJsNbodyMatches, gpuJsNbodySettings, nbodyAccel } from './gpujs-nbody.ts';
 import { GRAPH_CASES } from './graph-cases.ts';
 
