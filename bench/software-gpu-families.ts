@@ -1,7 +1,7 @@
 /**
  * Workgroup against gather formulations on a software GPU (SwiftShader WebGPU in
- * Node): the measurement behind `preferredFamily` and `sortMethod`
- * (packages/algorithms/src/common.ts, sort.ts). Each algorithm runs through its
+ * Node): the measurement behind the 'software-gpu' device class's family order
+ * (@trident/algorithms' plan.ts and device-class.ts) and `sortFormulation`. Each algorithm runs through its
  * public function on the device as the algorithms see it by default, on its
  * many-invocations view (the workgroup formulations a hardware GPU would run) and
  * on its gather-only view; GPU timer, medians of 5 after one warm-up, compact by
