@@ -26,6 +26,10 @@ it('devices --json lists every backend kind, available ones with adapter and cap
     expect(caps.features).toContain('gather');
     expect(caps.limits.maxBufferElements).toBeGreaterThan(0);
     expect(caps.concurrency).toBeGreaterThan(0);
+    // The formulation each algorithm runs there: its own answer, or why it refuses.
+    const formulations = b.formulations as Record<string, string>;
+    expect(Object.keys(formulations)).toEqual(expect.arrayContaining(['reduce', 'scan', 'sort', 'histogram', 'compact', 'nbody']));
+    for (const f of Object.values(formulations)) expect(f.length).toBeGreaterThan(0);
   }
   // Every backend the conformance harness found here is available to the CLI too (the CLI may find
   // more: it points Vulkan at SwiftShader on GPU-less machines, see packages/cli/src/environment.ts).
@@ -38,6 +42,7 @@ it('devices (text) names the default backend', () => {
   const r = trident(['devices', '--workers', '1']);
   expect(r.code, r.stderr).toBe(0);
   expect(r.stdout).toMatch(/^default: (webgpu|webgl2|cpu)$/m);
+  expect(r.stdout).toMatch(/^ {8}sort: {7}\S/m);
 });
 
 it('devices --json --browser also probes headless Chromium, where webgl2 is', () => {

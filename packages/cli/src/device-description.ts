@@ -1,5 +1,6 @@
 /** A plain-JSON description of a device (no Node APIs: the Chromium page uses it too). */
 import type { BackendKind, Device, DeviceLimits, TimerSource } from 'trident';
+import { chosenFormulations } from './bench/formulations.ts';
 
 export interface DeviceDescription {
   readonly backend: BackendKind;
@@ -14,6 +15,8 @@ export interface DeviceDescription {
     readonly concurrency: number;
     readonly dispatchCostMicros: number;
   };
+  /** Algorithm -> the formulation it runs on this device with default options (each algorithm's own answer). */
+  readonly formulations: Readonly<Record<string, string>>;
 }
 
 export function describeDevice(device: Device): DeviceDescription {
@@ -30,5 +33,6 @@ export function describeDevice(device: Device): DeviceDescription {
       concurrency: device.caps.concurrency,
       dispatchCostMicros: device.caps.dispatchCostMicros,
     },
+    formulations: chosenFormulations(device),
   };
 }

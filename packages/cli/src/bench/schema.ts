@@ -78,8 +78,6 @@ export interface Measurement {
 /** A device the run measured: its caps and info as `trident devices` prints them, and what each algorithm chose on it. */
 export interface BenchDevice extends DeviceDescription {
   readonly runtime: 'node' | 'chromium';
-  /** Algorithm -> the formulation it runs on this device with default options (bench/formulations.ts). */
-  readonly formulations: Readonly<Record<string, string>>;
 }
 
 export interface BenchResults {

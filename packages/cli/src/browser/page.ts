@@ -6,7 +6,6 @@
 import { BACKEND_KINDS, type BackendKind, createDevice, probeBackends } from 'trident';
 import { CASES } from '../bench/cases.ts';
 import { CEILING_THREAD_SOURCE, type CeilingThread, CeilingThreads, isCeilingCase, measureCeiling } from '../bench/ceiling.ts';
-import { chosenFormulations } from '../bench/formulations.ts';
 import { measureCase } from '../bench/runner.ts';
 import type { BenchDevice, Measurement } from '../bench/schema.ts';
 import { describeDevice } from '../device-description.ts';
@@ -36,7 +35,7 @@ window.tridentBench = async (config: PageConfig): Promise<PageResult> => {
       continue;
     }
     adapters[`chromium/${kind}`] = device.info.adapter;
-    devices.push({ ...describeDevice(device), runtime: 'chromium', formulations: chosenFormulations(device) });
+    devices.push({ ...describeDevice(device), runtime: 'chromium' });
     try {
       for (const pc of config.cases) {
         const c = CASES.find((x) => `${x.algorithm}:${x.variant}` === pc.key);

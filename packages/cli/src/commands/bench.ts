@@ -12,7 +12,6 @@ import { backendKind, list, parse, positiveInt, workerCount } from '../args.ts';
 import { type BenchCase, CASES } from '../bench/cases.ts';
 import { isCeilingCase, measureCeiling } from '../bench/ceiling.ts';
 import { nodeCeilingThreads } from '../bench/ceiling-node.ts';
-import { chosenFormulations } from '../bench/formulations.ts';
 import { measurePeer } from '../bench/peer-runner.ts';
 import { Progress } from '../bench/progress.ts';
 import { measureCase, type RunSettings } from '../bench/runner.ts';
@@ -191,7 +190,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       const d = await createDevice({ backend: kind, options: deviceOptions(options.workers, options.wasm) });
       devices.push(d);
       adapters[`node/${kind}`] = d.info.adapter;
-      described.push({ ...describeDevice(d), runtime: 'node', formulations: chosenFormulations(d) });
+      described.push({ ...describeDevice(d), runtime: 'node' });
     } catch (err) {
       const reason =
         err instanceof Error && 'reasons' in err ? String((err as { reasons: { reason: string }[] }).reasons[0]?.reason) : String(err);

@@ -1,7 +1,7 @@
 /**
  * `trident devices [--json]`: probes every backend kind, says which give a
- * device here (adapter, caps) and why the others do not, and which one `run`
- * picks by default.
+ * device here (adapter, caps, and the formulation each algorithm runs there) and
+ * why the others do not, and which one `run` picks by default.
  */
 import { BACKEND_KINDS, type BackendKind, probeBackends } from 'trident';
 import { parse, workerCount } from '../args.ts';
@@ -91,5 +91,7 @@ function describeEntries(entries: readonly DeviceEntry[], defaultKind: BackendKi
       .map(([k, v]) => `${k}=${v}`)
       .join(', ');
     if (details) lines.push(`        ${details}`);
+    for (const [algorithm, formulation] of Object.entries(e.formulations))
+      lines.push(`        ${`${algorithm}:`.padEnd(12)}${formulation}`);
   }
 }
