@@ -65,8 +65,7 @@ export const CHOICE_WINDOW = 8;
  * load does to the workers (a 2-vCPU VM where another process holds a core: the
  * two halves of a dispatch run one after the other) nor what one thread's memory
  * bandwidth is worth against two, and a wrong choice of the model stayed
- * (reduce 2^20 on a quiet 2-vCPU VM ran 0.15 ms inline, 0.2–1.1 ms on
- * the workers, and the model took the workers). The way not taken is tried again
+ * (bench/results/tuning/LEDGER.md, cpu.dispatchChoice). The way not taken is tried again
  * now and then — the sooner, the closer it was — so that an estimate made under
  * other conditions does not stay: after RETRY_EVERY decisions per unit of the
  * ratio of the two estimates, so that retries cost at most 1 / RETRY_EVERY of the time.

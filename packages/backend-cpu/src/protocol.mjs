@@ -6,7 +6,7 @@
  *
  * Why not a message per dispatch (piscina, or postMessage to a Web Worker): a
  * message costs a structured clone, an event-loop turn in the worker and another in
- * the caller, measured at ~90 µs per dispatch on a 2-vCPU VM. Here the workers
+ * the caller (LEDGER.md, cpu.controlBlock, has the measured cost). Here the workers
  * sleep in `Atomics.wait` on EPOCH; the caller writes a batch of dispatches into a
  * shared command area, bumps EPOCH and notifies; the workers run every dispatch of
  * the batch, joining among themselves between dispatches (a shared-memory barrier),

@@ -38,8 +38,8 @@ const QUERY_POLLS_AFTER_FENCE = 2000;
 /**
  * Resolves true once `query`'s result is available, false where it never came.
  * The result is available once the GPU has run everything up to endQuery, so it
- * is the wait: waiting for a fence first added a round of polling (about 1 ms of
- * wall on SwiftShader). A fence still bounds the wait: a result not available
+ * is the wait: waiting for a fence first added a round of polling (LEDGER.md,
+ * webgl2.queryWait). A fence still bounds the wait: a result not available
  * QUERY_POLLS_AFTER_FENCE polls after it signalled voids the timing. Results only
  * become available after the page returns to its event loop.
  */
@@ -70,12 +70,9 @@ const EAGER_POLL_MS = 16;
 /**
  * Yields to the event loop, where the browser updates fence and query status: a
  * message on a channel, then (once the wait, started at `since`, passed
- * EAGER_POLL_MS) a 1 ms timer set from that message's task. Not setTimeout(0) in a
- * chain: nested timeouts are clamped to 4 ms from the fifth on (HTML's timer rules).
- * Measured on SwiftShader (one 4096-element pass, device.time, median of 9): wall
- * 3.1-3.8 ms against 0.3 ms of GPU time with timers after 2 ms of messages, 2.0 ms
- * with 20 ms of messages; with setTimeout(0) alone a 4096-element histogram took
- * 12 ms of wall for 2 ms of GPU time. The sleeps keep long waits from holding a
+ * EAGER_POLL_MS) a one-millisecond timer set from that message's task. Not
+ * setTimeout(0) in a chain: HTML's timer rules clamp nested timeouts from the fifth
+ * on. Why this shape and EAGER_POLL_MS: LEDGER.md, webgl2.eagerPoll. The sleeps keep long waits from holding a
  * core that a software GPU needs.
  */
 function tick(since: number): Promise<void> {
