@@ -82,6 +82,7 @@ export function gatherOnlyView(device: Device): Device {
       minSubgroupSize: 0,
       maxSubgroupSize: 0,
       // Far below a real blending device (2^24), so that chunking for exact counts is exercised.
+      maxTotalBufferBytes: 0,
       maxExactAtomicCount: 4096,
     },
   }));

@@ -194,6 +194,7 @@ function caps(features: Feature[], storage: number, minSubgroup: number, maxSubg
       maxComputeWorkgroupsPerDimension: 65535,
       minSubgroupSize: minSubgroup,
       maxSubgroupSize: maxSubgroup,
+      maxTotalBufferBytes: 0,
       maxExactAtomicCount: 2 ** 32 - 1,
     },
   };

@@ -175,6 +175,7 @@ export class CpuDevice implements BackendDevice {
     this.caps = {
       limits: {
         maxBufferElements,
+        maxTotalBufferBytes: env.heap.maxBytes,
         maxStorageBufferBindingSize: maxBufferElements * 4,
         maxBuffersPerKernel: 64,
         maxComputeInvocationsPerWorkgroup: 1024,

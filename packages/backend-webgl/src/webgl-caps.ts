@@ -64,6 +64,8 @@ export function readContextCaps(gl: WebGL2RenderingContext, atomicChunk: number)
       // Four elements a texel, power-of-two widths (webgl-texture.ts).
       maxBufferElements: LANES * floorPow2(maxTextureSize) * maxTextureSize,
       maxStorageBufferBindingSize: LANES * floorPow2(maxTextureSize) * maxTextureSize * 4,
+      // WebGL reports no memory size either: a texture it cannot hold is a GL_OUT_OF_MEMORY.
+      maxTotalBufferBytes: 0,
       maxBuffersPerKernel: units,
       maxComputeInvocationsPerWorkgroup: 1024,
       maxComputeWorkgroupStorageSize: 0,

@@ -200,6 +200,7 @@ export class WebGpuDevice implements BackendDevice {
         // Allocations hold a spare element and are padded to 16 bytes; keep them within
         // maxBufferSize, and the spare element within the binding (webgpu-buffer.ts).
         maxBufferElements: Math.floor(l.maxBufferSize / 16) * 4 - SPARE_ELEMENTS,
+        maxTotalBufferBytes: 0,
         maxStorageBufferBindingSize: this.maxBindingBytes - (this.maxBindingBytes % 4) - 4 * SPARE_ELEMENTS,
         // One binding of every stage's storage-buffer budget; the uniforms take a uniform binding.
         maxBuffersPerKernel: l.maxStorageBuffersPerShaderStage,

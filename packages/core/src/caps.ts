@@ -34,6 +34,12 @@ export type Feature =
 export interface DeviceLimits {
   /** Largest buffer, in 32-bit elements. */
   readonly maxBufferElements: number;
+  /**
+   * Bytes all of the device's buffers together may hold; 0 where the device does not
+   * say (WebGPU reports no memory size: an allocation past it fails as
+   * LimitExceededError('deviceMemory') at the next flush or read).
+   */
+  readonly maxTotalBufferBytes: number;
   /** Largest buffer one kernel parameter may bind, in bytes. */
   readonly maxStorageBufferBindingSize: number;
   /** Buffer parameters one kernel may have. */
