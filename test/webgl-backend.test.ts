@@ -634,6 +634,35 @@ describe('webgl2 timers, readback order, context loss and destroy', () => {
     expect(() => d.createBuffer('u32', 1)).toThrow(DeviceLostError);
   });
 
+  it('blocking small reads (blockingReadBytes) return what the polled path returns, in stream order', async () => {
+    const blocking = await createDevice({ backend: 'webgl2', options: { webgl2: { blockingReadBytes: 64 } } });
+    try {
+      // 2^16 + 3 elements: several texture rows; reads inside one row and up to 16 texels block, the rest poll.
+      const host = randomU32(2 ** 16 + 3, 11);
+      for (const dtype of ['u32', 'i32', 'f32'] as const) {
+        const data = dtype === 'u32' ? host : dtype === 'i32' ? new Int32Array(host.buffer) : new Float32Array(host.map((v) => v % 1000));
+        const b = blocking.createBuffer(dtype, data as never);
+        for (const [offset, length] of [
+          [0, 1],
+          [5, 3],
+          [6, 16],
+          [2 ** 16, 3],
+          [100, 1000],
+          [0, 2 ** 16 + 3],
+        ] as const) {
+          expect(Array.from(await b.read({ offset, length }))).toEqual(Array.from(data.subarray(offset, offset + length)));
+        }
+        // A blocking read sees the work issued before it.
+        b.fill(7, { offset: 9, length: 2 });
+        expect(Array.from(await b.read({ offset: 8, length: 4 }))).toEqual([data[8], 7, 7, data[11]]);
+        b.destroy();
+      }
+    } finally {
+      await blocking.destroy();
+    }
+    await expect(createDevice({ backend: 'webgl2', options: { webgl2: { blockingReadBytes: -1 } } })).rejects.toThrow(/blockingReadBytes/);
+  });
+
   it('context loss becomes DeviceLostError on every later call', async () => {
     const canvas = new OffscreenCanvas(1, 1);
     const d = await createDevice({ backend: 'webgl2', options: { webgl2: { canvas } } });

@@ -6,7 +6,7 @@
  * without them the local /usr/bin/chromium and the CLI's flags, for a dry run on SwiftShader), and
  * writes a `trident-bench/1` results file that `trident report` merges.
  *
- *   node run.mjs [--scale h100|small] [--parts trident,peers,conformance] [--backends webgpu,webgl2,cpu] [--cases key,key]
+ *   node run.mjs [--scale h100|small] [--parts trident,peers,conformance,read-probe] [--backends webgpu,webgl2,cpu] [--cases key,key]
  *                [--out FILE] [--deadline-s S] [--trident-deadline-s S] [--cub cub.txt] [--gpu "NVIDIA H100 80GB HBM3, 580.x"]
  *   node run.mjs --merge a.json b.json ... --out FILE     (one results file from several calls' parts)
  *
@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { chromium, type Page } from 'playwright-core';
 import type { BenchDevice, BenchResults, Measurement } from '../../packages/cli/src/bench/schema.ts';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../packages/cli/src/browser/chromium.ts';
-import type { PageConfig, PageResult } from '../../packages/cli/src/browser/protocol.ts';
+import type { PageConfig, PageResult, ReadProbeConfig, ReadProbeRow } from '../../packages/cli/src/browser/protocol.ts';
 import { serve } from '../../packages/cli/src/browser/serve.ts';
 import { describeMachine } from '../../packages/cli/src/describe.ts';
 
@@ -113,6 +113,7 @@ interface Conformance {
 
 interface BrowserResults extends BenchResults {
   readonly conformance?: readonly Conformance[];
+  readonly readProbe?: readonly ReadProbeRow[];
 }
 
 /** CUB anchor lines (anchors/cub_anchor.cu): `n=2^24 CUB reduce sum u32: 0.1234 ms 543.2 GB/s`, as native rows. */
@@ -237,6 +238,7 @@ async function main(): Promise<void> {
   };
   const unavailable: Array<{ backend: string; runtime: string; reason: string }> = [];
   const conformance: Conformance[] = [];
+  const readProbe: ReadProbeRow[] = [];
   const notes: string[] = [
     `The browser bench: the page \`trident bench\` drives locally (packages/cli/src/browser/page.ts), bundled by bench/h100/browser-build.ts and run by bench/h100/browser-run.ts in headless Chromium ${chromiumVersion} (${executablePath}) through playwright-core, served cross-origin isolated from 127.0.0.1; flags: ${args.join(' ')}.`,
     `Settings: warm-up ${plan.settings.warmup} runs at least (adaptive to ${plan.settings.warmupMs} ms), ${plan.settings.repeats} repeats or ${plan.settings.budgetMs} ms of timed work (at least 3); peers' per-run budget ${plan.peerBudgetMs} ms. Trident runs one size per page call, on a fresh device.`,
@@ -266,6 +268,7 @@ async function main(): Promise<void> {
       unavailable,
       notes,
       ...(conformance.length > 0 ? { conformance } : {}),
+      ...(readProbe.length > 0 ? { readProbe } : {}),
     };
     writeFileSync(out, `${JSON.stringify(results, null, 1)}\n`);
   };
@@ -353,6 +356,20 @@ async function main(): Promise<void> {
       } else {
         notes.push('The peers did not run: the call reached its time limit (--deadline-s) first.');
       }
+    }
+    if (parts.has('read-probe') && timeLeft()) {
+      // What a small result costs to reach the host (page.ts tridentReadProbe): rows into the file's readProbe field.
+      const config: ReadProbeConfig = { sizes: [10, 16, 20, 24], blockingReadBytes: [0, 4096], warmup: 20, rounds: 5, perRound: 10 };
+      readProbe.push(...(await page.evaluate((c) => (window.tridentReadProbe as NonNullable<typeof window.tridentReadProbe>)(c), config)));
+      for (const r of readProbe) {
+        log(
+          `read probe 2^${r.log2n} ${r.label}: ${'error' in r ? r.error : `median ${r.medianMs.toFixed(3)} ms (p10 ${r.p10Ms.toFixed(3)}, p90 ${r.p90Ms.toFixed(3)}, ${r.samples} calls)`}`,
+        );
+      }
+      notes.push(
+        'readProbe: wall time of reduce sum (the call and the read of its value) back to back, per WebGL2 blockingReadBytes setting and on WebGPU, beside TF.js sum().data(), in interleaved rounds (page.ts tridentReadProbe).',
+      );
+      write();
     }
     await page.close();
     if (parts.has('conformance')) {

@@ -11,6 +11,13 @@ export interface WebGLBackendOptions {
    * 2^24, so unit increments (counts, histograms) are exact for any total.
    */
   readonly atomicChunk?: number;
+  /**
+   * Reads of at most this many bytes (within one texture row) block on readPixels instead of
+   * polling a fence from the event loop: a small result (a reduction's value) then reaches the
+   * host in one round trip, while the page's thread waits for the work issued before it.
+   * Default BLOCKING_READ_BYTES (webgl-transfer.ts); 0: every read polls.
+   */
+  readonly blockingReadBytes?: number;
 }
 
 declare module '@trident/core' {
@@ -59,6 +66,10 @@ export const webglAdapter: BackendAdapter<'webgl2'> = {
         'webgl2',
         `option 'atomicChunk' must be an integer in [1, 2^24], got ${String(options.atomicChunk)}`,
       );
+    }
+    const blocking = options?.blockingReadBytes;
+    if (blocking !== undefined && !(Number.isSafeInteger(blocking) && blocking >= 0)) {
+      throw new BackendUnavailableError('webgl2', `option 'blockingReadBytes' must be an integer >= 0, got ${String(blocking)}`);
     }
     return new WebGLDevice(gl, canvas, options);
   },

@@ -22,7 +22,7 @@ import { GlState } from './webgl-state.ts';
 import { waitFence, waitQuery } from './webgl-sync.ts';
 import { GlBuffer, LANES, texFormat, textureShape } from './webgl-texture.ts';
 import { TexturePool } from './webgl-texture-pool.ts';
-import { BufferTransfers } from './webgl-transfer.ts';
+import { BLOCKING_READ_BYTES, BufferTransfers } from './webgl-transfer.ts';
 
 /**
  * The WebGL2 backend: buffers are RGBA32 textures, four elements a texel
@@ -46,6 +46,7 @@ export class WebGLDevice implements BackendDevice {
   private readonly floatBlend: boolean;
   private readonly timer: TimerExt | null;
   private readonly atomicChunk: number;
+  private readonly blockingReadBytes: number;
   private readonly state: GlState;
   private readonly pool: TexturePool;
   private readonly programs: ProgramCache;
@@ -60,7 +61,7 @@ export class WebGLDevice implements BackendDevice {
   constructor(
     gl: WebGL2RenderingContext,
     canvas: OffscreenCanvas | HTMLCanvasElement,
-    options: { readonly atomicChunk?: number } | undefined,
+    options: { readonly atomicChunk?: number; readonly blockingReadBytes?: number } | undefined,
   ) {
     this.gl = gl;
     canvas.addEventListener('webglcontextlost', (e: Event) => {
@@ -68,6 +69,7 @@ export class WebGLDevice implements BackendDevice {
       this.lost ??= 'the WebGL2 context was lost';
     });
     this.atomicChunk = options?.atomicChunk ?? MAX_EXACT;
+    this.blockingReadBytes = options?.blockingReadBytes ?? BLOCKING_READ_BYTES;
     const context = readContextCaps(gl, this.atomicChunk);
     this.info = context.info;
     this.caps = context.caps;
@@ -117,7 +119,7 @@ export class WebGLDevice implements BackendDevice {
 
   async read(buffer: BackendBuffer, offset: number, length: number, into?: HostArray): Promise<HostArray> {
     this.check();
-    return this.transfers.read(buffer as GlBuffer, offset, length, into);
+    return this.transfers.read(buffer as GlBuffer, offset, length, into, this.blockingReadBytes);
   }
 
   // ---------- kernels ----------

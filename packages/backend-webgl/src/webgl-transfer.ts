@@ -7,6 +7,12 @@ import { GlBuffer, LANES, spans, texelRange, texFormat } from './webgl-texture.t
 import type { TexturePool } from './webgl-texture-pool.ts';
 
 /**
+ * Reads up to this many bytes block on readPixels (WebGLBackendOptions.blockingReadBytes):
+ * LEDGER.md, webgl2.blockingRead.
+ */
+export const BLOCKING_READ_BYTES = 0;
+
+/**
  * Elements into, out of and between buffer textures. Whole texels move with
  * texSubImage2D, scissored clears and a copy pass; the partial texels at either
  * end of a range are written under a colour mask, so the other elements of those
@@ -63,12 +69,29 @@ export class BufferTransfers {
     if (from !== s.texture) this.pool.release(s, from);
   }
 
-  async read(b: GlBuffer, offset: number, length: number, into?: HostArray): Promise<HostArray> {
+  /**
+   * Elements [offset, offset + length) of `b`. Reads of at most `blockingBytes` (and within one
+   * texture row) wait by a blocking readPixels: one round trip, in which the page's thread also
+   * waits for the work issued before the read. Other reads copy into a pixel-pack buffer and
+   * poll a fence from the event loop, never blocking the page.
+   */
+  async read(b: GlBuffer, offset: number, length: number, into: HostArray | undefined, blockingBytes: number): Promise<HostArray> {
     const gl = this.gl;
     const out = into ?? new (typedArrayConstructor(b.dtype))(length);
     if (length === 0) return out;
     // f32 texels hold bits: read them as u32 into the same bytes.
     const outElements = b.dtype === 'f32' ? new Uint32Array(out.buffer, out.byteOffset, length) : out;
+    const firstTexel = Math.floor(offset / LANES);
+    const texels = Math.floor((offset + length - 1) / LANES) - firstTexel + 1;
+    if (texels * LANES * 4 <= blockingBytes && firstTexel >> b.shape.shift === (firstTexel + texels - 1) >> b.shape.shift) {
+      this.state.attach([b.texture], [b.width, b.height]);
+      const fmt = texFormat(gl, b.dtype);
+      const staging = new (typedArrayConstructor(b.dtype === 'i32' ? 'i32' : 'u32'))(texels * LANES);
+      gl.readPixels(firstTexel % b.width, firstTexel >> b.shape.shift, texels, 1, fmt.format, fmt.type, staging);
+      this.check();
+      outElements.set(staging.subarray(offset - firstTexel * LANES, offset - firstTexel * LANES + length));
+      return out;
+    }
     const rowElements = b.width * LANES;
     const y0 = Math.floor(offset / rowElements);
     const y1 = Math.floor((offset + length - 1) / rowElements);

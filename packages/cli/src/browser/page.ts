@@ -3,6 +3,8 @@
  * the same cases and runner as in Node, on the backends a browser has (webgl2,
  * webgpu, cpu over Web Workers), then the peers.
  */
+import * as tf from '@tensorflow/tfjs';
+import { randomU32, reduce } from '@trident/algorithms';
 import { BACKEND_KINDS, type BackendKind, createDevice, probeBackends } from 'trident';
 import { CASES } from '../bench/cases.ts';
 import { CEILING_THREAD_SOURCE, type CeilingThread, CeilingThreads, isCeilingCase, measureCeiling } from '../bench/ceiling.ts';
@@ -11,7 +13,7 @@ import type { BenchDevice, Measurement } from '../bench/schema.ts';
 import { describeDevice } from '../device-description.ts';
 import { executeJob, fromWire, toWire } from '../run/execute.ts';
 import { runPeers } from './peers.ts';
-import type { PageConfig, PageDeviceEntry, PageResult } from './protocol.ts';
+import type { PageConfig, PageDeviceEntry, PageResult, ReadProbeConfig, ReadProbeRow } from './protocol.ts';
 
 const progress = async (label: string): Promise<void> => {
   await window.tridentProgress?.(label);
@@ -133,4 +135,92 @@ window.tridentDevices = async (workers) => {
     }
   }
   return entries;
+};
+
+/**
+ * What a small result costs to reach the host on each browser GPU backend: the wall time of
+ * `reduce` (the call and the read of its value), back to back, per read-wait setting of the
+ * WebGL2 backend (`blockingReadBytes`) and on WebGPU, measured in interleaved rounds; TF.js's
+ * `sum(x).data()` in the same page beside it. bench/h100/browser-run.ts --parts read-probe.
+ */
+window.tridentReadProbe = async (config: ReadProbeConfig): Promise<ReadProbeRow[]> => {
+  const rows: ReadProbeRow[] = [];
+  const variants: Array<{ label: string; backend: BackendKind; options?: Record<string, unknown> }> = [
+    ...config.blockingReadBytes.map((bytes) => ({
+      label: `webgl2 blockingReadBytes=${bytes}`,
+      backend: 'webgl2' as const,
+      options: { webgl2: { blockingReadBytes: bytes } },
+    })),
+    { label: 'webgpu', backend: 'webgpu' },
+  ];
+  for (const log2n of config.sizes) {
+    const n = 2 ** log2n;
+    const host = randomU32(n, 7);
+    const runs: Array<{ label: string; call: () => Promise<number>; samples: number[]; dispose: () => Promise<void> }> = [];
+    for (const v of variants) {
+      await progress(`read probe ${v.label} n=2^${log2n}`);
+      try {
+        const device = await createDevice({ backend: v.backend, ...(v.options ? { options: v.options } : {}) });
+        const input = device.createBuffer('u32', n);
+        input.write(host);
+        runs.push({
+          label: `trident ${v.label}`,
+          call: () => reduce(device, input, { op: 'sum' }),
+          samples: [],
+          dispose: async () => {
+            input.destroy();
+            await device.destroy();
+          },
+        });
+      } catch (err) {
+        rows.push({ label: `trident ${v.label}`, log2n, error: String(err) });
+      }
+    }
+    for (const backend of ['webgl', 'webgpu']) {
+      try {
+        if (!(await tf.setBackend(backend))) throw new Error(`tf.setBackend('${backend}') failed`);
+        const x = tf.tensor1d(
+          Int32Array.from(host, (v) => v & 0xffff),
+          'int32',
+        );
+        runs.push({
+          label: `tfjs ${backend} sum().data()`,
+          call: async () => {
+            const y = tf.sum(x);
+            const d = await y.data();
+            y.dispose();
+            return d[0] as number;
+          },
+          samples: [],
+          dispose: async () => x.dispose(),
+        });
+      } catch (err) {
+        rows.push({ label: `tfjs ${backend}`, log2n, error: String(err) });
+      }
+    }
+    // Warm each, then interleave rounds so a slow spell of the machine hits every variant alike.
+    for (const r of runs) for (let i = 0; i < config.warmup; i++) await r.call();
+    for (let round = 0; round < config.rounds; round++) {
+      for (const r of runs) {
+        for (let i = 0; i < config.perRound; i++) {
+          const t0 = performance.now();
+          await r.call();
+          r.samples.push(performance.now() - t0);
+        }
+      }
+    }
+    for (const r of runs) {
+      const sorted = [...r.samples].sort((a, b) => a - b);
+      rows.push({
+        label: r.label,
+        log2n,
+        medianMs: sorted[Math.floor(sorted.length / 2)] as number,
+        p10Ms: sorted[Math.floor(sorted.length / 10)] as number,
+        p90Ms: sorted[Math.floor((sorted.length * 9) / 10)] as number,
+        samples: sorted.length,
+      });
+      await r.dispose();
+    }
+  }
+  return rows;
 };

@@ -58,3 +58,29 @@ declare global {
     tridentProgress?: (label: string) => Promise<void>;
   }
 }
+
+/** bench/h100/browser-run.ts --parts read-probe: sizes as log2 n, the WebGL2 read-wait settings to compare. */
+export interface ReadProbeConfig {
+  readonly sizes: readonly number[];
+  readonly blockingReadBytes: readonly number[];
+  readonly warmup: number;
+  readonly rounds: number;
+  readonly perRound: number;
+}
+
+export type ReadProbeRow =
+  | {
+      readonly label: string;
+      readonly log2n: number;
+      readonly medianMs: number;
+      readonly p10Ms: number;
+      readonly p90Ms: number;
+      readonly samples: number;
+    }
+  | { readonly label: string; readonly log2n: number; readonly error: string };
+
+declare global {
+  interface Window {
+    tridentReadProbe?: (config: ReadProbeConfig) => Promise<ReadProbeRow[]>;
+  }
+}
