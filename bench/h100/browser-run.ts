@@ -72,6 +72,9 @@ const PLANS = {
       'histogram:256 bins': pow2(16, 26, 2),
       'compact:half kept': pow2(16, 26, 2),
       'sort:auto': pow2(16, 26, 2),
+      // The formulations side by side, where the device's own choice (sort:auto) is one of them.
+      'sort:radix': pow2(16, 24, 4),
+      'sort:merge': pow2(16, 24, 4),
       'nbody:accelerations': [4096, 16384, 65536],
       'bfs:rmat': rmat([16, 18, 20]),
       'components:rmat': rmat([16, 18, 20]),
