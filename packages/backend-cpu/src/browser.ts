@@ -35,7 +35,8 @@ export const cpuAdapter: BackendAdapter<'cpu'> = {
     if (typeof Worker === 'undefined') throw new BackendUnavailableError('cpu', 'this runtime has no Web Workers');
     const workers = options?.workers ?? (typeof navigator !== 'undefined' ? navigator.hardwareConcurrency : 0) ?? 2;
     CpuDevice.checkRuntime(workers, options?.timeLimitMs);
-    const heap = createHeap();
+    CpuDevice.checkMemoryOptions(options);
+    const heap = createHeap(options?.heapMaxBytes);
     return new CpuDevice({
       heap,
       wasm: options?.wasm,
@@ -49,6 +50,9 @@ export const cpuAdapter: BackendAdapter<'cpu'> = {
       runtime: typeof navigator !== 'undefined' ? navigator.userAgent : 'unknown browser',
       // Browsers cap ArrayBuffers lower than Node does.
       maxBufferElements: 2 ** 28,
+      // A page learns little of the machine's memory (navigator.deviceMemory is rounded and
+      // capped at 8 GiB): by default its buffers hold what the device's WebAssembly.Memory does.
+      maxTotalBufferBytes: options?.maxTotalBufferBytes ?? heap.maxBytes,
     });
   },
 };

@@ -19,6 +19,7 @@ import { generateWasm } from './codegen/wasm-generator.ts';
 import { CpuBuffer } from './cpu-buffer.ts';
 import {
   type KernelCost,
+  kernelPath,
   learnCost,
   MeasuredChoice,
   predictOneThreadNs,
@@ -27,6 +28,7 @@ import {
   sizeClass,
 } from './dispatch-choice.ts';
 import { HeapFull, SharedHeap } from './heap.ts';
+import { DeviceMemory, OutOfHostMemory, type Placement } from './host-blocks.ts';
 import { instantiateWasmKernel, type WasmCode } from './wasm-kernel.mjs';
 import { type BatchDispatch, BatchFailure, type KernelCode, type WorkerPool } from './worker-pool.ts';
 
@@ -52,6 +54,21 @@ export interface CpuBackendOptions {
    * generated JavaScript. False runs every kernel as JavaScript (to compare the two).
    */
   readonly wasm?: boolean;
+  /**
+   * Bytes all of the device's buffers may hold together (`caps.limits.maxTotalBufferBytes`);
+   * a buffer past it is refused with LimitExceededError('hostMemory') before anything is
+   * allocated. Default in Node: half the memory the process may use (the cgroup's limit
+   * where there is one, else the physical memory); in browsers: the device's
+   * WebAssembly.Memory maximum.
+   */
+  readonly maxTotalBufferBytes?: number;
+  /**
+   * The most bytes the device's WebAssembly.Memory (the heap WebAssembly kernels
+   * address) may hold; buffers it has no room for get host blocks of their own and the
+   * kernels given them run as JavaScript (host-blocks.ts). Default: the largest the
+   * runtime reserves, up to 4 GiB. Lowered by tests to send small buffers past it.
+   */
+  readonly heapMaxBytes?: number;
 }
 
 declare module '@trident/core' {
@@ -67,6 +84,8 @@ interface CpuCompiled extends CompiledKernel {
   /** Why a kernel runs as JavaScript while the device compiles to WebAssembly. */
   readonly fallback?: string;
   readonly code: KernelCode;
+  /** The same kernel as its generated JavaScript: for dispatches given a buffer in a host block. */
+  jsTwin?: CpuCompiled;
   /** The kernel compiled on the calling thread, for dispatches run inline. */
   inline?: JsRun;
   inlineArgs?: { readonly b: Record<string, HostArray>; readonly u: Record<string, number> };
@@ -120,15 +139,19 @@ export interface CpuEnvironment {
   /** The processor as the platform names it. */
   readonly adapter: string;
   readonly runtime: string;
+  /** The largest buffer the platform's typed arrays and the kernels' u32 indices allow, in elements. */
   readonly maxBufferElements: number;
-  /** The shared WebAssembly.Memory every buffer lives in (its pool's workers got the same). */
+  /** Bytes all buffers may hold together (CpuBackendOptions.maxTotalBufferBytes). */
+  readonly maxTotalBufferBytes: number;
+  /** The shared WebAssembly.Memory buffers live in where it has room (its pool's workers got the same). */
   readonly heap: SharedHeap;
   readonly wasm?: boolean | undefined;
 }
 
 /**
  * The CPU backend: kernels compiled to WebAssembly (or, outside its subset, to
- * JavaScript) run by a worker pool over one shared WebAssembly.Memory. Commands queue in stream order; a dispatch splits its
+ * JavaScript) run by a worker pool over one shared WebAssembly.Memory and, for buffers
+ * it has no room for, host blocks (host-blocks.ts). Commands queue in stream order; a dispatch splits its
  * workgroups into one contiguous range per worker and completes when every worker
  * has finished (the join is the barrier between dispatches).
  */
@@ -141,10 +164,11 @@ export class CpuDevice implements BackendDevice {
   private readonly allowInline: boolean;
   private readonly timeLimitMs: number | undefined;
   private readonly heap: SharedHeap;
+  private readonly memory: DeviceMemory;
   private readonly wasm: boolean;
   /** Frees the block of a buffer that was dropped without destroy(). */
-  private readonly finalizer = new FinalizationRegistry<{ offset: number; bytes: number }>((b) => {
-    if (!this.destroyed) this.heap.release(b.offset, b.bytes);
+  private readonly finalizer = new FinalizationRegistry<{ placement: Placement; bytes: number }>((b) => {
+    if (!this.destroyed) this.memory.release(b.placement, b.bytes);
   });
   private readonly kernels = new Map<string, CpuCompiled>();
   /** The workers' round trip (wake-up and join) as measured on recent batches. */
@@ -162,10 +186,11 @@ export class CpuDevice implements BackendDevice {
     this.timeLimitMs = env.timeLimitMs;
     this.allowInline = (env.inline ?? true) && env.timeLimitMs === undefined;
     this.heap = env.heap;
+    this.memory = new DeviceMemory(env.heap, env.maxTotalBufferBytes, (block) => this.pool.forgetBlock(block));
     // Off where asked, or where this runtime lacks what the modules use (threads, SIMD, saturating truncation).
     this.wasm = (env.wasm ?? true) && wasmRuns();
-    // One wasm32 memory holds every buffer: at most 4 GiB together, less where the runtime reserves less.
-    const maxBufferElements = Math.min(env.maxBufferElements, Math.floor(env.heap.maxBytes / 4));
+    // A buffer may take the whole budget, within what one typed array and u32 indices reach.
+    const maxBufferElements = Math.min(env.maxBufferElements, Math.floor(env.maxTotalBufferBytes / 4));
     this.info = {
       backend: 'cpu',
       adapter: env.adapter,
@@ -175,7 +200,7 @@ export class CpuDevice implements BackendDevice {
     this.caps = {
       limits: {
         maxBufferElements,
-        maxTotalBufferBytes: env.heap.maxBytes,
+        maxTotalBufferBytes: env.maxTotalBufferBytes,
         maxStorageBufferBindingSize: maxBufferElements * 4,
         maxBuffersPerKernel: 64,
         maxComputeInvocationsPerWorkgroup: 1024,
@@ -197,20 +222,18 @@ export class CpuDevice implements BackendDevice {
 
   createBuffer(dtype: BackendBuffer['dtype'], length: number): CpuBuffer {
     try {
-      const buffer = new CpuBuffer(dtype, length, this.heap);
-      this.finalizer.register(buffer, { offset: buffer.offset, bytes: buffer.bytes }, buffer);
+      const buffer = new CpuBuffer(dtype, length, this.memory);
+      this.finalizer.register(buffer, { placement: buffer.placement, bytes: buffer.bytes }, buffer);
       return buffer;
     } catch (err) {
-      // The device's memory is full (its wasm32 maximum), or the host could not commit more pages.
-      if (err instanceof HeapFull) {
-        // The host out of memory: no number to give. The memory's maximum reached: what is left of it.
-        const allowed = err.hostRefused ? Number.NaN : err.available;
+      if (err instanceof OutOfHostMemory) {
+        // Past the budget: what is left of it. The host out of memory: no number to give (NaN).
         throw new LimitExceededError(
           'cpu',
           'hostMemory',
           length * 4,
-          allowed,
-          `a buffer of ${length * 4} bytes (the CPU device's buffers share one WebAssembly memory of at most ${this.heap.maxBytes} bytes)`,
+          err.allowed,
+          `a buffer of ${length * 4} bytes (the CPU device's buffers may hold ${this.memory.budget} bytes together, ${this.memory.heldBytes} held now)`,
         );
       }
       throw err;
@@ -221,8 +244,12 @@ export class CpuDevice implements BackendDevice {
     const b = buffer as CpuBuffer;
     if (!this.finalizer.unregister(b)) return;
     // Commands already in the stream may still use the block: free it after them.
-    if (this.idle()) this.heap.release(b.offset, b.bytes);
-    else this.enqueue(() => this.heap.release(b.offset, b.bytes));
+    const free = () => {
+      this.pool.forgetBuffer(b);
+      this.memory.release(b.placement, b.bytes);
+    };
+    if (this.idle()) free();
+    else this.enqueue(free);
   }
 
   write(buffer: BackendBuffer, offset: number, data: HostArray): void {
@@ -304,10 +331,11 @@ export class CpuDevice implements BackendDevice {
   }
 
   dispatch(compiled: CompiledKernel, grid: Grid, args: ReadonlyMap<string, BackendBuffer | number>): void {
-    const k = compiled as CpuCompiled;
+    let k = compiled as CpuCompiled;
     const buffers: Array<readonly [string, CpuBuffer]> = [];
     const uniforms: Array<readonly [string, number]> = [];
     let elements = 0;
+    let hostBlocks = false;
     const f32 = f32Uniforms(k);
     // forEach, not for-of with destructuring: this runs unoptimized for the first thousands of dispatches.
     args.forEach((value, name) => {
@@ -316,10 +344,13 @@ export class CpuDevice implements BackendDevice {
       else {
         buffers.push([name, value as CpuBuffer]);
         elements += value.length;
+        if ((value as CpuBuffer).block !== undefined) hostBlocks = true;
       }
     });
     const total = grid[0] * grid[1] * grid[2];
     if (total === 0) return;
+    // A CompiledKernel made outside compile() (tests of failures) has no path: its source is JavaScript.
+    if (k.path === 'wasm' && kernelPath(k.path, hostBlocks) === 'js') k = k.jsTwin ?? jsTwin(k, this.nextKernelId++);
     this.pending.push({
       compiled: k,
       kernelId: k.id,
@@ -494,6 +525,7 @@ export class CpuDevice implements BackendDevice {
     this.destroyed = true;
     await this.running;
     this.pool.destroy();
+    this.memory.dropAll();
   }
 
   /** Fails when this runtime cannot share memory with workers. */
@@ -512,6 +544,16 @@ export class CpuDevice implements BackendDevice {
     }
     if (!Number.isInteger(workers) || workers < 1) {
       throw new BackendUnavailableError('cpu', `option 'workers' must be a positive integer, got ${String(workers)}`);
+    }
+  }
+
+  /** Fails on a memory option that is not a positive whole number of bytes. */
+  static checkMemoryOptions(options: CpuBackendOptions | undefined): void {
+    for (const name of ['maxTotalBufferBytes', 'heapMaxBytes'] as const) {
+      const value = options?.[name];
+      if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
+        throw new BackendUnavailableError('cpu', `option '${name}' must be a positive whole number of bytes, got ${String(value)}`);
+      }
     }
   }
 
@@ -537,9 +579,9 @@ export async function startedPool(pool: WorkerPool): Promise<WorkerPool> {
 }
 
 /** The device's memory; a runtime that cannot reserve a shared WebAssembly.Memory has no CPU backend. */
-export function createHeap(): SharedHeap {
+export function createHeap(maxBytes?: number): SharedHeap {
   try {
-    return new SharedHeap();
+    return new SharedHeap(maxBytes);
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     throw new BackendUnavailableError('cpu', `cannot reserve a shared WebAssembly.Memory for the buffers: ${why}`);
@@ -576,6 +618,19 @@ function wasmRuns(): boolean {
     }
   }
   return wasmProbe;
+}
+
+/** `k`'s generated JavaScript as a kernel of its own (its own id for the workers, its own costs), kept on `k`. */
+function jsTwin(k: CpuCompiled, id: number): CpuCompiled {
+  k.jsTwin = {
+    kernel: k.kernel,
+    source: k.source,
+    id,
+    path: 'js',
+    code: { source: k.source },
+    fallback: 'a buffer lies in a host block, outside the memory its WebAssembly addresses',
+  };
+  return k.jsTwin;
 }
 
 /** The measured ways of running kernel `k` over buffers of `elements` elements together and `workgroups` workgroups. */

@@ -1,8 +1,19 @@
 /**
  * Where a CPU dispatch runs: inline on the calling thread, or split over the
- * persistent workers. Pure rules, kept apart from the device so that
- * they can be tested without timing anything.
+ * persistent workers; and which code runs it, WebAssembly or JavaScript. Pure rules,
+ * kept apart from the device so that they can be tested without timing anything.
  */
+
+/**
+ * Which code runs a dispatch: the kernel's WebAssembly only while every buffer it is
+ * given lies in the device's heap. A wasm32 module addresses one memory of at most
+ * 4 GiB by byte offset; a buffer in a host block (host-blocks.ts) is outside it, so a
+ * dispatch with one runs the kernel's generated JavaScript, which takes any typed array.
+ * A rule, not a measurement: the WebAssembly could not reach the bytes.
+ */
+export function kernelPath(compiled: 'wasm' | 'js', anyHostBlock: boolean): 'wasm' | 'js' {
+  return compiled === 'wasm' && !anyHostBlock ? 'wasm' : 'js';
+}
 
 /**
  * Bounds on the workers' round trip (waking them, joining them) as estimated from

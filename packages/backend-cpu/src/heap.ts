@@ -48,12 +48,18 @@ export class SharedHeap {
   /** Bytes ever handed out: past this the memory is still as grown (zero). */
   private highWater = 0;
 
+  /**
+   * `maxBytesWanted`: the most the memory should ever hold (rounded down to whole
+   * pages, at least one); the runtime may reserve less, down to the smallest of
+   * MAXIMUM_PAGES. Tests lower it to send small buffers past the heap (host-blocks.ts).
+   */
   constructor(maxBytesWanted = 2 ** 32) {
     let memory: WebAssembly.Memory | undefined;
     let maximum = 0;
     let lastError: unknown;
-    for (const pages of MAXIMUM_PAGES) {
-      if (pages * PAGE > maxBytesWanted && pages !== MAXIMUM_PAGES[MAXIMUM_PAGES.length - 1]) continue;
+    const wanted = Math.max(1, Math.min(MAXIMUM_PAGES[0] as number, Math.floor(maxBytesWanted / PAGE)));
+    const tries = [wanted, ...MAXIMUM_PAGES.filter((pages) => pages < wanted)];
+    for (const pages of tries) {
       try {
         memory = new WebAssembly.Memory({ initial: 1, maximum: pages, shared: true });
         maximum = pages;

@@ -1,4 +1,4 @@
-import { availableParallelism, cpus } from 'node:os';
+import { availableParallelism, cpus, totalmem } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { BackendAdapter, BackendDevice } from '@trident/core';
 import { type CpuBackendOptions, CpuDevice, createHeap, startedPool } from './cpu-device.ts';
@@ -22,13 +22,33 @@ const spawnNodeWorker: SpawnWorker = (index, events) => {
   };
 };
 
-/** The CPU backend in Node: persistent worker threads, up to 2^29-element buffers. */
+/**
+ * The largest buffer in Node, in elements: kernels index buffers with u32 values, and the
+ * algorithms form sums such as a chunk's start plus its length, which stay below 2^32
+ * for buffers of up to 2^31 elements (8 GiB); V8's typed arrays reach 2^32 elements.
+ */
+const NODE_MAX_BUFFER_ELEMENTS = 2 ** 31;
+
+/**
+ * The default budget for all of a device's buffers: half the memory the process may
+ * use (the cgroup's limit where there is one, else the physical memory), as the CLI
+ * charges its inputs: what a kernel computes is read back or written from the host too.
+ */
+export function defaultMaxTotalBufferBytes(): number {
+  // 0, or a huge number, where no cgroup limit is set.
+  const limit = process.constrainedMemory?.() ?? 0;
+  const total = totalmem();
+  return Math.floor((limit > 0 && limit < total ? limit : total) / 2);
+}
+
+/** The CPU backend in Node: persistent worker threads, buffers up to 2^31 elements within half the host's memory. */
 export const cpuAdapter: BackendAdapter<'cpu'> = {
   kind: 'cpu',
   async create(options?: CpuBackendOptions): Promise<BackendDevice> {
     const workers = options?.workers ?? availableParallelism();
     CpuDevice.checkRuntime(workers, options?.timeLimitMs);
-    const heap = createHeap();
+    CpuDevice.checkMemoryOptions(options);
+    const heap = createHeap(options?.heapMaxBytes);
     return new CpuDevice({
       heap,
       wasm: options?.wasm,
@@ -38,7 +58,8 @@ export const cpuAdapter: BackendAdapter<'cpu'> = {
       timeLimitMs: options?.timeLimitMs,
       adapter: cpus()[0]?.model?.trim() || 'unknown CPU',
       runtime: `node ${process.version}`,
-      maxBufferElements: 2 ** 29,
+      maxBufferElements: NODE_MAX_BUFFER_ELEMENTS,
+      maxTotalBufferBytes: options?.maxTotalBufferBytes ?? defaultMaxTotalBufferBytes(),
     });
   },
 };

@@ -11,8 +11,8 @@
  * shared command area, bumps EPOCH and notifies; the workers run every dispatch of
  * the batch, joining among themselves between dispatches (a shared-memory barrier),
  * and the last one out bumps DONE. Messages remain only for what cannot travel
- * through shared memory: a kernel's code, the device's WebAssembly.Memory and a buffer's offset, sent
- * once each (registration generation REG).
+ * through shared memory: a kernel's code, the device's WebAssembly.Memory, its host blocks (buffers
+ * outside that memory) and a buffer's offset, sent once each (registration generation REG).
  */
 
 /** Bumped by the caller to start a batch. */

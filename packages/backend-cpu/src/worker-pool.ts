@@ -1,5 +1,6 @@
 import type { BufferDType } from '@trident/core';
 import type { CpuBuffer } from './cpu-buffer.ts';
+import type { HostBlock } from './host-blocks.ts';
 import { CONTROL_SLOTS, DONE, EPOCH, ERROR, NOTIFY_BY_MESSAGE, REG, STOP } from './protocol.mjs';
 import type { WasmCode } from './wasm-kernel.mjs';
 
@@ -60,11 +61,12 @@ export class BatchFailure extends Error {
   }
 }
 
-/** A buffer as workers know it: a block of the device's memory. */
+/** A buffer as workers know it: a block of the device's memory, or the start of a host block (`block`: its id; 0: the heap). */
 interface Registered {
   readonly offset: number;
   readonly dtype: BufferDType;
   readonly length: number;
+  readonly block: number;
 }
 
 const INITIAL_COMMAND_SLOTS = 4096;
@@ -122,11 +124,15 @@ export class WorkerPool {
   private readonly layouts: Layout[] = [];
   private readonly layoutsByKernel = new Map<number, Layout[]>();
   private readonly buffers = new Map<number, Registered>();
+  /** Host blocks the workers were sent (each once, as the heap's memory), by id. */
+  private readonly blocks = new Map<number, SharedArrayBuffer>();
   /** Registrations not yet sent to the workers. */
   private newKernels: number[] = [];
   private newLayouts: Layout[] = [];
   private newBuffers: number[] = [];
+  private newBlocks: number[] = [];
   private released: number[] = [];
+  private releasedBlocks: number[] = [];
   private commandsResized = false;
   /** The last batch sent the workers new kernels. */
   private lastCompiled = false;
@@ -296,7 +302,9 @@ export class WorkerPool {
     this.newKernels = [...this.kernelSources.keys()];
     this.newLayouts = [...this.layouts];
     this.newBuffers = [...this.buffers.keys()];
+    this.newBlocks = [...this.blocks.keys()];
     this.released = [];
+    this.releasedBlocks = [];
     this.commandsResized = true;
   }
 
@@ -360,7 +368,12 @@ export class WorkerPool {
       cmd[p++] = d.grid[1];
       for (const [, b] of d.buffers) {
         if (!this.buffers.has(b.id)) {
-          this.buffers.set(b.id, { offset: b.offset, dtype: b.dtype, length: b.length });
+          const block = b.block;
+          if (block && !this.blocks.has(block.id)) {
+            this.blocks.set(block.id, block.buffer);
+            this.newBlocks.push(block.id);
+          }
+          this.buffers.set(b.id, { offset: b.offset, dtype: b.dtype, length: b.length, block: block?.id ?? 0 });
           this.finalizer.register(b, b.id);
           this.newBuffers.push(b.id);
         }
@@ -390,6 +403,19 @@ export class WorkerPool {
     return layout;
   }
 
+  /** A destroyed buffer: the workers drop their view of it at the next batch (none of its dispatches is left). */
+  forgetBuffer(buffer: CpuBuffer): void {
+    if (this.buffers.delete(buffer.id)) this.released.push(buffer.id);
+  }
+
+  /**
+   * The device dropped a host block: the workers drop their reference at the next
+   * batch (no buffer registered with them lies in it any more: it was kept unused).
+   */
+  forgetBlock(block: HostBlock): void {
+    if (this.blocks.delete(block.id)) this.releasedBlocks.push(block.id);
+  }
+
   /** What the workers spent in kernels during the batch last run (read after its join). */
   lastTimings(): BatchTimings {
     let maxBusyMs = 0;
@@ -403,25 +429,40 @@ export class WorkerPool {
 
   private sendRegistrations(): void {
     this.lastCompiled = this.newKernels.length > 0;
-    if (!this.newKernels.length && !this.newLayouts.length && !this.newBuffers.length && !this.released.length && !this.commandsResized)
+    if (
+      !this.newKernels.length &&
+      !this.newLayouts.length &&
+      !this.newBuffers.length &&
+      !this.released.length &&
+      !this.releasedBlocks.length &&
+      !this.commandsResized
+    )
       return;
     const message = {
       type: 'register',
       reg: ++this.reg,
       commands: this.commandsResized ? this.commandData : undefined,
       kernels: this.newKernels.map((id) => ({ id, ...this.kernelSources.get(id) })),
+      // Blocks before the buffers in them; released blocks after the buffers released.
+      blocks: this.newBlocks.flatMap((id) => {
+        const buffer = this.blocks.get(id);
+        return buffer ? [{ id, buffer }] : [];
+      }),
       layouts: this.newLayouts,
       buffers: this.newBuffers.flatMap((id) => {
         const b = this.buffers.get(id);
         return b ? [{ id, ...b }] : [];
       }),
       release: this.released,
+      releaseBlocks: this.releasedBlocks,
     };
     for (const w of this.workers) w.post(message);
     this.newKernels = [];
     this.newLayouts = [];
     this.newBuffers = [];
+    this.newBlocks = [];
     this.released = [];
+    this.releasedBlocks = [];
     this.commandsResized = false;
     Atomics.store(this.control, REG, this.reg);
   }
