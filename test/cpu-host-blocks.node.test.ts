@@ -21,7 +21,16 @@ import {
   zcopy,
 } from '@trident/algorithms';
 import { type CpuBackendOptions, cpuAdapter } from '@trident/backend-cpu';
-import { type Buffer, buffer, Device, defineKernel, KernelExecutionError, LimitExceededError, uniform } from '@trident/core';
+import {
+  type Buffer,
+  buffer,
+  type CompiledKernel,
+  Device,
+  defineKernel,
+  KernelExecutionError,
+  LimitExceededError,
+  uniform,
+} from '@trident/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CpuBuffer } from '../packages/backend-cpu/src/cpu-buffer.ts';
 import { kernelPath } from '../packages/backend-cpu/src/dispatch-choice.ts';
@@ -202,7 +211,7 @@ describe.each(paths)('buffers across the heap and host blocks ($path)', ({ inlin
     expect([onHeap, outHeap, filler, outHost].map(inHostBlock)).toEqual([false, false, false, true]);
     ballast = d.createBuffer('u32', 64 * KiB);
     expect(inHostBlock(ballast)).toBe(true);
-    expect(d.compile(triple).path).toBe('wasm');
+    expect((d.compile(triple) as CompiledKernel & { path?: string }).path).toBe('wasm');
     d.dispatch(triple, { invocations: n }, { x: onHeap, out: outHeap, n });
     d.dispatch(triple, { invocations: n }, { x: onHeap, out: outHost, n });
     const want = data.map((v) => (v * 3 + 1) >>> 0);
