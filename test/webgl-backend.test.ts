@@ -634,8 +634,8 @@ describe('webgl2 timers, readback order, context loss and destroy', () => {
     expect(() => d.createBuffer('u32', 1)).toThrow(DeviceLostError);
   });
 
-  it('blocking small reads (blockingReadBytes) return what the polled path returns, in stream order', async () => {
-    const blocking = await createDevice({ backend: 'webgl2', options: { webgl2: { blockingReadBytes: 64 } } });
+  it.each([0, 64])('reads with blockingReadBytes = %i return the elements asked for, in stream order', async (blockingReadBytes) => {
+    const blocking = await createDevice({ backend: 'webgl2', options: { webgl2: { blockingReadBytes } } });
     try {
       // 2^16 + 3 elements: several texture rows; reads inside one row and up to 16 texels block, the rest poll.
       const host = randomU32(2 ** 16 + 3, 11);
@@ -660,6 +660,9 @@ describe('webgl2 timers, readback order, context loss and destroy', () => {
     } finally {
       await blocking.destroy();
     }
+  });
+
+  it('refuses a blockingReadBytes that is not a count of bytes', async () => {
     await expect(createDevice({ backend: 'webgl2', options: { webgl2: { blockingReadBytes: -1 } } })).rejects.toThrow(/blockingReadBytes/);
   });
 

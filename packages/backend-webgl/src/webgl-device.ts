@@ -30,7 +30,8 @@ import { BLOCKING_READ_BYTES, BufferTransfers } from './webgl-transfer.ts';
  * every invocation whose elements share its texel) and point passes (scatter
  * under colour masks, atomics by blending). GL executes commands
  * in call order, so every command is issued at once and stream order holds by
- * construction; `read` and `flush` wait on a fence without blocking the page.
+ * construction; `flush` and large reads wait on a fence without blocking the page,
+ * while small reads (`blockingReadBytes`) block on readPixels: one round trip.
  * The pieces it drives: webgl-caps.ts (what the context offers), webgl-state.ts
  * (the GL state cache), webgl-texture-pool.ts (spare textures),
  * webgl-program-cache.ts (linking), webgl-transfer.ts (write, fill, copy, read) and

@@ -10,7 +10,7 @@ import type { TexturePool } from './webgl-texture-pool.ts';
  * Reads up to this many bytes block on readPixels (WebGLBackendOptions.blockingReadBytes):
  * LEDGER.md, webgl2.blockingRead.
  */
-export const BLOCKING_READ_BYTES = 0;
+export const BLOCKING_READ_BYTES = 4096;
 
 /**
  * Elements into, out of and between buffer textures. Whole texels move with
