@@ -1,116 +1,160 @@
 /**
- * The H100 run's own results format (the first H100 harness) loads as
- * measurements: Trident's library rows, the fastest hand-tuned IR kernel per
- * operation, and the CUB / CUDA anchor lines, all under the machine label 'h100'.
+ * The GPU machine's results in the one results schema: the report's strict loader (a
+ * file of another shape, or one breaking a rule, is a typed error naming the file and the
+ * problem) and the one-off conversion of the earlier H100 shapes (scripts/convert-results.ts),
+ * whose converted files read with the same figures.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect, it } from 'vitest';
-import { newestMeasurements } from '../packages/cli/src/commands/report.ts';
+import { describe, expect, it } from 'vitest';
 import { analyze } from '../packages/cli/src/report/analysis.ts';
-import { loadResultsFile } from '../packages/cli/src/report/load.ts';
+import { loadResultsFile, ResultsFileError, readResults } from '../packages/cli/src/report/load.ts';
+import { convertResults } from '../scripts/convert-results.ts';
+import { tempDir, trident } from './cli-helpers.ts';
 
-const FILE = fileURLToPath(new URL('./fixtures/cli/h100-webgpu-format.json', import.meta.url));
+const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/cli/${name}`, import.meta.url));
+const json = (file: string): unknown => JSON.parse(readFileSync(file, 'utf8'));
+const LOCAL = fixture('results-local.json');
+const H100_SUITE = fileURLToPath(new URL('../bench/results/h100-suite-2026-11-27.json', import.meta.url));
 
-it('reads library rows, the best tuned kernel and the anchors', () => {
-  const r = loadResultsFile(FILE);
-  expect(r.label).toBe('h100');
-  const by = (impl: string, algorithm: string, variant: string) =>
-    r.measurements.filter((m) => m.implementation === impl && m.algorithm === algorithm && m.variant === variant);
-  const lib = by('trident', 'zcopy', 'copy');
-  expect(lib).toHaveLength(1);
-  expect(lib[0]).toMatchObject({ backend: 'webgpu', adapter: 'test-h100', n: 2 ** 28, timer: 'gpu-timestamp', verified: true });
-  expect(lib[0]?.ms).toMatchObject({ median: 2, min: 1.9, max: 2.1 });
-  expect(lib[0]?.throughput?.value).toBeCloseTo(1073.741824, 6);
-  expect(by('trident', 'zcopy', 'fill')).toHaveLength(1);
-  expect(by('trident', 'reduce', 'sum')).toHaveLength(1);
-  // Of the two tuned zcopy kernels, the faster one is kept.
-  expect(by('ir-tuned', 'zcopy', 'copy').map((m) => m.ms?.median)).toEqual([1.25]);
-  // Anchors: memcpy (cuda), CUB reduce / scan / sort / histogram; the stray line is ignored.
-  expect(by('cuda', 'zcopy', 'copy')[0]).toMatchObject({ runtime: 'native', backend: 'cuda', n: 2 ** 28 });
-  expect(by('cub', 'reduce', 'sum')[0]?.ms?.median).toBe(0.4);
-  expect(by('cub', 'scan', 'inclusive')).toHaveLength(1);
-  expect(by('cub', 'sort', 'radix keys')[0]?.bytes).toBe(8 * 2 ** 28);
-  expect(by('cub', 'histogram', '256 bins')).toHaveLength(1);
-  expect(r.measurements).toHaveLength(9);
+/** The fixture file with one change made by `edit`. */
+function edited(edit: (r: Record<string, unknown>) => void): Record<string, unknown> {
+  const r = json(LOCAL) as Record<string, unknown>;
+  edit(r);
+  return r;
+}
 
-  // In the analysis: the library reduce is 0.8 ms, CUB 0.4 ms -> application efficiency 0.5 on that platform;
-  // zcopy: tuned 1.25 ms and memcpy 0.7211 ms compete with the library's 2 ms copy (not the 1 ms fill).
-  const a = analyze(r.measurements);
-  const reduce = a.portability.find((p) => p.algorithm === 'reduce (sum)');
-  // (CUB's time scaled to the library's work by the two rows' GB/s, which the file rounds: 0.5 to 5 digits.)
-  expect(reduce?.application.platforms).toEqual([
-    { platform: 'h100 · node · webgpu', n: 2 ** 28, efficiency: expect.closeTo(0.5, 4), competitors: 1 },
-  ]);
-  const zcopy = a.portability.find((p) => p.algorithm === 'zcopy (copy)');
-  expect(zcopy?.application.platforms[0]?.efficiency).toBeCloseTo(0.7211 / 2, 12);
-  expect(zcopy?.application.platforms[0]?.competitors).toBe(2);
+describe('the strict loader', () => {
+  it('reads a trident-bench/1 file: measurements labelled, throughput from the work and the median', () => {
+    const r = loadResultsFile(LOCAL);
+    expect(r.label).toBe('fixture');
+    expect(r.measurements.every((m) => m.label === 'fixture')).toBe(true);
+    const zcopy = r.measurements.find((m) => m.algorithm === 'zcopy' && m.backend === 'cpu');
+    // 8e6 bytes in a 1 ms median: 8 GB/s (the file gives no throughput; it follows from the row).
+    expect(zcopy?.throughput).toEqual({ value: 8, unit: 'GB/s' });
+  });
+
+  const rejects = (name: string, edit: (r: Record<string, unknown>) => void, problem: RegExp) =>
+    it(`rejects ${name}`, () => {
+      const call = () => readResults(edited(edit), 'bad.json');
+      expect(call).toThrow(ResultsFileError);
+      expect(call).toThrow(problem);
+    });
+
+  rejects('a file of another shape (no schema)', (r) => delete r.schema, /^bad\.json: .*schema: missing .*convert-results/);
+  rejects('another schema version', (r) => (r.schema = 'trident-bench/2'), /schema: "trident-bench\/2", not 'trident-bench\/1'/);
+  rejects(
+    'a measurement with neither a time nor an error',
+    (r) => delete (r.measurements as Array<Record<string, unknown>>)[1]?.ms,
+    /measurements\[1\]: neither 'ms' \(a time\) nor 'error'/,
+  );
+  rejects(
+    'a median that is not a number',
+    (r) => (((r.measurements as Array<Record<string, unknown>>)[0]?.ms as Record<string, unknown>).median = '1'),
+    /measurements\[0\]\.ms\.median: expected a number, got "1"/,
+  );
+  rejects(
+    'an unknown timer',
+    (r) => ((r.measurements as Array<Record<string, unknown>>)[2]!.timer = 'cuda-events'),
+    /measurements\[2\]\.timer: expected one of gpu-timestamp, wall/,
+  );
+  rejects('a missing label', (r) => delete r.label, /label: expected a string/);
+  rejects(
+    'a malformed anchors block',
+    (r) => (r.anchors = { outputs: [{ kind: 'cub', file: 'cub.txt' }], measurements: [] }),
+    /anchors\.outputs\[0\]\.lines: expected an array/,
+  );
+  rejects(
+    'a conformance count that is not a count',
+    (r) => (r.conformance = [{ backend: 'webgpu', passed: -1, failed: 0 }]),
+    /conformance\[0\]\.passed: expected an integer of at least 0/,
+  );
+
+  it('trident report: a folder holding a file of an earlier shape is an error naming it, not a skipped source', () => {
+    const dir = tempDir();
+    const out = tempDir();
+    writeFileSync(join(dir, 'local.json'), readFileSync(LOCAL));
+    writeFileSync(join(dir, 'h100-old.json'), readFileSync(fixture('h100-suite-format.json')));
+    const r = trident(['report', '--from', dir, '--out', out]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/h100-old\.json: not a valid trident-bench\/1 file: schema: missing/);
+  });
 });
 
-it('reads the A/B run format, and a newer run of the same label supersedes the older one', () => {
-  const ab = loadResultsFile(fileURLToPath(new URL('./fixtures/cli/h100-webgpu-ab-format.json', import.meta.url)));
-  expect(ab.label).toBe('h100');
-  expect(ab.notes).toEqual(['a note from the run']);
-  const lib = ab.measurements.filter((m) => m.implementation === 'trident');
-  expect(lib.map((m) => `${m.algorithm}/${m.variant}/${m.dtype}/${m.n}`)).toEqual([
-    'zcopy/copy/u32/268435456',
-    'reduce/sum f32/f32/268435456',
-    'sort/radix keys/u32/67108864',
-    'nbody/1 step/f32/262144',
-  ]);
-  expect(lib[0]?.throughput?.value).toBeCloseTo(2147.483648, 6);
-  expect(lib[2]?.bytes).toBe(8 * 67108864);
-  expect(lib[3]?.throughput).toEqual({ value: expect.closeTo(20000, 6), unit: 'GFLOP/s' });
-  expect(lib[3]?.verified).toBe(false);
-  expect(ab.measurements.filter((m) => m.implementation === 'ir-tuned').map((m) => [m.algorithm, m.ms?.median])).toEqual([
-    ['zcopy', 0.78],
-    ['reduce', 0.36],
-  ]);
-  expect(ab.measurements.filter((m) => m.runtime === 'native').map((m) => `${m.implementation} ${m.algorithm} ${m.variant}`)).toEqual([
-    'cuda zcopy copy',
-    'cub sort radix keys',
-  ]);
+describe('the conversion of the earlier H100 shapes', () => {
+  it("the suite's shape: Trident rows as measurements, the CUB / CUDA lines as the anchors block, same figures", () => {
+    const { results, dropped } = convertResults(json(fixture('h100-suite-format.json')), 'h100-suite-format.json');
+    expect(dropped).toEqual([]);
+    expect(results.schema).toBe('trident-bench/1');
+    expect(results.provenance?.originalShape).toBe('h100-suite');
+    const r = readResults(JSON.parse(JSON.stringify(results)), 'converted.json');
+    expect(r.label).toBe('h100');
+    expect(r.measurements.map((m) => `${m.implementation} ${m.algorithm}/${m.variant} ${m.bytes}`)).toEqual([
+      `trident sort/radix keys ${8 * 2 ** 28}`,
+      `trident sort/radix pairs ${16 * 2 ** 28}`,
+      `trident histogram/256 bins ${1789.6 * 0.6 * 1e6}`,
+      `cub sort/radix keys ${8 * 2 ** 28}`,
+      `cub sort/radix pairs ${16 * 2 ** 28}`,
+      `cub histogram/256 bins ${2147.5 * 0.5 * 1e6}`,
+      'cuda nbody/tile 256 undefined',
+    ]);
+    // The anchors' lines stay with the rows parsed from them.
+    expect(r.anchorOutputs.map((o) => [o.kind, o.lines.length])).toEqual([
+      ['cub', 3],
+      ['nbody', 1],
+    ]);
+    const portability = analyze(r.measurements).portability;
+    const efficiency = (name: string) => portability.find((p) => p.algorithm === name)?.application.platforms[0]?.efficiency;
+    expect(efficiency('sort (radix keys)')).toBeCloseTo(6.4 / 20, 12);
+    expect(efficiency('sort (radix pairs)')).toBeCloseTo(9 / 30, 12);
+  });
 
-  // Both fixtures are label 'h100'; both have Trident's zcopy copy, a tuned zcopy, memcpy and CUB radix keys at 2^28:
-  // the newer (A/B) file's four are kept.
-  const older = loadResultsFile(FILE);
-  const { measurements, superseded } = newestMeasurements([older, ab]);
-  const zcopy = measurements.filter((m) => m.implementation === 'trident' && m.algorithm === 'zcopy' && m.variant === 'copy');
-  expect(zcopy.map((m) => m.ms?.median)).toEqual([1]);
-  expect(superseded).toEqual([`${FILE}: 4 measurement(s) superseded by a newer run of the same machine label`]);
-});
+  it('the first harness and the A/B run: library rows, the fastest tuned IR kernel per operation, the anchors', () => {
+    const first = readResults(convertResults(json(fixture('h100-webgpu-format.json')), 'h100-webgpu-format.json').results, 'first.json');
+    const by = (impl: string, algorithm: string, variant: string) =>
+      first.measurements.filter((m) => m.implementation === impl && m.algorithm === algorithm && m.variant === variant);
+    expect(by('trident', 'zcopy', 'copy')[0]).toMatchObject({ adapter: 'test-h100', n: 2 ** 28, timer: 'gpu-timestamp', verified: true });
+    expect(by('ir-tuned', 'zcopy', 'copy').map((m) => m.ms?.median)).toEqual([1.25]);
+    expect(by('cub', 'reduce', 'sum')[0]?.ms?.median).toBe(0.4);
+    expect(first.measurements).toHaveLength(9);
+    const ab = readResults(convertResults(json(fixture('h100-webgpu-ab-format.json')), 'h100-webgpu-ab-format.json').results, 'ab.json');
+    expect(ab.notes).toEqual(['a note from the run']);
+    expect(ab.measurements.filter((m) => m.implementation === 'ir-tuned').map((m) => [m.algorithm, m.ms?.median])).toEqual([
+      ['zcopy', 0.78],
+      ['reduce', 0.36],
+    ]);
+  });
 
-it("reads the algorithms' gpu-check format: results rows and anchors as an object of times", () => {
-  const r = loadResultsFile(fileURLToPath(new URL('./fixtures/cli/h100-gpu-check-format.json', import.meta.url)));
-  expect(r.label).toBe('h100');
-  expect(r.warnings).toEqual([]);
-  expect(r.measurements.map((m) => `${m.implementation} ${m.algorithm}/${m.variant} n=${m.n} ${m.ms?.median}`)).toEqual([
-    'trident scan/inclusive n=268435456 4',
-    'trident sort/radix keys n=67108864 40',
-    'cub scan/inclusive n=268435456 0.8',
-    'cub sort/radix keys n=67108864 1.6',
-  ]);
-  // CUB radix keys at 2^26 is the best-known time for Trident's radix sort at 2^26: e = 1.6 / 40.
-  const sort = analyze(r.measurements).portability.find((p) => p.algorithm === 'sort (radix keys)');
-  expect(sort?.application.platforms[0]?.efficiency).toBeCloseTo(0.04, 12);
-});
+  it("the algorithms' check shape (anchors as an object of times), and a loosely shaped file's rows without a time named", () => {
+    const { results } = convertResults(json(fixture('h100-gpu-check-format.json')), 'h100-gpu-check-format.json');
+    expect(results.measurements.map((m) => `${m.implementation} ${m.algorithm}/${m.variant} ${m.ms?.median}`)).toEqual([
+      'trident scan/inclusive 4',
+      'trident sort/radix keys 40',
+    ]);
+    expect(results.anchors?.measurements.map((m) => `${m.implementation} ${m.algorithm}/${m.variant} ${m.ms?.median}`)).toEqual([
+      'cub scan/inclusive 0.8',
+      'cub sort/radix keys 1.6',
+    ]);
+    const undated = {
+      results: [
+        { algorithm: 'reduce', n: 4, median_ms: 1 },
+        { algorithm: 'scan', n: 4 },
+      ],
+    };
+    expect(() => convertResults(undated, 'x.json')).toThrow(/no date in the file/);
+    const { dropped } = convertResults(undated, 'x.json', { createdAt: '2026-01-01T00:00:00Z' });
+    expect(dropped).toEqual(['measurement 1: scan n=4: no time and no error']);
+  });
 
-it("reads the suite format: keys and pairs sorts meet CUB's keys and pairs rows", () => {
-  const r = loadResultsFile(fileURLToPath(new URL('./fixtures/cli/h100-suite-format.json', import.meta.url)));
-  expect(r.warnings).toEqual([]);
-  expect(r.measurements.map((m) => `${m.implementation} ${m.algorithm}/${m.variant} ${m.bytes}`)).toEqual([
-    `trident sort/radix keys ${8 * 2 ** 28}`,
-    `trident sort/radix pairs ${16 * 2 ** 28}`,
-    `trident histogram/256 bins ${1789.6 * 0.6 * 1e6}`,
-    `cub sort/radix keys ${8 * 2 ** 28}`,
-    `cub sort/radix pairs ${16 * 2 ** 28}`,
-    `cub histogram/256 bins ${2147.5 * 0.5 * 1e6}`,
-    // The CUDA N-body anchor line (flops, not bytes).
-    'cuda nbody/tile 256 undefined',
-  ]);
-  const portability = analyze(r.measurements).portability;
-  const efficiency = (name: string) => portability.find((p) => p.algorithm === name)?.application.platforms[0]?.efficiency;
-  expect(efficiency('sort (radix keys)')).toBeCloseTo(6.4 / 20, 12);
-  expect(efficiency('sort (radix pairs)')).toBeCloseTo(9 / 30, 12);
-  // Byte counts rebuilt from each row's rounded GB/s differ in the 5th digit; the rival's time is scaled by them.
-  expect(efficiency('histogram (256 bins)')).toBeCloseTo(0.5 / 0.6, 4);
+  it('the committed suite file of 2026-11-27 was converted: its reduce and CUB rows read as the call measured them', () => {
+    const r = loadResultsFile(H100_SUITE);
+    expect(r.conformance).toEqual([{ backend: 'webgpu', runtime: 'node', passed: 278, failed: 0 }]);
+    const at = (impl: string, algorithm: string, variant: string, n: number) =>
+      r.measurements.find((m) => m.implementation === impl && m.algorithm === algorithm && m.variant === variant && m.n === n);
+    // The call's own figures: reduce sum u32 0.3508 ms at 2^28, CUB 0.3537 ms (its anchor line): 1.008x, as its ratios said.
+    expect(at('trident', 'reduce', 'sum', 2 ** 28)?.ms?.median).toBe(0.3508);
+    expect(at('cub', 'reduce', 'sum', 2 ** 28)?.ms?.median).toBe(0.3537);
+    expect(r.anchorOutputs.flatMap((o) => o.lines)).toContain('n=2^28 CUB reduce sum u32: 0.3537 ms 3035.8 GB/s');
+  });
 });

@@ -1,7 +1,7 @@
 /**
  * `trident report` from small fixture results (synthetic numbers chosen so every
  * derived figure can be worked out by hand): PP per algorithm, share of the zcopy
- * ceiling, speedups against peers, rows from another machine's loosely shaped
+ * ceiling, speedups against peers, rows and anchors from another machine's
  * file, and a self-contained HTML page.
  */
 import { readFileSync } from 'node:fs';
@@ -26,11 +26,13 @@ describe('report analysis', () => {
   it('derives zcopy shares, both PPs and peer speedups from the fixture', () => {
     const local = loadResultsFile(LOCAL);
     const h100 = loadResultsFile(H100);
-    // The loose file: label from machine.label, 'results' list, median_ms, cub defaults to runtime native; the scan row has no time.
+    // The other machine's file: its two Trident rows, then its anchors block's CUB row, all labelled 'h100'.
     expect(h100.label).toBe('h100');
     expect(h100.measurements).toHaveLength(3);
-    expect(h100.warnings.join()).toMatch(/measurement 3 dropped: scan n=1024: no time/);
+    expect(h100.measurements.every((m) => m.label === 'h100')).toBe(true);
     expect(h100.measurements[2]).toMatchObject({ implementation: 'cub', runtime: 'native', backend: 'cuda' });
+    // Throughput follows the row's own work and time: 3e9 bytes in 1 ms.
+    expect(h100.measurements[0]?.throughput).toEqual({ value: 3000, unit: 'GB/s' });
 
     const a = analyze([...local.measurements, ...h100.measurements]);
     const reduce = a.portability.find((p) => p.algorithm === 'reduce (sum)');
@@ -82,7 +84,7 @@ describe('trident report (binary)', () => {
     expect(at.every((i) => i >= 0)).toBe(true);
     expect([...at].sort((a, b) => a - b)).toEqual(at);
     // Scoreboard cells: % of the platform's zcopy ceiling; CUB's 3000 GB/s vs Trident's 2500 GB/s on the H100 -> 0.83x, a loss,
-    // starred: the loose file gives CUB no timer (so wall) against Trident's gpu-timestamp. TF.js ran in Chromium: another platform.
+    // starred: the fixture's CUB row is wall-timed against Trident's gpu-timestamp. TF.js ran in Chromium: another platform.
     expect(md).toMatch(/\| reduce \| 50% \| 100% \| 83% ▼ 0\.83× CUB\* \|/);
     expect(md).toMatch(/\| nbody \| 2\.00 GFLOP\/s \| failed \| — \|/);
     expect(md).toContain(

@@ -1,8 +1,9 @@
 /**
  * The bench results file (`trident bench --out results.json`), version 1.
  * docs/bench-schema.md explains each field; schema/bench-results.schema.json is
- * the same contract as JSON Schema for other tools (and other machines' runs,
- * such as the H100 run, which merge into the report).
+ * the same contract as JSON Schema for other tools. Every results file the report
+ * reads is in this form, the GPU machine's suite runs (`trident bench --suite h100`)
+ * included; report/validate.ts holds the rules it checks on loading.
  */
 import type { MachineDescription } from '../describe.ts';
 import type { DeviceDescription } from '../device-description.ts';
@@ -75,6 +76,63 @@ export interface Measurement {
   readonly error?: string;
 }
 
+/**
+ * One native anchor program's output (anchors/cub_anchor.cu, anchors/nbody_anchor.cu,
+ * bench/h100/cub-large.cu), as it printed it in the same device call as the Trident rows.
+ */
+export interface AnchorOutput {
+  /** Which parser read it: 'cub' (CUB and cudaMemcpy lines) or 'nbody' (the CUDA N-body kernel). */
+  readonly kind: 'cub' | 'nbody';
+  /** The file the lines were read from (its base name). */
+  readonly file: string;
+  /** Every non-empty line, as printed, including any that are no measurement (errors, skips). */
+  readonly lines: readonly string[];
+}
+
+/**
+ * Native figures of the same machine, measured beside Trident's rows (bench/anchors.ts parses
+ * them): the raw output and one measurement per timed line (implementation 'cub' or 'cuda',
+ * runtime 'native', backend 'cuda'), named like Trident's case of the same operation so the
+ * report sets CUB beside Trident at the same n.
+ */
+export interface BenchAnchors {
+  readonly outputs: readonly AnchorOutput[];
+  readonly measurements: readonly Measurement[];
+}
+
+/** The conformance specs' count on one backend of the machine (bench/h100/vitest-shim.mjs writes it). */
+export interface ConformanceRun {
+  readonly backend: string;
+  /** Where the specs ran (absent in files that did not say). */
+  readonly runtime?: 'node' | 'chromium';
+  readonly passed: number;
+  readonly failed: number;
+  /** The commit the specs ran at, where the run recorded it. */
+  readonly commit?: string;
+  readonly failures?: ReadonlyArray<{ readonly test: string; readonly error: string }>;
+}
+
+/**
+ * The machine: what `describeMachine` records. Files converted from the GPU machine's earlier
+ * producers (scripts/convert-results.ts) carry only what those recorded (os, cpu), so the
+ * rest is optional here; `gpu` names the GPU where one ran (nvidia-smi's name and driver).
+ */
+export type BenchMachine = Pick<MachineDescription, 'os' | 'cpu'> &
+  Partial<MachineDescription> & {
+    readonly gpu?: string;
+    readonly label?: string;
+    readonly browser?: string;
+  };
+
+/** Where a file came from when it was converted from an earlier shape rather than written by `trident bench`. */
+export interface Provenance {
+  /** The converter (scripts/convert-results.ts) and what it read. */
+  readonly convertedBy: string;
+  readonly originalShape: string;
+  /** The original file's fields that have no place in this schema (raw sweep rows, ratios, diagnostics), kept as they were. */
+  readonly original: Readonly<Record<string, unknown>>;
+}
+
 /** A device the run measured: its caps and info as `trident devices` prints them, and what each algorithm chose on it. */
 export interface BenchDevice extends DeviceDescription {
   readonly runtime: 'node' | 'chromium';
@@ -86,7 +144,7 @@ export interface BenchResults {
   readonly createdAt: string;
   /** A short name for the machine, used to label rows in the report (e.g. 'local', 'h100'). */
   readonly label: string;
-  readonly machine: MachineDescription;
+  readonly machine: BenchMachine;
   /** Adapters seen, by backend (and runtime) key such as 'node/cpu' or 'chromium/webgl2'. */
   readonly adapters: Readonly<Record<string, string>>;
   /** Versions of what ran: node, trident, webgpu (Dawn), chromium, gpu.js, tfjs, cuda... */
@@ -100,6 +158,14 @@ export interface BenchResults {
     readonly warmupMs?: number;
     readonly repeats: number;
     readonly sizes: Readonly<Record<string, readonly number[]>>;
+    /** `--suite NAME`: the named suite that chose the cases and sizes (bench/suites.ts). */
+    readonly suite?: string;
+    /**
+     * How each measurement was timed: 'adaptive' (the default: adaptive warm-up, then `repeats`
+     * timed runs each) or 'sustained' (back-to-back runs in batches under sustained load, the
+     * median of `repeats` batch means; bench/sustained.ts). Absent: adaptive.
+     */
+    readonly protocol?: 'adaptive' | 'sustained';
   };
   readonly measurements: readonly Measurement[];
   /** Every device measured, with caps and info: the report's capability matrix is generated from these. */
@@ -108,6 +174,12 @@ export interface BenchResults {
   readonly notes?: readonly string[];
   /** Backends that were asked for but gave no device, and why. */
   readonly unavailable?: ReadonlyArray<{ readonly backend: string; readonly runtime: string; readonly reason: string }>;
+  /** Native anchors (CUB, CUDA) run in the same call as the Trident rows (suite runs on the GPU machine). */
+  readonly anchors?: BenchAnchors;
+  /** The conformance specs' counts on this machine, from the same call or session. */
+  readonly conformance?: readonly ConformanceRun[];
+  /** Files converted from an earlier shape: what they came from. */
+  readonly provenance?: Provenance;
 }
 
 /** Median-based throughput, or undefined without a time or a work count. */

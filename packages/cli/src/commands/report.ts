@@ -19,6 +19,8 @@ const USAGE = `usage: trident report [--from results.json ...] [--out report/] [
   --from FILE        results file(s) or folder(s) of them to merge (repeat or
                      comma-separate). Default: report/results-*.json (this machine's
                      bench runs) and bench/results/*.json (other machines, e.g. H100).
+                     Each must be a valid trident-bench/1 file (exit 2 naming the file
+                     and the problem otherwise).
   --out DIR          where REPORT.md and index.html go (default: report/)
   --screenshot FILE  also save index.html's first screen (1280×900, headless Chromium) as a PNG`;
 
@@ -108,20 +110,10 @@ export async function reportCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const named = values.from ? list(values.from) : [];
-  const files = values.from ? expandSources(named) : defaultSources();
+  const files = values.from ? expandSources(list(values.from)) : defaultSources();
   if (files.length === 0) throw new UsageError('no results files: pass --from results.json (or run `trident bench` first)');
-  const sources: LoadedResults[] = [];
-  for (const file of files) {
-    try {
-      sources.push(loadResultsFile(file));
-    } catch (err) {
-      // A file named on the command line must load; one found in a folder is skipped with a warning.
-      if (named.includes(file) || !(err instanceof UsageError)) throw err;
-      process.stderr.write(`warning: skipped ${err.message}\n`);
-    }
-  }
-  if (sources.length === 0) throw new UsageError(`none of ${files.length} results file(s) could be read`);
+  // Every file must load (report/load.ts): one that does not is an error naming it, never a skipped source.
+  const sources: LoadedResults[] = files.map(loadResultsFile);
   const report = await buildReport(sources);
   const dir = values.out ?? 'report';
   mkdirSync(dir, { recursive: true });

@@ -507,7 +507,9 @@ function sourceBlocks(sources: readonly LoadedResults[]): Block[] {
         s.label,
         s.file,
         s.createdAt,
-        [s.machine.os, s.machine.cpu, s.machine.cores !== undefined ? `${s.machine.cores} cores` : undefined].filter(Boolean).join(', '),
+        [s.machine.os, s.machine.cpu, s.machine.cores !== undefined ? `${s.machine.cores} cores` : undefined, s.machine.gpu]
+          .filter(Boolean)
+          .join(', '),
         Object.entries(s.adapters)
           .map(([k, v]) => `${k}: ${v}`)
           .join('; '),
