@@ -25,6 +25,10 @@ it('devices --json lists every backend kind, available ones with adapter and cap
     expect(['gpu-timestamp', 'wall']).toContain(caps.timerSource);
     expect(caps.features).toContain('gather');
     expect(caps.limits.maxBufferElements).toBeGreaterThan(0);
+    // What all buffers may hold together: 0 where the device does not say (WebGPU, WebGL2); the CPU
+    // backend's budget holds at least its largest buffer.
+    expect(caps.limits.maxTotalBufferBytes).toBeGreaterThanOrEqual(0);
+    if (b.backend === 'cpu') expect(caps.limits.maxTotalBufferBytes).toBeGreaterThanOrEqual(4 * (caps.limits.maxBufferElements ?? 0));
     expect(caps.concurrency).toBeGreaterThan(0);
     // The formulation each algorithm runs there: its own answer, or why it refuses.
     const formulations = b.formulations as Record<string, string>;
@@ -38,11 +42,18 @@ it('devices --json lists every backend kind, available ones with adapter and cap
   expect(available).toContain(report.default);
 });
 
-it('devices (text) names the default backend', () => {
+it('devices (text) names the default backend, and for each device its largest buffer and total', () => {
   const r = trident(['devices', '--workers', '1']);
   expect(r.code, r.stderr).toBe(0);
   expect(r.stdout).toMatch(/^default: (webgpu|webgl2|cpu)$/m);
   expect(r.stdout).toMatch(/^ {8}sort: {7}\S/m);
+  const available = r.stdout.split('\n').filter((line) => /^\S/.test(line) && !/unavailable|^default:/.test(line)).length;
+  const memory = r.stdout.match(/^ {8}memory: largest buffer \d+\.\d (KiB|MiB|GiB|TiB), all buffers together .+$/gm) ?? [];
+  expect(memory.length).toBe(available);
+  // The CPU backend says what all its buffers may hold; a device that does not say is named so.
+  const cpu = r.stdout.slice(r.stdout.indexOf('\ncpu '));
+  expect(cpu).toMatch(/all buffers together \d+\.\d (MiB|GiB|TiB)$/m);
+  for (const line of memory) expect(line).toMatch(/together (\d+\.\d (KiB|MiB|GiB|TiB)|not reported by the device)$/);
 });
 
 it('devices --json --browser also probes headless Chromium, where webgl2 is', () => {

@@ -1,12 +1,13 @@
 /**
- * The CPU device's memory: one shared `WebAssembly.Memory` holding every buffer of
- * the device, so that kernels compiled to WebAssembly (codegen/wasm-generator.ts) address
- * buffers by byte offset and JavaScript kernels keep typed-array views of the same
- * bytes. Workers receive the Memory once and (offset, length) per buffer.
+ * The CPU device's heap: one shared `WebAssembly.Memory` holding the device's buffers
+ * while it has room (host-blocks.ts places the rest), so that kernels compiled to
+ * WebAssembly (codegen/wasm-generator.ts) address buffers by byte offset and JavaScript
+ * kernels keep typed-array views of the same bytes. Workers receive the Memory once and
+ * (offset, length) per buffer.
  *
- * A wasm32 memory holds at most 2^16 pages of 64 KiB (4 GiB) for all buffers of the
- * device together; a shared memory reserves its maximum up front, so the maximum is
- * the largest of a few sizes that the runtime agrees to reserve.
+ * A wasm32 memory holds at most 2^16 pages of 64 KiB (4 GiB); a shared memory reserves
+ * its maximum up front, so the maximum is the largest of a few sizes that the runtime
+ * agrees to reserve.
  *
  * Allocation: first fit in a free list sorted by offset, coalescing neighbours on
  * release; the top of the heap grows the memory by whole pages. Blocks are

@@ -7,6 +7,7 @@ import { BACKEND_KINDS, type BackendKind, probeBackends } from 'trident';
 import { parse, workerCount } from '../args.ts';
 import { type DeviceDescription, describeDevice } from '../device-description.ts';
 import { deviceOptions } from '../device-options.ts';
+import { formatBytes } from '../run/host-budget.ts';
 
 export type DeviceEntry = ({ available: true } & DeviceDescription) | { backend: BackendKind; available: false; reason: string };
 
@@ -87,6 +88,7 @@ function describeEntries(entries: readonly DeviceEntry[], defaultKind: BackendKi
       `        limits: buffer ${l.maxBufferElements} elements, workgroup ${l.maxComputeInvocationsPerWorkgroup} invocations, ` +
         `${l.maxComputeWorkgroupStorageSize} B shared, subgroup ${l.minSubgroupSize}-${l.maxSubgroupSize}`,
     );
+    lines.push(`        memory: ${memoryLine(l.maxBufferElements, l.maxTotalBufferBytes)}`);
     const details = Object.entries(e.details)
       .map(([k, v]) => `${k}=${v}`)
       .join(', ');
@@ -94,4 +96,10 @@ function describeEntries(entries: readonly DeviceEntry[], defaultKind: BackendKi
     for (const [algorithm, formulation] of Object.entries(e.formulations))
       lines.push(`        ${`${algorithm}:`.padEnd(12)}${formulation}`);
   }
+}
+
+/** The largest single buffer and what all buffers may hold together (0: the device does not say, as WebGPU and WebGL2 do not). */
+export function memoryLine(maxBufferElements: number, maxTotalBufferBytes: number): string {
+  const total = maxTotalBufferBytes > 0 ? formatBytes(maxTotalBufferBytes) : 'not reported by the device';
+  return `largest buffer ${formatBytes(4 * maxBufferElements)}, all buffers together ${total}`;
 }
