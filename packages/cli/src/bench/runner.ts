@@ -13,11 +13,17 @@
  * timestamps are read back, so after the work completed — and kept as `wallMs`:
  * the report compares Trident with peers that have only a wall clock (which
  * includes their result read) like for like. No extra runs.
+ *
+ * With `settings.sustained` (the GPU machine's suite) the checked run is followed by the
+ * sustained protocol instead (bench/sustained.ts: back-to-back runs in batches under
+ * sustained load, the median of the batch means); its warm-up also brings the device back
+ * after the check's host-side pause.
  */
 import type { Device } from 'trident';
 import type { BenchCase } from './cases.ts';
 import { type Measurement, type TimerSourceName, throughputOf } from './schema.ts';
 import { summarize } from './stats.ts';
+import { type SustainedSettings, timeSustained } from './sustained.ts';
 import { warmUp, warmupRule } from './timing.ts';
 
 export interface RunSettings {
@@ -31,6 +37,8 @@ export interface RunSettings {
    * measurement took this long: keeps slow cases (software GPUs) from dominating.
    */
   readonly budgetMs: number;
+  /** Time by the sustained protocol instead of warm-up + repeats (`--suite`); the fields above are then unused. */
+  readonly sustained?: SustainedSettings;
 }
 
 export async function measureCase(
@@ -64,6 +72,22 @@ export async function measureCase(
     // device.time's own path (Node cpu reduce 2^16: 130 µs against 20 for the next).
     await device.time(label, () => p.run());
     const verified = await p.verify();
+    if (settings.sustained) {
+      const t = await timeSustained(device, label, () => p.run(), settings.sustained);
+      warmup = t.warmupRuns;
+      const ms = summarize(t.samples);
+      const throughput = throughputOf(base.bytes, base.flops, ms.median, base.edges);
+      return {
+        ...base,
+        warmup,
+        timer: t.source,
+        repeats: t.samples.length,
+        ms,
+        ...(t.source === 'gpu-timestamp' ? { wallMs: summarize(t.walls) } : {}),
+        ...(throughput ? { throughput } : {}),
+        verified,
+      };
+    }
     warmup = await warmUp(() => device.time(label, () => p.run()), warmupRule(settings));
     const samples: number[] = [];
     let timer: TimerSourceName | undefined;

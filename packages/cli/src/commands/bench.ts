@@ -3,12 +3,11 @@
  * warm-up and repeated runs, written as a results file (bench/schema.ts,
  * docs/bench-schema.md) that `trident report` reads.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { BACKEND_KINDS, type BackendKind, createDevice, type Device, registeredBackends } from 'trident';
-import { backendKind, list, parse, positiveInt, workerCount } from '../args.ts';
+import { backendKind, list, type Parsed, parse, positiveInt, workerCount } from '../args.ts';
 import { type BenchCase, CASES } from '../bench/cases.ts';
 import { isCeilingCase, measureCeiling } from '../bench/ceiling.ts';
 import { nodeCeilingThreads } from '../bench/ceiling-node.ts';
@@ -16,7 +15,11 @@ import { measurePeer } from '../bench/peer-runner.ts';
 import { Progress } from '../bench/progress.ts';
 import { measureCase, type RunSettings } from '../bench/runner.ts';
 import { type BenchDevice, type BenchResults, type Measurement, SCHEMA_ID } from '../bench/schema.ts';
+import { runSuite } from '../bench/suite-runner.ts';
+import { DEFAULT_MAX_LOG2N, SUITES, selectSteps } from '../bench/suites.ts';
+import { SUSTAINED } from '../bench/sustained.ts';
 import { WARMUP_MAX_RUNS } from '../bench/timing.ts';
+import { installedVersions } from '../bench/versions.ts';
 import { CHROMIUM_PATH } from '../browser/chromium.ts';
 import { describeMachine } from '../describe.ts';
 import { describeDevice } from '../device-description.ts';
@@ -27,6 +30,9 @@ import { commitOutputs } from '../output.ts';
 
 /** The adaptive warm-up's default budget (bench/timing.ts): JIT-compiled code settles in 10–20 calls. */
 const DEFAULT_WARMUP_MS = 150;
+
+/** A suite's device warm-up: an H100 that sat idle ran its first kernels up to 1.5x slower for the first seconds. */
+const SUITE_DEVICE_WARMUP_MS = 3000;
 
 const USAGE = `usage: trident bench [options]
 
@@ -51,7 +57,24 @@ const USAGE = `usage: trident bench [options]
   --no-browser       Node only: no Chromium run (so no peers in Chromium)
   --no-peers         no peers: none in Chromium (TensorFlow.js, gpu.js), none in Node
                      (TensorFlow.js cpu/wasm, typed-array sort, plain loops, graphology, references)
-  --quiet            no progress line`;
+  --quiet            no progress line
+
+A named suite (the GPU machine's runs; Node only, no peers):
+  --suite NAME       ${[...SUITES.keys()].join(' | ')}: the suite's cases at its sizes, each timed under
+                     sustained load (batches of back-to-back runs, the median of the batch
+                     means); --algorithms keeps some of its cases, --repeats sets the batches
+                     (default ${SUSTAINED.batches}), --warmup-ms the sustained warm-up (default ${SUSTAINED.warmupMs}; also the
+                     device's warm-up, default ${SUITE_DEVICE_WARMUP_MS})
+  --max-log2n K      largest element count 2^K (default ${DEFAULT_MAX_LOG2N}): smaller shrinks every size with
+                     it (12: the whole suite at toy sizes); larger adds 2^29 … 2^K rows where
+                     the device's caps.limits.maxBufferElements allows them
+  --cub FILE         output of anchors/cub_anchor.cu or bench/h100/cub-large.cu from the same
+                     call (repeatable): parsed into the results file's anchors block
+  --nbody FILE       output of anchors/nbody_anchor.cu from the same call
+  --conformance FILE the conformance specs' { passed, failed } from the same call
+  --latency FILE     bench/h100/latency-check.ts's rows from the same call
+  --deadline-s S     run no step after S seconds (the rest become rows saying so; the file
+                     is still written)`;
 
 export interface BenchOptions {
   readonly backends?: readonly BackendKind[];
@@ -131,23 +154,6 @@ export function sizePicker(entries: readonly string[]): (c: BenchCase) => readon
     else all.push(positiveInt(e, '--sizes'));
   }
   return (c) => per.get(c.algorithm) ?? (all.length > 0 ? all : c.sizes);
-}
-
-/** A dependency's version, from its package.json next to its resolved entry (exports may hide package.json). */
-function packageVersion(name: string): string | undefined {
-  try {
-    const require = createRequire(import.meta.url);
-    let dir = dirname(require.resolve(name));
-    for (let i = 0; i < 4; i++, dir = dirname(dir)) {
-      const file = join(dir, 'package.json');
-      if (!existsSync(file)) continue;
-      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === name) return pkg.version;
-    }
-  } catch {
-    // Not installed: the version is simply not recorded.
-  }
-  return undefined;
 }
 
 /** The plain-JS ceiling (bench/ceiling.ts) of each selected case that has one, on `threads` worker threads. */
@@ -299,10 +305,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
     }
   }
   progress.finish();
-  for (const name of ['trident', '@trident/algorithms', 'webgpu', 'gpu.js', '@tensorflow/tfjs', 'playwright-core', 'graphology']) {
-    const v = packageVersion(name);
-    if (v) versions[name] = v;
-  }
+  Object.assign(versions, installedVersions());
   const sizes: Record<string, number[]> = {};
   for (const c of options.cases) sizes[`${c.algorithm}:${c.variant}`] = [...options.sizes(c)];
   return {
@@ -326,29 +329,42 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
   };
 }
 
+const BENCH_FLAGS = {
+  backends: { type: 'string', multiple: true },
+  algorithms: { type: 'string', multiple: true },
+  sizes: { type: 'string', multiple: true },
+  repeats: { type: 'string' },
+  warmup: { type: 'string' },
+  'warmup-ms': { type: 'string' },
+  'budget-ms': { type: 'string' },
+  workers: { type: 'string' },
+  label: { type: 'string' },
+  out: { type: 'string' },
+  quiet: { type: 'boolean' },
+  browser: { type: 'string' },
+  'no-browser': { type: 'boolean' },
+  'no-peers': { type: 'boolean' },
+  'no-wasm': { type: 'boolean' },
+  suite: { type: 'string' },
+  'max-log2n': { type: 'string' },
+  cub: { type: 'string', multiple: true },
+  nbody: { type: 'string', multiple: true },
+  conformance: { type: 'string' },
+  latency: { type: 'string' },
+  'deadline-s': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export async function benchCommand(argv: string[]): Promise<number> {
-  const { values } = parse(argv, {
-    backends: { type: 'string', multiple: true },
-    algorithms: { type: 'string', multiple: true },
-    sizes: { type: 'string', multiple: true },
-    repeats: { type: 'string' },
-    warmup: { type: 'string' },
-    'warmup-ms': { type: 'string' },
-    'budget-ms': { type: 'string' },
-    workers: { type: 'string' },
-    label: { type: 'string' },
-    out: { type: 'string' },
-    quiet: { type: 'boolean' },
-    browser: { type: 'string' },
-    'no-browser': { type: 'boolean' },
-    'no-peers': { type: 'boolean' },
-    'no-wasm': { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const { values } = parse(argv, BENCH_FLAGS);
   if (values.help) {
     const names = CASES.map((c) => `${c.algorithm}:${c.variant}`).join(', ');
     process.stdout.write(`${USAGE}\n\ncases: ${names}\n`);
     return 0;
+  }
+  if (values.suite !== undefined) return suiteCommand(argv, values);
+  for (const flag of ['max-log2n', 'cub', 'nbody', 'conformance', 'latency', 'deadline-s'] as const) {
+    if (values[flag] !== undefined) throw new UsageError(`--${flag} needs --suite`);
   }
   const backendNames = list(values.backends);
   const algorithmNames = list(values.algorithms);
@@ -391,5 +407,63 @@ export async function benchCommand(argv: string[]): Promise<number> {
   commitOutputs([{ path: out, bytes: `${JSON.stringify(results, null, 2)}\n` }]);
   const failed = results.measurements.filter((m) => m.error || m.verified === false).length;
   process.stderr.write(`bench: ${results.measurements.length} measurements (${failed} failed or unverified) -> ${out}\n`);
+  return 0;
+}
+
+type BenchValues = Parsed<typeof BENCH_FLAGS>['values'];
+
+/** `--suite NAME`: the suite runner (bench/suite-runner.ts) with the command's flags. */
+async function suiteCommand(argv: string[], values: BenchValues): Promise<number> {
+  const suite = SUITES.get(values.suite as string);
+  if (!suite) throw new UsageError(`--suite: unknown '${values.suite}' (known: ${[...SUITES.keys()].join(', ')})`);
+  for (const flag of ['sizes', 'browser', 'warmup', 'budget-ms', 'no-wasm'] as const) {
+    if (values[flag] !== undefined)
+      throw new UsageError(`--${flag} does not apply to --suite (its sizes follow --max-log2n; it runs in Node)`);
+  }
+  const maxLog2n = positiveInt(values['max-log2n'], '--max-log2n', DEFAULT_MAX_LOG2N);
+  if (maxLog2n < 8 || maxLog2n > 32) throw new UsageError(`--max-log2n: expected 8 to 32, got ${maxLog2n}`);
+  const { steps, unknown } = selectSteps(suite, maxLog2n, list(values.algorithms));
+  if (unknown.length > 0) {
+    const keys = [...new Set(suite.steps(maxLog2n).map((s) => s.key))].join(', ');
+    throw new UsageError(`--algorithms: not in suite ${suite.name}: ${unknown.join(', ')} (it has: ${keys})`);
+  }
+  const label = values.label ?? 'local';
+  if (!/^[A-Za-z0-9_.-]+$/.test(label)) throw new UsageError(`--label: use letters, digits, '-', '_' or '.', got '${label}'`);
+  const out = values.out ?? `report/results-${label}.json`;
+  const warmupMs =
+    values['warmup-ms'] === undefined ? undefined : values['warmup-ms'] === '0' ? 0 : positiveInt(values['warmup-ms'], '--warmup-ms');
+  const backendNames = list(values.backends);
+  const workers = workerCount(values.workers);
+  const deadline = values['deadline-s'] === undefined ? undefined : positiveInt(values['deadline-s'], '--deadline-s');
+  const results = await runSuite({
+    suite,
+    steps,
+    maxLog2n,
+    ...(backendNames.length > 0 ? { backends: backendNames.map((b) => backendKind(b, '--backends')) } : {}),
+    sustained: {
+      ...SUSTAINED,
+      batches: positiveInt(values.repeats, '--repeats', SUSTAINED.batches),
+      ...(warmupMs !== undefined ? { warmupMs } : {}),
+    },
+    deviceWarmupMs: warmupMs ?? SUITE_DEVICE_WARMUP_MS,
+    label,
+    command: `trident bench ${argv.join(' ')}`.trim(),
+    ...(workers !== undefined ? { workers } : {}),
+    quiet: values.quiet === true,
+    anchors: [
+      ...list(values.cub).map((file) => ({ kind: 'cub' as const, file })),
+      ...list(values.nbody).map((file) => ({ kind: 'nbody' as const, file })),
+    ],
+    ...(values.conformance !== undefined ? { conformance: values.conformance } : {}),
+    ...(values.latency !== undefined ? { latency: values.latency } : {}),
+    ...(deadline !== undefined ? { deadlineS: deadline } : {}),
+  });
+  mkdirSync(dirname(out), { recursive: true });
+  commitOutputs([{ path: out, bytes: `${JSON.stringify(results, null, 2)}\n` }]);
+  const failed = results.measurements.filter((m) => m.error || m.verified === false).length;
+  const anchors = results.anchors?.measurements.length ?? 0;
+  process.stderr.write(
+    `bench: suite ${suite.name}: ${results.measurements.length} measurements (${failed} failed, refused or unverified), ${anchors} anchor rows -> ${out}\n`,
+  );
   return 0;
 }

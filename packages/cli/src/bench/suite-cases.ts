@@ -1,0 +1,186 @@
+/**
+ * Cases the GPU machine's suite runs beside the local bench's (bench/suites.ts): the
+ * f32 and exclusive variants of reduce and scan, the histogram's worst case (every value
+ * in one bin), and radix sorts of keys and of key-value pairs into outputs allocated once
+ * (`options.output` / `valuesOutput`), the way CUB's benchmark calls its sorts: a new
+ * 1 GiB output per call cost the same 2^28 sort 2.3-2.5x on the H100, the allocation's
+ * price and not the sort's. Their variant names are those of the CUB anchor's rows
+ * (bench/anchors.ts), so the report sets each beside CUB at the same n.
+ *
+ * Checks stay exact where the host can afford the reference; sorts of more than 2^22
+ * keys are checked for order and multiset (pairs: a stable permutation carrying each
+ * key's index, which is exact), bench/checks.ts.
+ */
+import {
+  histogram,
+  histogramReference,
+  radixSort,
+  randomU32,
+  reduceInto,
+  reduceReference,
+  scan,
+  scanReference,
+  sortReference,
+} from '@trident/algorithms';
+import { type BenchCase, sameArray } from './bench-case.ts';
+import { isSortedPermutation } from './checks.ts';
+
+/** Above this many keys the exact reference sort costs the host seconds: order and multiset instead. */
+const EXACT_SORT_MAX = 2 ** 22;
+
+/** Values in [0, 1): sums of 2^28 of them stay within f32's range and checkable. */
+function unitFloats(n: number): Float32Array {
+  return Float32Array.from(randomU32(n, 7), (x) => x / 2 ** 32);
+}
+
+/** f32 results summed in another order than the reference's: within 1e-4 of max(1, |reference|). */
+function closeF32(got: Float32Array, want: Float64Array | Float32Array): boolean {
+  if (got.length !== want.length) return false;
+  for (let i = 0; i < got.length; i++) {
+    const b = want[i] as number;
+    if (!(Math.abs((got[i] as number) - b) <= 1e-4 * Math.max(1, Math.abs(b)))) return false;
+  }
+  return true;
+}
+
+const reduceSumF32: BenchCase = {
+  algorithm: 'reduce',
+  variant: 'sum f32',
+  dtype: 'f32',
+  sizes: [2 ** 16, 2 ** 20],
+  bytes: (n) => 4 * n + 4,
+  setup(device, n) {
+    const host = unitFloats(n);
+    const src = device.createBuffer('f32', host);
+    const out = device.createBuffer('f32', 1);
+    return {
+      run: () => {
+        reduceInto(device, src, { op: 'sum', output: out });
+      },
+      verify: async () => {
+        const want = reduceReference(host, 'sum');
+        return Math.abs(((await out.read())[0] as number) - want) <= 1e-4 * Math.max(1, want);
+      },
+      dispose: () => {
+        src.destroy();
+        out.destroy();
+      },
+    };
+  },
+};
+
+function scanCase(variant: 'exclusive' | 'inclusive f32' | 'exclusive f32'): BenchCase {
+  const exclusive = variant.startsWith('exclusive');
+  const f32 = variant.endsWith('f32');
+  return {
+    algorithm: 'scan',
+    variant,
+    dtype: f32 ? 'f32' : 'u32',
+    sizes: [2 ** 16, 2 ** 20],
+    bytes: (n) => 8 * n,
+    setup(device, n) {
+      if (f32) {
+        const host = unitFloats(n);
+        const src = device.createBuffer('f32', host);
+        const dst = device.createBuffer('f32', n);
+        return {
+          run: () => {
+            scan(device, src, { output: dst, exclusive });
+          },
+          verify: async () => closeF32(await dst.read(), scanReference(host, exclusive)),
+          dispose: () => {
+            src.destroy();
+            dst.destroy();
+          },
+        };
+      }
+      const host = randomU32(n);
+      const src = device.createBuffer('u32', host);
+      const dst = device.createBuffer('u32', n);
+      return {
+        run: () => {
+          scan(device, src, { output: dst, exclusive });
+        },
+        verify: async () => sameArray(await dst.read(), scanReference(host, exclusive)),
+        dispose: () => {
+          src.destroy();
+          dst.destroy();
+        },
+      };
+    },
+  };
+}
+
+/** Every value in one bin: all atomics on one counter, the histogram's worst case. */
+const histogramAllEqual: BenchCase = {
+  algorithm: 'histogram',
+  variant: '256 bins all-equal',
+  dtype: 'u32',
+  sizes: [2 ** 16, 2 ** 20],
+  bytes: (n) => 4 * n + 4 * 256,
+  setup(device, n) {
+    const host = new Uint32Array(n).fill(17);
+    const src = device.createBuffer('u32', host);
+    const out = device.createBuffer('u32', 256);
+    return {
+      run: () => {
+        histogram(device, src, { bins: 256, output: out });
+      },
+      verify: async () => sameArray(await out.read(), histogramReference(host, 256)),
+      dispose: () => {
+        src.destroy();
+        out.destroy();
+      },
+    };
+  },
+};
+
+/** 0, 1, …, n - 1 (a plain loop: `Uint32Array.from` with a map function is slow at 2^28). */
+function positions(n: number): Uint32Array {
+  const out = new Uint32Array(n);
+  for (let i = 0; i < n; i++) out[i] = i;
+  return out;
+}
+
+function radixCase(pairs: boolean): BenchCase {
+  return {
+    algorithm: 'sort',
+    variant: pairs ? 'radix pairs' : 'radix keys',
+    dtype: 'u32',
+    sizes: [2 ** 12, 2 ** 14],
+    // Each key (and value) read once and written once, as the CUB anchor's rows count them.
+    bytes: (n) => (pairs ? 16 : 8) * n,
+    setup(device, n) {
+      const host = randomU32(n);
+      const keys = device.createBuffer('u32', host);
+      const output = device.createBuffer('u32', n);
+      // Values are the original positions: the check proves the pairing and the stability.
+      const values = pairs ? device.createBuffer('u32', positions(n)) : undefined;
+      const valuesOutput = pairs ? device.createBuffer('u32', n) : undefined;
+      return {
+        run: () => {
+          if (values && valuesOutput) radixSort(device, keys, { values, output, valuesOutput });
+          else radixSort(device, keys, { output });
+        },
+        verify: async () => {
+          const got = await output.read();
+          if (valuesOutput) return isSortedPermutation(host, got, await valuesOutput.read());
+          return n <= EXACT_SORT_MAX ? sameArray(got, sortReference(host).keys) : isSortedPermutation(host, got);
+        },
+        dispose: () => {
+          for (const b of [keys, output, values, valuesOutput]) b?.destroy();
+        },
+      };
+    },
+  };
+}
+
+export const SUITE_CASES: readonly BenchCase[] = [
+  reduceSumF32,
+  scanCase('exclusive'),
+  scanCase('inclusive f32'),
+  scanCase('exclusive f32'),
+  histogramAllEqual,
+  radixCase(false),
+  radixCase(true),
+];
