@@ -21,7 +21,7 @@ import type { WebGpuCompiled, WebGpuDevice } from '@trident/backend-webgpu';
 import { DAWN_TOGGLES } from '@trident/backend-webgpu';
 import { createDevice, type Kernel } from 'trident';
 import { create, globals } from 'webgpu';
-import { warmedMedian } from './harness.ts';
+import { warmedMedian } from '../../packages/cli/src/bench/sustained.ts';
 import { timeRawWgsl } from './raw-wgsl.ts';
 
 // Dawn's enums (GPUBufferUsage, …) as globals, as the backend's own instance installs them.

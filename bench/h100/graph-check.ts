@@ -27,7 +27,7 @@
 import { writeFileSync } from 'node:fs';
 import { type BfsFormulation, bfs, bfsFormulation, bfsReference, createGraph, rmatGraph } from '@trident/algorithms';
 import { createDevice } from 'trident';
-import { medianOf } from './harness.ts';
+import { median as medianOf } from '../../packages/cli/src/bench/stats.ts';
 
 const SCALE = Number(process.env.GRAPH_SCALE ?? 22);
 const EDGE_FACTOR = Number(process.env.GRAPH_EDGE_FACTOR ?? 16);

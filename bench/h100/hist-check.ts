@@ -1,6 +1,6 @@
 /**
  * H100 check of the histogram's shared formulation: 256 bins, n = 2^28 u32 values
- * (random & 255 as in gpu-check.ts, and all equal: maximum contention), the plan
+ * (random & 255 as the suite's histogram case, and all equal: maximum contention), the plan
  * `sharedPlan` picks from caps beside variants of it (copies, unroll, workgroup
  * size, grid), every result checked against the sequential reference. GB/s counts
  * the 4 bytes read per element, as the CUB anchor's histogram line does; a
@@ -10,7 +10,7 @@
 import { histogram, histogramReference, randomU32, reduceInto } from '@trident/algorithms';
 import { recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from '@trident/algorithms/internal';
 import { createDevice, type Device } from 'trident';
-import { medianOf } from './harness.ts';
+import { median as medianOf } from '../../packages/cli/src/bench/stats.ts';
 
 /** Mean time of one `body` over a batch of `batch` back-to-back runs in one timed span. */
 async function batchMs(device: Device, label: string, body: () => void, batch = 10): Promise<number> {

@@ -15,7 +15,7 @@
  * Protocol, the same for both libraries: per operation and size, every run (Trident's
  * variants and the peer) warms up for at least 200 ms (and at least 5 calls), then
  * three interleaved rounds each take 3 untimed and reps / 3 timed calls of every run
- * in turn (harness.ts interleavedMedians): the wall-clock median of each run's timed
+ * in turn (packages/cli/src/bench/interleaved.ts): the wall-clock median of each run's timed
  * calls, each from the call to the resolved read. (Until session 8 each run's calls
  * were timed in one block, Trident's first: the first size's first row then caught
  * whatever slow spell the process started in, e.g. reduce 2^16 0.281 ms one call,
@@ -25,7 +25,8 @@
  *   node .gpu/latency-check.mjs [--log2 16,18,20,22,24] [--reps 21] [--out FILE]
  *
  * Prints one JSON row per measurement; with --out writes them as a JSON file that
- * gpu-check.ts folds into the suite results (peer rows).
+ * `trident bench --suite h100 --latency FILE` folds into the suite's results (each row's
+ * `wall` statistics become a measurement: Trident's and the TF.js peer's).
  */
 import './tfjs-setup.mjs';
 import '@tensorflow/tfjs-backend-webgpu';
@@ -34,7 +35,9 @@ import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs-core';
 import { randomU32, reduce, scan, sort } from '@trident/algorithms';
 import { createDevice, type Device } from 'trident';
-import { interleavedMedians } from './harness.ts';
+import { interleavedMedians } from '../../packages/cli/src/bench/interleaved.ts';
+import type { Stats } from '../../packages/cli/src/bench/schema.ts';
+import { median } from '../../packages/cli/src/bench/stats.ts';
 import { webGpuCounters } from './webgpu-counters.ts';
 
 const { values: args } = parseArgs({
@@ -185,11 +188,11 @@ for (const n of sizes) {
           ? d.length === n && d[0] === max && (d[0] as number) >= (d[n - 1] as number)
           : Math.abs((d[d.length - 1] as number) - exact) <= 1e-5 * exact + 1;
     }
-    // Trident's variants and the peer in interleaved rounds (harness.ts).
+    // Trident's variants and the peer in interleaved rounds (bench/interleaved.ts).
     const runs = [...variants.map((v) => tridentFull[v] as () => Promise<unknown>), ...(p ? [p] : [])];
     const times = await interleavedMedians(runs, ROUNDS, Math.ceil(reps / ROUNDS));
     variants.forEach((v, i) => {
-      const w = times[i] as { median: number; min: number; max: number };
+      const w = times[i] as Stats;
       const counts = perCall[v];
       row({
         library: 'trident',
@@ -198,13 +201,14 @@ for (const n of sizes) {
         wall_ms: round(w.median),
         min_ms: round(w.min),
         max_ms: round(w.max),
+        wall: w,
         ok,
         ...(counts ? { per_call: counts } : {}),
       });
     });
     if (p) {
-      const w = times[variants.length] as { median: number; min: number; max: number };
-      row({ library: 'tfjs-webgpu', op, n, wall_ms: round(w.median), min_ms: round(w.min), max_ms: round(w.max), ok: okPeer });
+      const w = times[variants.length] as Stats;
+      row({ library: 'tfjs-webgpu', op, n, wall_ms: round(w.median), min_ms: round(w.min), max_ms: round(w.max), wall: w, ok: okPeer });
     }
   }
 
@@ -214,8 +218,7 @@ for (const n of sizes) {
       for (let i = 0; i < 3; i++) await device.time(label, body);
       const ms: number[] = [];
       for (let i = 0; i < 7; i++) ms.push((await device.time(label, body)).ms);
-      ms.sort((a, b) => a - b);
-      return ms[3] as number;
+      return median(ms);
     };
     const one = device.createBuffer('f32', 1);
     const { reduceInto } = await import('@trident/algorithms');
@@ -241,8 +244,7 @@ for (const n of sizes) {
           });
           ms.push(t.kernelMs as number);
         }
-        ms.sort((a, b) => a - b);
-        return ms[3] as number;
+        return median(ms);
       };
       if (ops.has('reduce')) row({ library: 'tfjs-webgpu', op: 'reduce', n, gpu_ms: round(await tfGpu(() => tf.sum(tx))) });
       if (ops.has('scan')) row({ library: 'tfjs-webgpu', op: 'scan', n, gpu_ms: round(await tfGpu(() => tf.cumsum(tx))) });

@@ -12,7 +12,7 @@
  *   hand     a hand-written WGSL kernel of the same layout (no helpers), raw GPUDevice
  *   ...-norobust  the same on a Dawn instance with robustness disabled (information only:
  *            the library cannot ask for that)
- *   step     nbody(steps: 1) as packages/algorithms/scripts/gpu-check.ts times it (two
+ *   step     nbody(steps: 1), the H100 suite's N-body row until it timed one force evaluation (two
  *            force evaluations + the kick-drift pass)
  *
  * Every row is checked against a float64 reference on a sample of bodies. Results of
@@ -291,7 +291,7 @@ async function session(label: string, toggles: string[], problem: Problem, full:
   }
   if (full) {
     if (big) console.log(`--- generated WGSL, n = ${N}, wg512 b4 u16, eps2 > 0 ---\n${sources.get(`${N}:wg512 b4 u16`)}`);
-    // Headline: one leapfrog step (two force evaluations + kick-drift) with the default tiling, as gpu-check times it.
+    // Headline: one leapfrog step (two force evaluations + kick-drift) with the default tiling.
     for (const eps2 of [1e-6, 0]) {
       let out: ReturnType<typeof nbody> | undefined;
       await row(

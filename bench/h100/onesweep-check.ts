@@ -24,7 +24,8 @@ import {
   recordRadixSort,
 } from '@trident/algorithms/internal';
 import { createDevice } from 'trident';
-import { verifySort, warmedMedian } from './harness.ts';
+import { isSortedPermutation as verifySort } from '../../packages/cli/src/bench/checks.ts';
+import { warmedMedian } from '../../packages/cli/src/bench/sustained.ts';
 
 const device = await createDevice({ backend: 'webgpu' });
 const { limits } = device.caps;

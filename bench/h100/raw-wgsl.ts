@@ -5,6 +5,7 @@
  * `uniformWords`; entry point `main`.
  */
 /// <reference types="@webgpu/types" />
+import { median } from '../../packages/cli/src/bench/stats.ts';
 
 export interface RawWgslRun {
   readonly code: string;
@@ -84,6 +85,5 @@ export async function timeRawWgsl(gpu: GPUDevice, run: RawWgslRun): Promise<numb
   ubuf.destroy();
   qs.destroy();
   resolve.destroy();
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)] as number;
+  return median(times);
 }

@@ -10,7 +10,7 @@
  *   (GPU machine) source .gpu/start.sh && node .gpu/read-probe.mjs
  */
 import { createDevice } from 'trident';
-import { wallMedian } from './harness.ts';
+import { wallMedian } from '../../packages/cli/src/bench/interleaved.ts';
 
 const device = await createDevice({ backend: 'webgpu' });
 const gpu = (device.impl as unknown as { gpu: GPUDevice }).gpu;

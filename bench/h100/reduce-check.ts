@@ -1,11 +1,11 @@
 /**
- * reduce sum / max u32 at 2^28 on a real GPU, timed as the suite times it (gpu-check.ts:
- * `reduceInto` back to back under sustained load, bench/h100/harness.ts sustainedMedian),
+ * reduce sum / max u32 at 2^28 on a real GPU, timed as the suite times it (`reduceInto` back
+ * to back under sustained load, packages/cli/src/bench/sustained.ts),
  * for repeated runs beside the CUB anchor when one suite call's ratio is a tie (three runs' medians). Run: node .gpu/reduce-check.mjs [log2 n] (after pack).
  */
 import { randomU32, reduceInto, reduceReference } from '@trident/algorithms';
 import { createDevice } from 'trident';
-import { sustainedMedian } from './harness.ts';
+import { sustainedMedian } from '../../packages/cli/src/bench/sustained.ts';
 
 const log = Number(process.argv[2] ?? 28);
 const n = 2 ** log;

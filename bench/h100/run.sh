@@ -1,15 +1,19 @@
 #!/bin/bash
 # The real-GPU runs (WebGPU through Dawn/Vulkan on the H100 machine), in two steps.
 #
-#   bash bench/h100/run.sh pack        # here: bundles the checks and the conformance specs, packs Node + Vulkan loader into .gpu/
-#   bash bench/h100/run.sh suite       # on the GPU machine (after `source .gpu/start.sh`): CUB and CUDA N-body anchors,
-#                                      # the conformance specs on webgpu, per-call latency beside TF.js webgpu
-#                                      # (bench/h100/latency-check.ts), then the algorithm suite at the issue sizes
-#                                      # (packages/algorithms/scripts/gpu-check.ts) -> $OUT/h100-suite.json
-#   bash bench/h100/run.sh quick       # on the GPU machine: the CUB anchor and the algorithm rows alone (a regression
-#                                      # check of the suite's figures after a change) -> $OUT/h100-quick.json
+#   bash bench/h100/run.sh pack        # here: bundles `trident bench` (.gpu/trident.mjs), the checks and the conformance
+#                                      # specs, packs Node + Vulkan loader into .gpu/
+#   bash bench/h100/run.sh suite [ARGS] # on the GPU machine (after `source .gpu/start.sh`): the CUB and CUDA N-body anchors
+#                                      # (and bench/h100/cub-large.cu's 2^30 / 2^31 rows where that file is there), the
+#                                      # conformance specs on webgpu, per-call latency beside TF.js webgpu
+#                                      # (bench/h100/latency-check.ts), then `trident bench --suite h100` with all of
+#                                      # them folded in -> $OUT/h100-suite.json (trident-bench/1). ARGS go to trident
+#                                      # bench, e.g. --max-log2n 31 (rows past 2^28 where the device's caps allow them)
+#   bash bench/h100/run.sh quick [ARGS] # on the GPU machine: the CUB anchor and `trident bench --suite h100-quick` (each
+#                                      # case at 2^28 alone: a regression check of the suite's figures after a change)
+#                                      # -> $OUT/h100-quick.json
 #   bash bench/h100/run.sh probe       # on the GPU machine: the sort probe and the latency check alone
-#   bash bench/h100/run.sh graph       # on the GPU machine: the BFS check alone (bench/h100/graph-check.ts)
+#   bash bench/h100/run.sh graph       # on the GPU machine: the BFS formulations' check alone (bench/h100/graph-check.ts)
 #   bash bench/h100/run.sh dev         # on the GPU machine: the CUB anchor, then radix sort's sweep (bench/h100/onesweep-check.ts)
 #                                      # and the scan sweep (bench/h100/scan-check.ts)
 #   bash bench/h100/run.sh scan [--raw] # on the GPU machine: the CUB anchor, then the scan sweep (arguments go to scan-check)
@@ -24,7 +28,10 @@
 #                                         # then .browser/run.mjs ARGS -> $OUT/h100-browser.json (bench/results/README.md)
 #
 # With the device tool: run(kind='nvidia-h100-x1', carry=['.gpu'],
-#   command='source .gpu/start.sh && bash bench/h100/run.sh suite')   -> $OUT/h100-suite.json, $OUT/*.txt, $OUT/*.log
+#   command='source .gpu/start.sh && bash bench/h100/run.sh suite')   -> $OUT/h100-suite.json, $OUT/smi.csv, $OUT/logs.tgz
+#
+# The same bundle runs here on SwiftShader at toy sizes (a check of the whole path before a device call):
+#   TRIDENT_BACKENDS=webgpu node .gpu/trident.mjs bench --suite h100 --max-log2n 12 --backends webgpu --out /tmp/suite.json
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 usage='usage: run.sh pack|suite|quick|probe|graph|dev|scan|ab|pack-browser|browser'
@@ -42,7 +49,12 @@ if [[ $step == pack ]]; then
   cp node_modules/webgpu/dist/linux-x64/dawn.node .gpu/dist/linux-x64/dawn.node
   esb=(node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --log-level=warning --conditions=trident-source
     "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);")
-  "${esb[@]}" packages/algorithms/scripts/gpu-check.ts --outfile=.gpu/alg-check.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
+  # `trident bench` alone (bench/h100/trident-cli.ts): its browser runs and Node peers load these on demand, never in a suite.
+  "${esb[@]}" bench/h100/trident-cli.ts --outfile=.gpu/trident.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs \
+    --external:playwright-core --external:esbuild --external:gpu.js '--external:@tensorflow/*'
+  rm -f .gpu/alg-check.mjs # the suite's former script, retired
+  # The commit the bundles were built from (and whether the packages differed from it), for the results file's versions.
+  echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- packages bench/h100 || echo ' with uncommitted changes')" > .gpu/commit.txt
   "${esb[@]}" bench/webgpu-h100-ab.ts --outfile=.gpu/webgpu-h100-ab.mjs
   # Per-call latency beside TF.js webgpu (same process, same Dawn instance), and the sort probe.
   for check in latency-check sort-probe graph-check onesweep-check scan-check read-probe bounds-check reduce-check; do
@@ -63,6 +75,9 @@ if [[ $step == pack ]]; then
   "${esb[@]}" $entry --outfile=.gpu/conformance.mjs \
     --alias:vitest=./bench/h100/vitest-shim.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
   bash ../shared/device/pack.sh .gpu
+  # The CUB anchor for arrays past one storage binding (2^30, 2^31), where there is one: `suite` runs it beside the shared anchors.
+  rm -f .gpu/cub-large.cu
+  [[ -f bench/h100/cub-large.cu ]] && cp bench/h100/cub-large.cu .gpu/
   # NVIDIA's Vulkan ICD (libGLX_nvidia) needs the libglvnd stack, which the GPU machine lacks:
   # without it the loader says "Could not get 'vkCreateInstance' ... for ICD libGLX_nvidia.so.0".
   # start.sh unpacks every .deb in .gpu/debs.
@@ -125,6 +140,7 @@ fi
 export OUT=${OUT:-/tmp/trident-out}
 mkdir -p "$OUT"
 export TRIDENT_BACKENDS=webgpu
+[[ -f .gpu/commit.txt ]] && export TRIDENT_COMMIT="$(cat .gpu/commit.txt)"
 # Find a Vulkan setup under which Dawn gets the GPU: the ICD named explicitly (with the carried
 # libglvnd stack, see pack), or the loader's own search. The first that gives an adapter wins.
 probe() { timeout 60 node bench/h100/probe.mjs "$PWD/.gpu/dist/linux-x64/dawn.node"; }
@@ -177,11 +193,15 @@ if [[ $step == scan ]]; then
   node .gpu/scan-check.mjs "${@:2}" 2>&1 | tee "$OUT/scan-check.log"
   exit "${PIPESTATUS[0]}"
 fi
+# Seconds of the call left for `trident bench` (the device tool stops a command at 600 s): it runs no step
+# past --deadline-s, writes its file with the rest as rows saying so, and the logs still get packed.
+deadline() { local left=$(( ${CALL_BUDGET_S:-550} - SECONDS )); echo $(( left > 30 ? left : 30 )); }
 if [[ $step == quick ]]; then
-  # The algorithm rows beside CUB alone (no conformance, latency, graph or N-body anchor): a
-  # check that a change kept the suite's figures, in about three minutes of device time.
+  # The suite's cases at 2^28 beside CUB alone (no conformance, latency or N-body anchor): a check that a
+  # change kept the suite's figures, in about three minutes of device time.
   nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .gpu/cub_anchor.cu > "$OUT/nvcc-cub.log" 2>&1 && /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
-  node .gpu/alg-check.mjs --cub "$OUT/cub.txt" --bodies 65536 --out "$OUT/h100-quick.json" 2>&1 | tee "$OUT/alg-check.log"
+  node .gpu/trident.mjs bench --suite h100-quick --label h100 --backends webgpu --cub "$OUT/cub.txt" \
+    --deadline-s "$(deadline)" --out "$OUT/h100-quick.json" "${@:2}" 2>&1 | tee "$OUT/suite.log"
   exit "${PIPESTATUS[0]}"
 fi
 if [[ $step == ab ]]; then
@@ -190,27 +210,38 @@ if [[ $step == ab ]]; then
   node .gpu/webgpu-h100-ab.mjs --out "$OUT/h100-webgpu-ab.json" "${@:2}" 2>&1 | tee "$OUT/ab.log"
   exit "${PIPESTATUS[0]}"
 fi
-# suite: the anchors first, in the same call, because only same-run ratios are comparable.
-for anchor in cub nbody; do
-  if nvcc -O3 -arch=sm_90 -o /tmp/${anchor}_anchor .gpu/${anchor}_anchor.cu > "$OUT/nvcc-$anchor.log" 2>&1; then
-    /tmp/${anchor}_anchor 2>&1 | tee "$OUT/$anchor.txt"
+# suite: the anchors in the same call as the Trident rows, because only same-run ratios are comparable. They
+# compile in the background while the conformance specs run (correctness only: their timing does not matter),
+# then run one after the other with nothing else on the GPU.
+declare -A source=([cub]=.gpu/cub_anchor.cu [nbody]=.gpu/nbody_anchor.cu [cub-large]=.gpu/cub-large.cu) build
+anchors=(cub nbody)
+[[ -f ${source[cub-large]} ]] && anchors+=(cub-large)
+for anchor in "${anchors[@]}"; do
+  nvcc -O3 -arch=sm_90 -o "/tmp/${anchor}_anchor" "${source[$anchor]}" > "$OUT/nvcc-$anchor.log" 2>&1 &
+  build[$anchor]=$!
+done
+node .gpu/conformance.mjs 2>&1 | tee "$OUT/conformance.log" | grep -v '^  ok ' ; conf=${PIPESTATUS[0]}
+anchor_args=()
+for anchor in "${anchors[@]}"; do
+  if wait "${build[$anchor]}"; then
+    "/tmp/${anchor}_anchor" 2>&1 | tee "$OUT/$anchor.txt"
   else
     echo "nvcc failed for $anchor:"; tail -20 "$OUT/nvcc-$anchor.log"
   fi
+  # A missing anchor output is a note in the results file, not a failure of the call.
+  if [[ $anchor == nbody ]]; then anchor_args+=(--nbody "$OUT/$anchor.txt"); else anchor_args+=(--cub "$OUT/$anchor.txt"); fi
 done
-node .gpu/conformance.mjs 2>&1 | tee "$OUT/conformance.log" | grep -v '^  ok ' ; conf=${PIPESTATUS[0]}
-# The SM / memory clocks while the suite runs (the timing protocol in gpu-check.ts depends on them).
+# The SM / memory clocks while the suite runs (the sustained protocol of bench/sustained.ts depends on them).
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu,clocks_throttle_reasons.active \
   --format=csv,noheader -lms 250 > "$OUT/smi.csv" 2> /dev/null &
 smi=$!
 # Per-call latency of reduce / scan / sort beside TF.js webgpu (the peer rows), same process.
 node .gpu/latency-check.mjs --out "$OUT/latency.json" 2>&1 | tee "$OUT/latency.log" | grep -v '"gpu_ms"'
-# Graph BFS on an R-MAT graph of 2^22 vertices (bench/h100/graph-check.ts -> $OUT/graph-check.json).
-timeout 240 node .gpu/graph-check.mjs 2>&1 | tee "$OUT/graph-check.log" | tail -20
-node .gpu/alg-check.mjs --cub "$OUT/cub.txt" --nbody "$OUT/nbody.txt" --conformance "$OUT/conformance.json" \
-  --latency "$OUT/latency.json" --graph "$OUT/graph-check.json" --out "$OUT/h100-suite.json" 2>&1 | tee "$OUT/alg-check.log"; check=${PIPESTATUS[0]}
+node .gpu/trident.mjs bench --suite h100 --label h100 --backends webgpu "${anchor_args[@]}" \
+  --conformance "$OUT/conformance.json" --latency "$OUT/latency.json" --deadline-s "$(deadline)" \
+  --out "$OUT/h100-suite.json" "${@:2}" 2>&1 | tee "$OUT/suite.log"; check=${PIPESTATUS[0]}
 kill $smi 2> /dev/null
 # At most 8 files come back from the device tool: the results file, the clocks, and the rest in one archive.
 (cd "$OUT" && logs=$(find . -maxdepth 1 -type f ! -name h100-suite.json ! -name smi.csv) && tar czf /tmp/logs.tgz $logs && rm -f $logs && mv /tmp/logs.tgz .)
-echo "conformance exit $conf, algorithm check exit $check"
+echo "conformance exit $conf, suite exit $check"
 exit $(( conf || check ))

@@ -18,7 +18,7 @@ import { gammaF32, randomU32, type ScanVariant, scanFormulation, scanSumDepth, s
 /// <reference types="@webgpu/types" />
 import type { UniformSlot } from '@trident/backend-webgpu';
 import { type Buffer, createDevice, type Device, type Kernel } from 'trident';
-import { sustainedMedian, warmedMedian } from './harness.ts';
+import { sustainedMedian, warmedMedian } from '../../packages/cli/src/bench/sustained.ts';
 import { timeRawWgsl } from './raw-wgsl.ts';
 
 const quick = process.argv.includes('--quick');
@@ -357,7 +357,7 @@ const variants: Array<[string, ScanVariant, readonly Mode[]]> = [
 ];
 
 const rows: Array<Record<string, unknown>> = [];
-// The clock rises only under sustained work: 3 s of back-to-back scans first (as gpu-check.ts does).
+// The clock rises only under sustained work: 3 s of back-to-back scans first (as the suite warms each device: packages/cli/src/bench/suite-runner.ts).
 for (const start = performance.now(); performance.now() - start < 3000; )
   await device.time('warm-up', () => void scanVariant(device, u32In, { output: u32Out }, {}));
 // The call-pattern check: the default timed in batches of 4 after 100 ms (warmedMedian) and in

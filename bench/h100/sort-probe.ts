@@ -1,6 +1,6 @@
 /**
  * Why were back-to-back radix sorts 2.3x slower per run than isolated ones on the
- * H100 (gpu-check, 2026-11-22: 33.6 vs 14.3 ms at 2^28 keys)? One probe call times
+ * H100 (the suite, 2026-11-22: 33.6 vs 14.3 ms at 2^28 keys)? One probe call times
  * the same u32 key sort under each suspect, GPU timestamps and wall clock:
  *
  *   singles/fresh    one sort per measurement, a new output each run, the previous destroyed
@@ -24,6 +24,7 @@ import {
   scatterKernel,
 } from '@trident/algorithms/internal';
 import { type Buffer, createDevice, type Device } from 'trident';
+import { median } from '../../packages/cli/src/bench/stats.ts';
 
 const device: Device = await createDevice({ backend: 'webgpu' });
 console.log(`device ${device.info.adapter}`);
@@ -51,8 +52,7 @@ async function time(label: string, perMeasure: number, body: () => void, after?:
     wall.push((performance.now() - t0) / perMeasure);
     after?.();
   }
-  const med = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-  return { gpu_ms: +med(gpu).toFixed(3), wall_ms: +med(wall).toFixed(3) };
+  return { gpu_ms: +median(gpu).toFixed(3), wall_ms: +median(wall).toFixed(3) };
 }
 
 for (const log2n of logs.length ? logs : [24, 28]) {
@@ -61,7 +61,7 @@ for (const log2n of logs.length ? logs : [24, 28]) {
   const keys = device.createBuffer('u32', data);
   const sortInto = (out: Buffer) => recordRadixSort(device, keys, undefined, out, undefined);
 
-  // singles/fresh (gpu-check's protocol since 2026-11-22)
+  // singles/fresh (the suite's protocol from 2026-11-22 until sorts went into reused outputs)
   const held: { last?: Buffer } = {};
   report({
     n,

@@ -1,5 +1,5 @@
 /**
- * Why does the same reduce kernel time at 0.35 ms in one row of gpu-check and 0.62 ms
+ * Why does the same reduce kernel time at 0.35 ms in one row of the suite and 0.62 ms
  * in the next? One device call, one change at a time, each row the median of 7
  * single-dispatch `device.time` runs after ~100 ms of back-to-back warm-up:
  *
@@ -9,11 +9,12 @@
  *   - one `device.time` around 10 back-to-back dispatches (per-dispatch mean);
  *   - histogram (256 bins) single vs batched.
  *
- * Bundle like gpu-check (--alias:trident=./bench/h100/trident-webgpu-only.mjs) and run:
+ * Bundle like the other checks (--alias:trident=./bench/h100/trident-webgpu-only.mjs) and run:
  *   node .gpu/timing-check.mjs
  */
 import { histogram, randomU32, reduceInto } from '@trident/algorithms';
 import { type Buffer, createDevice, type Device } from 'trident';
+import { median, summarize } from '../../packages/cli/src/bench/stats.ts';
 
 const device: Device = await createDevice({ backend: 'webgpu' });
 const N = 2 ** 28;
@@ -38,8 +39,8 @@ async function single(label: string, body: () => void): Promise<void> {
   await warm(body);
   const ms: number[] = [];
   for (let r = 0; r < 7; r++) ms.push((await device.time(label, body)).ms);
-  ms.sort((a, b) => a - b);
-  console.log(JSON.stringify({ label, single: ms[3], min: ms[0], max: ms[6] }));
+  const s = summarize(ms);
+  console.log(JSON.stringify({ label, single: s.median, min: s.min, max: s.max }));
 }
 
 async function batched(label: string, body: () => void): Promise<void> {
@@ -53,8 +54,7 @@ async function batched(label: string, body: () => void): Promise<void> {
         })
       ).ms / 10,
     );
-  ms.sort((a, b) => a - b);
-  console.log(JSON.stringify({ label, batchedMean: ms[2] }));
+  console.log(JSON.stringify({ label, batchedMean: median(ms) }));
 }
 
 const fresh = (): Buffer<'u32'> => device.createBuffer('u32', 1);
