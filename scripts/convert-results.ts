@@ -35,6 +35,7 @@ import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AnchorOutput, BenchResults, ConformanceRun, Measurement, Stats } from '../packages/cli/src/bench/schema.ts';
 import { SCHEMA_ID, throughputOf } from '../packages/cli/src/bench/schema.ts';
+import { summarize } from '../packages/cli/src/bench/stats.ts';
 import { validateResults } from '../packages/cli/src/report/validate.ts';
 
 type Json = Record<string, unknown>;
@@ -333,7 +334,6 @@ function fromH100WebgpuFormat(json: Json): { label: string; measurements: Json[]
     const name = r.name as string;
     const op = operation(operationWords(name));
     const runs = Array.isArray(r.runsMs) ? (r.runsMs as number[]) : [r.medianMs as number];
-    const sorted = [...runs].sort((a, b) => a - b);
     const m: Json = {
       ...op,
       backend: 'webgpu',
@@ -342,7 +342,7 @@ function fromH100WebgpuFormat(json: Json): { label: string; measurements: Json[]
       n: typeof r.n === 'number' ? r.n : n,
       timer: r.source === 'gpu-timestamp' ? 'gpu-timestamp' : 'wall',
       repeats: repeats ?? runs.length,
-      ms: { median: r.medianMs, min: sorted[0], max: sorted[sorted.length - 1], samples: runs },
+      ms: { median: r.medianMs, min: Math.min(...runs), max: Math.max(...runs), samples: runs },
       ...(typeof r.gbps === 'number' ? { bytes: (r.gbps as number) * (r.medianMs as number) * 1e6 } : {}),
       ...(typeof r.ok === 'boolean' ? { verified: r.ok } : {}),
     };
@@ -533,10 +533,7 @@ function graphRows(graph: Json, adapter: string): Json[] {
   }
   const out: Json[] = [];
   for (const [formulation, times] of byFormulation) {
-    // The former converter's own quantiles (nearest rank), kept so the figures read as they did.
-    const sorted = [...times].sort((a, b) => a - b);
-    const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
-    const median = sorted.length % 2 ? at(0.5) : ((sorted[sorted.length / 2 - 1] as number) + (sorted[sorted.length / 2] as number)) / 2;
+    const ms = summarize(times);
     out.push({
       algorithm: 'bfs',
       variant: formulation === 'frontier-balanced' ? 'rmat' : `rmat (${formulation})`,
@@ -548,8 +545,8 @@ function graphRows(graph: Json, adapter: string): Json[] {
       dtype: 'i32',
       timer: graph.timing === 'gpu-timestamp' ? 'gpu-timestamp' : 'wall',
       repeats: times.length,
-      ms: { median, min: sorted[0], max: sorted[sorted.length - 1], q1: at(0.25), q3: at(0.75), samples: times },
-      throughput: { value: stored / (median * 1e6), unit: 'GTEPS' },
+      ms,
+      throughput: { value: stored / (ms.median * 1e6), unit: 'GTEPS' },
     });
   }
   return out;
