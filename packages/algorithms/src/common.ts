@@ -75,13 +75,14 @@ export function checkChoice<T extends string>(name: string, value: unknown, allo
   }
 }
 
-/** Throws LimitExceededError when a temporary of `elements` would not fit the device. */
+/**
+ * Throws LimitExceededError when a temporary of `elements` would not fit the device. A
+ * buffer the device holds is one a kernel may bind (a backend splits one past a storage
+ * binding over several), so the largest buffer is the only limit here.
+ */
 export function checkFits(device: Device, elements: number, what: string): void {
   const max = device.caps.limits.maxBufferElements;
   if (elements > max) throw new LimitExceededError(device.info.adapter, 'maxBufferElements', elements, max, what);
-  const bytes = elements * 4;
-  const binding = device.caps.limits.maxStorageBufferBindingSize;
-  if (bytes > binding) throw new LimitExceededError(device.info.adapter, 'maxStorageBufferBindingSize', bytes, binding, what);
 }
 
 // ---------- sizing ----------
@@ -161,11 +162,22 @@ export function scratch<D extends BufferDType>(device: Device, role: string, dty
   }
   const key = `${role}:${dtype}`;
   const have = pool.get(key);
-  if (have && !have.destroyed && have.length >= length) return have as Buffer<D>;
-  // Rounded up so that growing sizes reuse it, but never past what one buffer or one
-  // binding may hold (a temporary of `length` that fits must stay bindable).
   const { maxBufferElements, maxStorageBufferBindingSize } = device.caps.limits;
-  const cap = Math.min(maxBufferElements, Math.floor(maxStorageBufferBindingSize / 4));
+  // One binding's worth of elements, in whole vec4s (temporaries are bound as vec4 views too).
+  const binding = Math.floor(maxStorageBufferBindingSize / 16) * 4;
+  // A buffer past one binding takes one binding per segment in every kernel that binds it:
+  // reuse one only where it spans about as many bindings as `length` needs.
+  if (
+    have &&
+    !have.destroyed &&
+    have.length >= length &&
+    (have.length <= binding || Math.ceil(have.length / binding) <= Math.ceil(length / binding))
+  )
+    return have as Buffer<D>;
+  // Rounded up so that growing sizes reuse it, but never past what one buffer holds, nor
+  // past one binding when `length` fits one; past one binding only to whole vec4s (a power
+  // of two could add segments and double the memory).
+  const cap = length <= binding ? Math.min(maxBufferElements, binding) : Math.min(maxBufferElements, Math.ceil(length / 16) * 16);
   const size = Math.min(Math.max(ceilPow2(length), 16), Math.max(length, cap));
   const b = device.createBuffer(dtype, size);
   pool.set(key, b);

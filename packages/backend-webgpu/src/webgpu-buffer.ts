@@ -1,25 +1,78 @@
 /// <reference types="@webgpu/types" preserve="true" />
 import type { BackendBuffer, BufferDType } from '@trident/core';
 
+/** One GPUBuffer of a WebGPU-backend buffer, with its id for bind-group cache keys. */
+export interface GpuSegment {
+  readonly gpu: GPUBuffer;
+  readonly id: number;
+}
+
+/** A run of a buffer's elements that lies in one of its GPUBuffers. */
+export interface Piece extends GpuSegment {
+  /** The run's first element within `gpu`. */
+  readonly at: number;
+  /** The run's first element counted from the start of the requested range. */
+  readonly start: number;
+  readonly count: number;
+}
+
 /**
- * A WebGPU-backend buffer: one storage buffer. Its allocation holds one spare
- * element past the logical length and is padded to a multiple of 16 bytes, so an
- * empty buffer still binds, a vec4 view of it has whole elements, and an atomic
- * write out of range has somewhere harmless to land (wgsl.ts, `atomicHelper`);
- * kernels see the logical length only.
+ * A WebGPU-backend buffer: one storage buffer, or, past one storage binding, several
+ * ("segments"). Its allocation holds one spare element past the logical length and is
+ * padded to a multiple of 16 bytes, so an empty buffer still binds, a vec4 view of it
+ * has whole elements, and an atomic write out of range has somewhere harmless to land
+ * (wgsl.ts, `atomicHelper`); kernels see the logical length only.
+ *
+ * A segmented buffer's GPUBuffers each fit one binding: all but the last hold exactly
+ * `segmentElements` elements (a multiple of 12, so no vec2, vec3 or vec4 element
+ * straddles two), the last holds the rest and the spare element. Separate GPUBuffers
+ * rather than windows of one, because a GPUBuffer is itself limited (`maxBufferSize`,
+ * 4 GiB in Chromium's WebGPU on the H100) and a binding's offset would have to be
+ * aligned. Kernels bind each segment as its own binding (wgsl.ts).
  */
 export class WebGpuBuffer implements BackendBuffer {
   readonly dtype: BufferDType;
   readonly length: number;
+  /** The storage buffer (the first segment of a segmented buffer). */
   readonly gpu: GPUBuffer;
-  /** Unique per allocation, for bind-group cache keys. */
+  /** Unique per allocation, for bind-group cache keys (the first segment's). */
   readonly id: number;
+  /** The GPUBuffers, in order: this one alone unless the buffer is past one binding. */
+  readonly segments: readonly GpuSegment[];
+  /** Elements in every segment but the last (the length, for one segment). */
+  readonly segmentElements: number;
 
-  constructor(dtype: BufferDType, length: number, gpu: GPUBuffer, id: number) {
+  constructor(
+    dtype: BufferDType,
+    length: number,
+    gpu: GPUBuffer,
+    id: number,
+    segmented?: { readonly segments: readonly GpuSegment[]; readonly segmentElements: number },
+  ) {
     this.dtype = dtype;
     this.length = length;
     this.gpu = gpu;
     this.id = id;
+    this.segments = segmented?.segments ?? [{ gpu, id }];
+    this.segmentElements = segmented?.segmentElements ?? length;
+  }
+
+  /** Elements [offset, offset + length) as runs within one GPUBuffer each, in order. */
+  pieces(offset: number, length: number): Piece[] {
+    if (this.segments.length === 1) return [{ gpu: this.gpu, id: this.id, at: offset, start: 0, count: length }];
+    const out: Piece[] = [];
+    const per = this.segmentElements;
+    for (let done = 0; done < length; ) {
+      const first = offset + done;
+      const k = Math.min(Math.floor(first / per), this.segments.length - 1);
+      const at = first - k * per;
+      // The last segment runs to the end of the buffer.
+      const room = k === this.segments.length - 1 ? length - done : per - at;
+      const count = Math.min(length - done, room);
+      out.push({ ...(this.segments[k] as GpuSegment), at, start: done, count });
+      done += count;
+    }
+    return out;
   }
 }
 

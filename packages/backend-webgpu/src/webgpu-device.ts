@@ -21,8 +21,8 @@ import {
   uniform,
   workgroupShapeOf,
 } from '@trident/core';
-import { allocationBytes, BufferPool, SPARE_ELEMENTS, StagingPool, WebGpuBuffer } from './webgpu-buffer.ts';
-import { generateWgsl, type UniformSlot, type WgslKernel } from './wgsl.ts';
+import { allocationBytes, BufferPool, type GpuSegment, SPARE_ELEMENTS, StagingPool, WebGpuBuffer } from './webgpu-buffer.ts';
+import { type BufferSegments, generateWgsl, type UniformSlot, type WgslKernel } from './wgsl.ts';
 
 /** A compiled kernel: its WGSL, pipeline and the layout of its per-dispatch uniforms. */
 export interface WebGpuCompiled extends CompiledKernel {
@@ -77,6 +77,14 @@ export interface WebGpuDeviceSetup {
   /** A lower binding limit to behave under (tests). */
   readonly maxStorageBufferBindingSize?: number;
 }
+
+/**
+ * The largest buffer, in elements, where buffers may span several bindings. Kernels index
+ * with u32 and step grid-stride loops by at most the elements they cover: with at most
+ * 2^31 elements, an index below the length plus such a step stays below 2^32 and cannot
+ * wrap around to an index the loop has already visited.
+ */
+const MAX_SEGMENTED_ELEMENTS = 2 ** 31;
 
 const UNIFORM_ALIGN = 256;
 /** Uniform bytes per batch; a batch that fills it is submitted. */
@@ -137,6 +145,8 @@ export class WebGpuDevice implements BackendDevice {
   private readonly hasTimestamps: boolean;
   private readonly hasSubgroups: boolean;
   private readonly maxBindingBytes: number;
+  /** Elements in every segment but the last of a buffer past one binding (webgpu-buffer.ts). */
+  private readonly segmentElements: number;
 
   private readonly kernels = new Map<string, WebGpuCompiled>();
   /** Kernels whose pipeline the device rejected, by key, with the error to throw again. */
@@ -172,6 +182,9 @@ export class WebGpuDevice implements BackendDevice {
     this.hasSubgroups = device.features.has('subgroups');
     const l = device.limits;
     this.maxBindingBytes = Math.min(l.maxStorageBufferBindingSize, setup.maxStorageBufferBindingSize ?? Number.POSITIVE_INFINITY);
+    // The largest multiple of 12 elements whose segment, with the last one's spare element and
+    // padding to 16 bytes, fits one binding and one GPUBuffer.
+    this.segmentElements = Math.floor((Math.min(this.maxBindingBytes, l.maxBufferSize) - 16) / 48) * 12;
     const info = setup.adapterInfo;
     const names = [info?.vendor, info?.architecture, info?.device, info?.description].filter((s): s is string => !!s);
     const software = setup.isFallbackAdapter || names.some((n) => /swiftshader|llvmpipe|lavapipe|warp|software/i.test(n));
@@ -197,10 +210,11 @@ export class WebGpuDevice implements BackendDevice {
     };
     this.caps = {
       limits: {
-        // Allocations hold a spare element and are padded to 16 bytes; keep them within
-        // maxBufferSize, and the spare element within the binding (webgpu-buffer.ts).
-        maxBufferElements: Math.floor(l.maxBufferSize / 16) * 4 - SPARE_ELEMENTS,
+        // Buffers past one binding are held as segments of one binding each (webgpu-buffer.ts),
+        // up to what u32 indexing allows (MAX_SEGMENTED_ELEMENTS).
+        maxBufferElements: this.segmentElements > 0 ? MAX_SEGMENTED_ELEMENTS : Math.floor(l.maxBufferSize / 16) * 4 - SPARE_ELEMENTS,
         maxTotalBufferBytes: 0,
+        // The spare element stays within the binding of a buffer that fits one.
         maxStorageBufferBindingSize: this.maxBindingBytes - (this.maxBindingBytes % 4) - 4 * SPARE_ELEMENTS,
         // One binding of every stage's storage-buffer budget; the uniforms take a uniform binding.
         maxBuffersPerKernel: l.maxStorageBuffersPerShaderStage,
@@ -233,6 +247,7 @@ export class WebGpuDevice implements BackendDevice {
 
   createBuffer(dtype: BufferDType, length: number): WebGpuBuffer {
     this.check();
+    if (length * 4 > this.caps.limits.maxStorageBufferBindingSize) return this.createSegmented(dtype, length);
     const size = allocationBytes(length);
     const reused = this.pool.take(size);
     if (reused) {
@@ -247,9 +262,38 @@ export class WebGpuDevice implements BackendDevice {
     return new WebGpuBuffer(dtype, length, gpu, this.nextBufferId++);
   }
 
+  /** A buffer past one binding: segments of `segmentElements`, the last with the rest and the spare element. */
+  private createSegmented(dtype: BufferDType, length: number): WebGpuBuffer {
+    const per = this.segmentElements;
+    if (per <= 0) {
+      const limit = this.caps.limits.maxStorageBufferBindingSize;
+      throw new LimitExceededError(
+        'webgpu',
+        'maxStorageBufferBindingSize',
+        length * 4,
+        limit,
+        'buffer length (bindings too small to split it)',
+      );
+    }
+    const count = Math.ceil(length / per);
+    const segments: GpuSegment[] = [];
+    for (let k = 0; k < count; k++) {
+      const size = k < count - 1 ? per * 4 : allocationBytes(length - k * per);
+      // Not from the pool: segments are as large as a binding; new GPUBuffers read as zeros.
+      const gpu = this.newBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+      segments.push({ gpu, id: this.nextBufferId++ });
+    }
+    const first = segments[0] as GpuSegment;
+    return new WebGpuBuffer(dtype, length, first.gpu, first.id, { segments, segmentElements: per });
+  }
+
   destroyBuffer(buffer: BackendBuffer): void {
     const b = buffer as WebGpuBuffer;
     if (this.destroyed) return;
+    if (b.segments.length > 1) {
+      for (const s of b.segments) this.release(s.gpu);
+      return;
+    }
     // Reuse is safe: later commands on the new owner follow earlier ones in stream order.
     if (this.pool.give(b.gpu, b.id)) return;
     this.release(b.gpu);
@@ -259,17 +303,24 @@ export class WebGpuDevice implements BackendDevice {
     this.check();
     const b = buffer as WebGpuBuffer;
     if (data.length === 0) return;
+    for (const p of b.pieces(offset, data.length)) {
+      this.writeGpu(p.gpu, p.at, p.count === data.length ? data : data.subarray(p.start, p.start + p.count));
+    }
+  }
+
+  /** Writes `data` to `gpu` from element `at`, in stream order. */
+  private writeGpu(gpu: GPUBuffer, at: number, data: HostArray): void {
     if (!this.encoder) {
       // Nothing recorded: the queue orders this after every submitted batch.
       // writeBuffer accepts views of shared memory too (AllowSharedBufferSource).
-      this.gpu.queue.writeBuffer(b.gpu, offset * 4, data as Uint32Array<ArrayBuffer>);
+      this.gpu.queue.writeBuffer(gpu, at * 4, data as Uint32Array<ArrayBuffer>);
       return;
     }
     // Recorded work must see the old contents: stage the data and record a copy.
     const staging = this.newBuffer({ size: data.byteLength, usage: GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
     new Uint8Array(staging.getMappedRange()).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     staging.unmap();
-    this.command().copyBufferToBuffer(staging, 0, b.gpu, offset * 4, data.byteLength);
+    this.command().copyBufferToBuffer(staging, 0, gpu, at * 4, data.byteLength);
     this.afterSubmit.push(() => staging.destroy());
   }
 
@@ -281,11 +332,26 @@ export class WebGpuDevice implements BackendDevice {
       await this.flush();
       return into ?? new ctor(0);
     }
+    if (b.segments.length === 1) return this.readGpu(b.gpu, offset, length, ctor, into);
+    // One segment at a time: a read-back buffer is itself bounded by maxBufferSize.
+    const out = into ?? new ctor(length);
+    for (const p of b.pieces(offset, length)) await this.readGpu(p.gpu, p.at, p.count, ctor, out.subarray(p.start, p.start + p.count));
+    return out;
+  }
+
+  /** Reads `length` elements of `gpu` from element `offset`: into `into`, or a new array. */
+  private async readGpu(
+    gpu: GPUBuffer,
+    offset: number,
+    length: number,
+    ctor: ReturnType<typeof typedArrayConstructor>,
+    into: HostArray | undefined,
+  ): Promise<HostArray> {
     const bytes = length * 4;
     const staging =
       this.staging.take(bytes) ??
       this.newBuffer({ size: this.staging.sizeFor(bytes), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    this.command().copyBufferToBuffer(b.gpu, offset * 4, staging, 0, bytes);
+    this.command().copyBufferToBuffer(gpu, offset * 4, staging, 0, bytes);
     this.submit();
     try {
       this.counters.maps++;
@@ -313,18 +379,35 @@ export class WebGpuDevice implements BackendDevice {
 
   copy(src: BackendBuffer, srcOffset: number, dst: BackendBuffer, dstOffset: number, length: number): void {
     this.check();
-    const s = src as WebGpuBuffer;
-    const d = dst as WebGpuBuffer;
-    const bytes = length * 4;
+    const s = (src as WebGpuBuffer).pieces(srcOffset, length);
+    const d = (dst as WebGpuBuffer).pieces(dstOffset, length);
     const enc = this.command();
-    if (s.gpu !== d.gpu) {
-      enc.copyBufferToBuffer(s.gpu, srcOffset * 4, d.gpu, dstOffset * 4, bytes);
+    // Runs that lie in one GPUBuffer on both sides (the whole range where neither buffer is segmented).
+    let i = 0;
+    let j = 0;
+    for (let done = 0; done < length; ) {
+      const a = s[i] as (typeof s)[number];
+      const b = d[j] as (typeof d)[number];
+      const count = Math.min(a.start + a.count, b.start + b.count) - done;
+      const from = a.at + (done - a.start);
+      const to = b.at + (done - b.start);
+      this.copyGpu(enc, a.gpu, from, b.gpu, to, count);
+      done += count;
+      if (done === a.start + a.count) i++;
+      if (done === b.start + b.count) j++;
+    }
+  }
+
+  private copyGpu(enc: GPUCommandEncoder, src: GPUBuffer, from: number, dst: GPUBuffer, to: number, length: number): void {
+    const bytes = length * 4;
+    if (src !== dst) {
+      enc.copyBufferToBuffer(src, from * 4, dst, to * 4, bytes);
       return;
     }
     // WebGPU refuses a copy within one buffer; go through a temporary.
     const tmp = this.newBuffer({ size: bytes, usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
-    enc.copyBufferToBuffer(s.gpu, srcOffset * 4, tmp, 0, bytes);
-    enc.copyBufferToBuffer(tmp, 0, d.gpu, dstOffset * 4, bytes);
+    enc.copyBufferToBuffer(src, from * 4, tmp, 0, bytes);
+    enc.copyBufferToBuffer(tmp, 0, dst, to * 4, bytes);
     this.afterSubmit.push(() => tmp.destroy());
   }
 
@@ -333,27 +416,29 @@ export class WebGpuDevice implements BackendDevice {
     const b = buffer as WebGpuBuffer;
     const bits = bitsOf(b.dtype, value);
     if (bits === 0 && (!this.pass || length * 4 >= CLEAR_BUFFER_BYTES)) {
-      this.command().clearBuffer(b.gpu, offset * 4, length * 4);
+      for (const p of b.pieces(offset, length)) this.command().clearBuffer(p.gpu, p.at * 4, p.count * 4);
       return;
     }
     const compiled = this.compile(FILL_KERNEL);
     // Windows of at most one binding, starting at aligned offsets: buffers may exceed a binding.
     const align = this.gpu.limits.minStorageBufferOffsetAlignment;
     const windowBytes = Math.floor(this.maxBindingBytes / align) * align;
-    let done = 0;
-    while (done < length) {
-      const first = offset + done;
-      const start = Math.floor((first * 4) / align) * align;
-      const size = Math.min(windowBytes, b.gpu.size - start);
-      const elements = size / 4;
-      const local = first - start / 4;
-      const count = Math.min(length - done, elements - local);
-      const workgroups = Math.min(Math.ceil(count / FILL_WORKGROUP), this.caps.limits.maxComputeWorkgroupsPerDimension);
-      this.encodeDispatch(compiled, [workgroups, 1, 1], [{ gpu: b.gpu, id: b.id, offset: start, size, elements }], (slot) => {
-        if (slot.kind === 'length') return elements;
-        return slot.param === 'value' ? bits : slot.param === 'offset' ? local : count;
-      });
-      done += count;
+    for (const p of b.pieces(offset, length)) {
+      let done = 0;
+      while (done < p.count) {
+        const first = p.at + done;
+        const start = Math.floor((first * 4) / align) * align;
+        const size = Math.min(windowBytes, p.gpu.size - start);
+        const elements = size / 4;
+        const local = first - start / 4;
+        const count = Math.min(p.count - done, elements - local);
+        const workgroups = Math.min(Math.ceil(count / FILL_WORKGROUP), this.caps.limits.maxComputeWorkgroupsPerDimension);
+        this.encodeDispatch(compiled, [workgroups, 1, 1], [{ gpu: p.gpu, id: p.id, offset: start, size, elements }], (slot) => {
+          if (slot.kind === 'length') return elements;
+          return slot.param === 'value' ? bits : slot.param === 'offset' ? local : count;
+        });
+        done += count;
+      }
     }
   }
 
@@ -361,15 +446,23 @@ export class WebGpuDevice implements BackendDevice {
 
   compile(kernel: Kernel): WebGpuCompiled {
     this.check();
-    const rejected = this.rejected.get(kernel.key);
+    return this.compileVariant(kernel, kernel.key, undefined);
+  }
+
+  /**
+   * The kernel as compiled for buffers bound as `segments` (none: the kernel itself), cached
+   * under `key` like the plain kernel.
+   */
+  private compileVariant(kernel: Kernel, key: string, segments: Readonly<Record<string, BufferSegments>> | undefined): WebGpuCompiled {
+    const rejected = this.rejected.get(key);
     if (rejected) throw rejected;
-    const cached = this.kernels.get(kernel.key);
+    const cached = this.kernels.get(key);
     if (cached) return cached;
     if (kernel.info.classes.has('subgroup') && !this.hasSubgroups) {
       throw new UnsupportedFeatureError('webgpu', 'subgroup', kernel.name, "the adapter lacks the WebGPU 'subgroups' feature");
     }
     const limits = this.caps.limits;
-    const wgsl = generateWgsl(kernel, { subgroups: this.hasSubgroups, backend: 'webgpu' });
+    const wgsl = generateWgsl(kernel, { subgroups: this.hasSubgroups, backend: 'webgpu', ...(segments ? { segments } : {}) });
     if (wgsl.workgroupStorageBytes > limits.maxComputeWorkgroupStorageSize) {
       throw new LimitExceededError(
         'webgpu',
@@ -386,6 +479,16 @@ export class WebGpuDevice implements BackendDevice {
         wgsl.bufferParams.length,
         limits.maxBuffersPerKernel,
         `buffer parameters of kernel '${kernel.name}'`,
+      );
+    }
+    // A buffer past one binding takes one binding per segment: refused, never truncated.
+    if (wgsl.uniformBinding > limits.maxBuffersPerKernel) {
+      throw new LimitExceededError(
+        'webgpu',
+        'maxBuffersPerKernel',
+        wgsl.uniformBinding,
+        limits.maxBuffersPerKernel,
+        `storage bindings of kernel '${kernel.name}' (its buffers span ${wgsl.uniformBinding} bindings: one per segment of each buffer past one binding)`,
       );
     }
     // A 2-D / 3-D workgroup shape is also bounded per axis (x by the caps' invocation limit).
@@ -407,11 +510,14 @@ export class WebGpuDevice implements BackendDevice {
     const slotBytes = Math.max(UNIFORM_ALIGN, Math.ceil((wgsl.uniforms.length * 4) / UNIFORM_ALIGN) * UNIFORM_ALIGN);
     this.gpu.pushErrorScope('validation');
     const module = this.gpu.createShaderModule({ label: kernel.name, code: wgsl.source });
-    const entries: GPUBindGroupLayoutEntry[] = wgsl.bufferParams.map((p, binding) => ({
-      binding,
-      visibility: GPUShaderStage.COMPUTE,
-      buffer: { type: p.readOnly ? 'read-only-storage' : 'storage' },
-    }));
+    const entries: GPUBindGroupLayoutEntry[] = wgsl.bufferParams
+      .flatMap((p) =>
+        Array.from({ length: p.segments ?? 1 }, () => ({
+          visibility: GPUShaderStage.COMPUTE,
+          buffer: { type: p.readOnly ? ('read-only-storage' as const) : ('storage' as const) },
+        })),
+      )
+      .map((entry, binding) => ({ binding, ...entry }));
     entries.push({
       binding: wgsl.uniformBinding,
       visibility: GPUShaderStage.COMPUTE,
@@ -423,27 +529,42 @@ export class WebGpuDevice implements BackendDevice {
       layout: this.gpu.createPipelineLayout({ label: kernel.name, bindGroupLayouts: [layout] }),
       compute: { module, entryPoint: 'main' },
     });
-    this.checks.push({ what: kernel.name, compile: kernel.name, key: kernel.key, error: this.gpu.popErrorScope() });
+    this.checks.push({ what: kernel.name, compile: kernel.name, key, error: this.gpu.popErrorScope() });
     const compiled: WebGpuCompiled = { kernel, source: wgsl.source, id: this.nextKernelId++, wgsl, pipeline, layout, slotBytes };
-    this.kernels.set(kernel.key, compiled);
+    this.kernels.set(key, compiled);
     return compiled;
   }
 
   dispatch(kernel: CompiledKernel, grid: Grid, args: ReadonlyMap<string, BackendBuffer | number>): void {
     this.check();
-    const k = kernel as WebGpuCompiled;
-    const bindings = k.wgsl.bufferParams.map(({ name }): Binding => {
+    let k = kernel as WebGpuCompiled;
+    let segments: Record<string, BufferSegments> | undefined;
+    for (const { name } of k.wgsl.bufferParams) {
+      const count = (args.get(name) as WebGpuBuffer).segments.length;
+      if (count > 1) {
+        segments ??= {};
+        segments[name] = { count, size: this.segmentElements };
+      }
+    }
+    // Buffers past one binding: the kernel's variant that binds each segment on its own.
+    if (segments) k = this.compileVariant(k.kernel, segmentedKey(k.kernel.key, segments), segments);
+    const bindings: Binding[] = [];
+    for (const { name } of k.wgsl.bufferParams) {
       const b = args.get(name) as WebGpuBuffer;
+      if (b.segments.length > 1) {
+        for (const s of b.segments) bindings.push({ gpu: s.gpu, id: s.id, offset: 0, size: s.gpu.size, elements: s.gpu.size / 4 });
+        continue;
+      }
       // The padded allocation may pass the binding limit (NVIDIA's is 2^31 - 4) where the buffer
       // and its spare element do not (the caps' binding limit leaves room for that element).
-      return {
+      bindings.push({
         gpu: b.gpu,
         id: b.id,
         offset: 0,
         size: Math.min(b.gpu.size, this.maxBindingBytes - (this.maxBindingBytes % 4)),
         elements: b.length,
-      };
-    });
+      });
+    }
     const lengths = new Map<string, number>();
     for (const { name } of k.wgsl.bufferParams) lengths.set(name, (args.get(name) as WebGpuBuffer).length);
     this.encodeDispatch(k, grid, bindings, (slot) =>
@@ -697,6 +818,13 @@ export class WebGpuDevice implements BackendDevice {
   private newArena(): GPUBuffer {
     return this.newBuffer({ size: ARENA_BYTES, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
   }
+}
+
+/** The cache key of a kernel's variant for segmented buffers: the kernel's key and each segment count. */
+function segmentedKey(key: string, segments: Readonly<Record<string, BufferSegments>>): string {
+  return `${key}|segments:${Object.entries(segments)
+    .map(([name, s]) => `${name}=${s.count}`)
+    .join(',')}`;
 }
 
 /** The 32 bits a fill value stores. */

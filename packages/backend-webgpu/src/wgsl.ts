@@ -46,6 +46,16 @@ import {
  * evaluate them at shader creation, where wrapping, division by zero and NaN are
  * errors instead of values.
  *
+ * A buffer parameter held as several segments (`WgslOptions.segments`: the WebGPU
+ * device splits a buffer past one storage binding into GPUBuffers of at most one
+ * binding each) is declared as one binding per segment, `b_<name>_0` ...
+ * `b_<name>_<count-1>`, all but the last of `size` 32-bit elements. Every helper
+ * that touches it picks the segment by dividing the index by the segment's size in
+ * view elements (a WGSL literal, so a multiply and a shift) and repeats its access
+ * in one `switch` arm per segment: WGSL cannot return a pointer into storage from a
+ * function. The allocation's spare element sits in the last segment. Parameters
+ * without segments are emitted exactly as when no segments are given.
+ *
  * A kernel with barriers and `return` lowers `return` to a `done` flag: the
  * invocation skips all further work but still reaches the barriers, which is
  * what "takes no part in later barriers" means observably, and what WGSL's
@@ -57,6 +67,19 @@ export interface WgslOptions {
   readonly subgroups: boolean;
   /** Backend name for errors. */
   readonly backend?: string;
+  /** Buffer parameters bound as several segments, by name (see the header); the others bind as one. */
+  readonly segments?: Readonly<Record<string, BufferSegments>>;
+}
+
+/** How a buffer parameter is split over bindings. */
+export interface BufferSegments {
+  /** Bindings (at least 2). */
+  readonly count: number;
+  /**
+   * 32-bit elements in every segment but the last: a positive multiple of 12, so that
+   * vec2, vec3 and vec4 views never straddle two segments.
+   */
+  readonly size: number;
 }
 
 /** One 32-bit member of the per-dispatch uniform struct. */
@@ -66,8 +89,11 @@ export type UniformSlot =
 
 export interface WgslKernel {
   readonly source: string;
-  /** Buffer parameters in binding order (binding i = bufferParams[i]). */
-  readonly bufferParams: readonly { readonly name: string; readonly readOnly: boolean }[];
+  /**
+   * Buffer parameters in binding order: each takes one binding, or `segments` consecutive
+   * bindings when it is split (binding i = bufferParams[i] when none is).
+   */
+  readonly bufferParams: readonly { readonly name: string; readonly readOnly: boolean; readonly segments?: number }[];
   /** Members of the uniform struct, 4 bytes each, in order. */
   readonly uniforms: readonly UniformSlot[];
   /** The binding of the uniform struct. */
@@ -76,18 +102,29 @@ export interface WgslKernel {
   readonly workgroupStorageBytes: number;
 }
 
+/**
+ * Which element an atomic helper's access reaches (see `WgslGenerator.atomicHelper`):
+ * - 'plain': element `i` itself (the helper has checked that `i` is in range);
+ * - 'clamped': `i` clamped into the array;
+ * - 'spare': `i`, or an element past the logical length that nothing reads when `i` is
+ *   out of range (buffers only).
+ */
+type AtomicIndex = 'plain' | 'clamped' | 'spare';
+
 /** Where an atomic helper works: see `WgslGenerator.atomicHelper`. */
 interface AtomicTarget {
-  /** A pointer to the element at index expression `i`. */
-  readonly at: (i: string) => string;
+  /**
+   * The lines that run `stmt` on a pointer to the element `index` reaches: the
+   * statement itself, or, on a segmented buffer, a switch over the segments with the
+   * statement in each arm.
+   */
+  readonly access: (index: AtomicIndex, stmt: (ptr: string) => string[]) => string[];
   /** WGSL: the helper's `i` is inside the logical length. */
   readonly inRange: string;
   /** The helper's length parameter, if the length is not a constant. */
   readonly lenParam: string;
-  /** WGSL: `i` clamped into the array. */
-  readonly clamped: string;
-  /** WGSL: `i`, or an element past the logical length that nothing reads when `i` is out of range. */
-  readonly spare?: string;
+  /** The target has a spare element past its logical length (buffers, not workgroup arrays). */
+  readonly spare: boolean;
 }
 
 /** The value `v` for which atomic `fn` leaves any element as it is (`x op v == x`), if one exists. */
@@ -139,6 +176,8 @@ class WgslGenerator {
   private readonly subgroups: boolean;
   private readonly varName = new Map<number, string>();
   private readonly bufferDecl = new Map<string, { dtype: string; access: string; vector: number }>();
+  /** Buffer parameters bound as several segments. */
+  private readonly segments = new Map<string, BufferSegments>();
   private readonly arrayDecl = new Map<number, { type: ValueType; length: number; atomic: boolean }>();
   /** Helper functions, by name, emitted once each before `main`. */
   private readonly helpers = new Map<string, string>();
@@ -158,6 +197,20 @@ class WgslGenerator {
       if (decl.kind === 'buffer') this.bufferDecl.set(name, { dtype: decl.dtype, access: decl.access, vector: decl.vector });
     }
     for (const a of this.ir.workgroupArrays) this.arrayDecl.set(a.id, { type: a.type, length: a.length, atomic: a.atomic === true });
+    for (const [name, seg] of Object.entries(options.segments ?? {})) {
+      const d = this.bufferDecl.get(name);
+      if (!d) throw new KernelBuildError(this.ir.name, `segments given for '${name}', which is not a buffer parameter`);
+      if (!Number.isSafeInteger(seg.count) || !Number.isSafeInteger(seg.size) || seg.size <= 0 || seg.size % 12 !== 0) {
+        throw new KernelBuildError(this.ir.name, `segments of '${name}': size ${seg.size} is not a positive multiple of 12`);
+      }
+      if (seg.count < 2) continue;
+      for (let k = 0; k < seg.count; k++) {
+        if (this.bufferDecl.has(`${name}_${k}`)) {
+          throw new KernelBuildError(this.ir.name, `segment binding b_${name}_${k} would clash with buffer parameter '${name}_${k}'`);
+        }
+      }
+      this.segments.set(name, seg);
+    }
     this.bounds = new IndexBounds(this.ir, WGSL_MAX_SUBGROUP_SIZE);
     let hasReturn = false;
     walkStmts(this.ir.body, (s) => {
@@ -177,7 +230,7 @@ class WgslGenerator {
     }
     const body = this.block(ir.body, '  ', { loop: 'none', guard: false });
 
-    const bufferParams: Array<{ name: string; readOnly: boolean }> = [];
+    const bufferParams: Array<{ name: string; readOnly: boolean; segments?: number }> = [];
     const uniforms: UniformSlot[] = [];
     const bindings: string[] = [];
     for (const [name, decl] of ir.params) {
@@ -185,13 +238,22 @@ class WgslGenerator {
     }
     for (const [name, decl] of ir.params) {
       if (decl.kind !== 'buffer') continue;
-      const binding = bufferParams.length;
-      bufferParams.push({ name, readOnly: decl.access === 'read' });
-      uniforms.push({ kind: 'length', param: name, vector: decl.vector });
       const access = decl.access === 'read' ? 'read' : 'read_write';
+      const seg = this.segments.get(name);
+      uniforms.push({ kind: 'length', param: name, vector: decl.vector });
+      if (seg) {
+        bufferParams.push({ name, readOnly: decl.access === 'read', segments: seg.count });
+        for (let k = 0; k < seg.count; k++) {
+          const binding = bindings.length;
+          bindings.push(`@group(0) @binding(${binding}) var<storage, ${access}> b_${name}_${k}: array<${this.storageElement(name)}>;`);
+        }
+        continue;
+      }
+      const binding = bindings.length;
+      bufferParams.push({ name, readOnly: decl.access === 'read' });
       bindings.push(`@group(0) @binding(${binding}) var<storage, ${access}> b_${name}: array<${this.storageElement(name)}>;`);
     }
-    const uniformBinding = bufferParams.length;
+    const uniformBinding = bindings.length;
     const members = uniforms.map((u) => (u.kind === 'uniform' ? `  u_${u.param}: ${u.dtype},` : `  len_${u.param}: u32,`));
     if (members.length === 0) members.push('  pad: u32,');
 
@@ -572,15 +634,25 @@ class WgslGenerator {
   private atomic(e: Extract<Expr, { op: 'atomic' }>): string {
     const t = this.decl(e.buffer).dtype;
     const name = `atomic_${e.fn}_${e.buffer}`;
-    const array = `b_${e.buffer}`;
+    const buffer = e.buffer;
+    const array = `b_${buffer}`;
     // The logical length travels as an argument (see the header); the element at the
-    // logical length is the allocation's spare one (webgpu-buffer.ts), inside the binding.
+    // logical length is the allocation's spare one (webgpu-buffer.ts), inside the binding
+    // (of the last segment, where the buffer is split).
     const target: AtomicTarget = {
-      at: (i) => `&${array}[${i}]`,
+      access: (index, stmt) => {
+        if (!this.segments.has(buffer)) {
+          const i = index === 'clamped' ? `min(i, arrayLength(&${array}) - 1u)` : index === 'spare' ? 'min(i, len)' : 'i';
+          return stmt(`&${array}[${i}]`);
+        }
+        // 'plain' runs in range only, so its segment needs no clamp; the others may be past the last.
+        return this.segmentSwitch(buffer, index === 'spare' ? 'min(i, len)' : 'i', index !== 'plain', (seg) =>
+          stmt(index === 'clamped' ? `&${seg}[min(j, arrayLength(&${seg}) - 1u)]` : `&${seg}[j]`),
+        );
+      },
       inRange: 'i < len',
       lenParam: ', len: u32',
-      clamped: `min(i, arrayLength(&${array}) - 1u)`,
-      spare: 'min(i, len)',
+      spare: true,
     };
     if (t === 'f32') this.f32AtomicHelper(name, e.fn, target);
     else this.atomicHelper(name, e.fn, t, target);
@@ -599,10 +671,10 @@ class WgslGenerator {
     }
     const name = `wgatomic_${e.fn}_${e.array}`;
     const target: AtomicTarget = {
-      at: (i) => `&wg_${e.array}[${i}]`,
+      access: (index, stmt) => stmt(`&wg_${e.array}[${index === 'clamped' ? `min(i, ${a.length - 1}u)` : 'i'}]`),
       inRange: `i < ${a.length}u`,
       lenParam: '',
-      clamped: `min(i, ${a.length - 1}u)`,
+      spare: false,
     };
     this.atomicHelper(name, e.fn, a.type, target);
     return this.atomicCall(name, e, '');
@@ -617,33 +689,42 @@ class WgslGenerator {
 
   /** add, load and store on an f32 atomic buffer, its bits held in atomic<u32> (forms as in atomicHelper). */
   private f32AtomicHelper(name: string, fn: string, target: AtomicTarget): void {
-    const { at, inRange, clamped, spare } = target;
+    const { access, inRange } = target;
     switch (fn) {
       case 'load':
         this.helper(
           name,
-          `fn ${name}(i: u32, len: u32) -> f32 {\n  return select(0.0, bitcast<f32>(atomicLoad(${at(clamped)})), ${inRange});\n}`,
+          fnLines(
+            `fn ${name}(i: u32, len: u32) -> f32 {`,
+            access('clamped', (p) => [`return select(0.0, bitcast<f32>(atomicLoad(${p})), ${inRange});`]),
+          ),
         );
         return;
       case 'store':
-        this.helper(name, `fn ${name}(i: u32, v: f32, len: u32) {\n  atomicStore(${at(spare as string)}, bitcast<u32>(v));\n}`);
+        this.helper(
+          name,
+          fnLines(
+            `fn ${name}(i: u32, v: f32, len: u32) {`,
+            access('spare', (p) => [`atomicStore(${p}, bitcast<u32>(v));`]),
+          ),
+        );
         return;
       case 'add':
         // Read, add, and publish the sum only if the bits are unchanged; otherwise retry
         // from the value another invocation left (a weak compare-exchange may also fail spuriously).
         this.helper(
           name,
-          [
-            `fn ${name}(i: u32, v: f32, len: u32) -> f32 {`,
-            `  if (!(${inRange})) { return 0.0; }`,
-            `  var old = atomicLoad(${at('i')});`,
-            '  loop {',
-            `    let r = atomicCompareExchangeWeak(${at('i')}, old, bitcast<u32>(bitcast<f32>(old) + v));`,
-            '    if (r.exchanged) { return bitcast<f32>(old); }',
-            '    old = r.old_value;',
-            '  }',
-            '}',
-          ].join('\n'),
+          fnLines(`fn ${name}(i: u32, v: f32, len: u32) -> f32 {`, [
+            `if (!(${inRange})) { return 0.0; }`,
+            ...access('plain', (p) => [
+              `var old = atomicLoad(${p});`,
+              'loop {',
+              `  let r = atomicCompareExchangeWeak(${p}, old, bitcast<u32>(bitcast<f32>(old) + v));`,
+              '  if (r.exchanged) { return bitcast<f32>(old); }',
+              '  old = r.old_value;',
+              '}',
+            ]),
+          ]),
         );
         return;
       default:
@@ -669,14 +750,22 @@ class WgslGenerator {
    *   the guard.
    */
   private atomicHelper(name: string, fn: string, t: string, target: AtomicTarget): void {
-    const { at, inRange, lenParam, clamped, spare } = target;
+    const { access, inRange, lenParam, spare } = target;
     if (fn === 'load') {
-      this.helper(name, `fn ${name}(i: u32${lenParam}) -> ${t} {\n  return select(${t}(), atomicLoad(${at(clamped)}), ${inRange});\n}`);
+      this.helper(
+        name,
+        fnLines(
+          `fn ${name}(i: u32${lenParam}) -> ${t} {`,
+          access('clamped', (p) => [`return select(${t}(), atomicLoad(${p}), ${inRange});`]),
+        ),
+      );
       return;
     }
     if (fn === 'store') {
-      const store = spare ? `atomicStore(${at(spare)}, v);` : `if (${inRange}) { atomicStore(${at('i')}, v); }`;
-      this.helper(name, `fn ${name}(i: u32, v: ${t}${lenParam}) {\n  ${store}\n}`);
+      const store = spare
+        ? access('spare', (p) => [`atomicStore(${p}, v);`])
+        : access('plain', (p) => [`if (${inRange}) { atomicStore(${p}, v); }`]);
+      this.helper(name, fnLines(`fn ${name}(i: u32, v: ${t}${lenParam}) {`, store));
       return;
     }
     if (fn === 'compareExchange') {
@@ -684,25 +773,55 @@ class WgslGenerator {
       // element differs from `expected` or the exchange happened (a strong CAS).
       this.helper(
         name,
-        [
-          `fn ${name}(i: u32, expected: ${t}, v: ${t}${lenParam}) -> ${t} {`,
-          `  if (!(${inRange})) { return ${t}(); }`,
-          '  loop {',
-          `    let r = atomicCompareExchangeWeak(${at('i')}, expected, v);`,
-          '    if (r.exchanged || r.old_value != expected) { return r.old_value; }',
-          '  }',
-          '}',
-        ].join('\n'),
+        fnLines(`fn ${name}(i: u32, expected: ${t}, v: ${t}${lenParam}) -> ${t} {`, [
+          `if (!(${inRange})) { return ${t}(); }`,
+          ...access('plain', (p) => [
+            'loop {',
+            `  let r = atomicCompareExchangeWeak(${p}, expected, v);`,
+            '  if (r.exchanged || r.old_value != expected) { return r.old_value; }',
+            '}',
+          ]),
+        ]),
       );
       return;
     }
     const builtin = `atomic${fn[0]?.toUpperCase()}${fn.slice(1)}`;
     const identity = atomicIdentity(fn, t);
-    const branchFree = spare ? `${builtin}(${at(spare)}, v)` : identity && `${builtin}(${at(clamped)}, select(${identity}, v, ${inRange}))`;
-    const body = branchFree
-      ? `return select(${t}(), ${branchFree}, ${inRange});`
-      : `if (${inRange}) { return ${builtin}(${at('i')}, v); }\n  return ${t}();`;
-    this.helper(name, `fn ${name}(i: u32, v: ${t}${lenParam}) -> ${t} {\n  ${body}\n}`);
+    let body: string[];
+    if (spare) body = access('spare', (p) => [`return select(${t}(), ${builtin}(${p}, v), ${inRange});`]);
+    else if (identity)
+      body = access('clamped', (p) => [`return select(${t}(), ${builtin}(${p}, select(${identity}, v, ${inRange})), ${inRange});`]);
+    else body = [...access('plain', (p) => [`if (${inRange}) { return ${builtin}(${p}, v); }`]), `return ${t}();`];
+    this.helper(name, fnLines(`fn ${name}(i: u32, v: ${t}${lenParam}) -> ${t} {`, body));
+  }
+
+  /**
+   * The lines of a switch over the segments of `buffer` (see the header): `s` is the
+   * segment of element `index` (clamped to the last one where `clamp`, for indices that
+   * may be out of range), `j` its index within that segment, and each arm runs
+   * `arm(<the segment's binding>)`. The last segment is the default arm.
+   */
+  private segmentSwitch(buffer: string, index: string, clamp: boolean, arm: (segment: string) => string[]): string[] {
+    const seg = this.segments.get(buffer);
+    if (!seg) throw new KernelBuildError(this.ir.name, `internal: buffer '${buffer}' is not segmented`);
+    // Segment sizes in view elements: a multiple of 12 scalars divides by every view width.
+    const per = `${seg.size / this.decl(buffer).vector}u`;
+    const lines: string[] = [];
+    let at = index;
+    if (index !== 'i') {
+      lines.push(`let e = ${index};`);
+      at = 'e';
+    }
+    lines.push(clamp ? `let s = min(${at} / ${per}, ${seg.count - 1}u);` : `let s = ${at} / ${per};`);
+    lines.push(`let j = ${at} - s * ${per};`, 'switch s {');
+    for (let k = 0; k < seg.count; k++) {
+      const label = k === seg.count - 1 ? 'default' : `case ${k}u`;
+      const body = arm(`b_${buffer}_${k}`);
+      if (body.length === 1) lines.push(`  ${label}: { ${body[0]} }`);
+      else lines.push(`  ${label}: {`, ...body.map((l) => `    ${l}`), '  }');
+    }
+    lines.push('}');
+    return lines;
   }
 
   // ---------- helper functions ----------
@@ -720,8 +839,17 @@ class WgslGenerator {
     const d = this.decl(buffer);
     const t = this.elementType(buffer);
     const name = `ld_${buffer}`;
-    const value = d.vector === 3 ? `${t}(b_${buffer}[3u * i], b_${buffer}[3u * i + 1u], b_${buffer}[3u * i + 2u])` : `b_${buffer}[i]`;
-    this.helper(name, `fn ${name}(i: u32, len: u32) -> ${t} {\n  if (i < len) { return ${value}; }\n  return ${t}();\n}`);
+    const value = (a: string, i: string) =>
+      d.vector === 3 ? `${t}(${a}[3u * ${i}], ${a}[3u * ${i} + 1u], ${a}[3u * ${i} + 2u])` : `${a}[${i}]`;
+    if (this.segments.has(buffer)) {
+      const arms = this.segmentSwitch(buffer, 'i', false, (seg) => [`return ${value(seg, 'j')};`]);
+      this.helper(name, fnLines(`fn ${name}(i: u32, len: u32) -> ${t} {`, ['if (i < len) {', ...indent(arms), '}', `return ${t}();`]));
+      return name;
+    }
+    this.helper(
+      name,
+      `fn ${name}(i: u32, len: u32) -> ${t} {\n  if (i < len) { return ${value(`b_${buffer}`, 'i')}; }\n  return ${t}();\n}`,
+    );
     return name;
   }
 
@@ -729,9 +857,14 @@ class WgslGenerator {
     const d = this.decl(buffer);
     const t = this.elementType(buffer);
     const name = `st_${buffer}`;
-    const body =
-      d.vector === 3 ? `b_${buffer}[3u * i] = v.x; b_${buffer}[3u * i + 1u] = v.y; b_${buffer}[3u * i + 2u] = v.z;` : `b_${buffer}[i] = v;`;
-    this.helper(name, `fn ${name}(i: u32, v: ${t}, len: u32) {\n  if (i < len) { ${body} }\n}`);
+    const body = (a: string, i: string) =>
+      d.vector === 3 ? `${a}[3u * ${i}] = v.x; ${a}[3u * ${i} + 1u] = v.y; ${a}[3u * ${i} + 2u] = v.z;` : `${a}[${i}] = v;`;
+    if (this.segments.has(buffer)) {
+      const arms = this.segmentSwitch(buffer, 'i', false, (seg) => [body(seg, 'j')]);
+      this.helper(name, fnLines(`fn ${name}(i: u32, v: ${t}, len: u32) {`, ['if (i < len) {', ...indent(arms), '}']));
+      return name;
+    }
+    this.helper(name, `fn ${name}(i: u32, v: ${t}, len: u32) {\n  if (i < len) { ${body(`b_${buffer}`, 'i')} }\n}`);
     return name;
   }
 
@@ -868,6 +1001,15 @@ class WgslGenerator {
 function typeSuffix(type: ValueType): string {
   const { scalar, width } = typeInfo(type);
   return width === 1 ? scalar : `v${width}${scalar}`;
+}
+
+/** A function from its signature line and body lines (indented by two). */
+function fnLines(signature: string, body: readonly string[]): string {
+  return [signature, ...indent(body), '}'].join('\n');
+}
+
+function indent(lines: readonly string[]): string[] {
+  return lines.map((l) => `  ${l}`);
 }
 
 function join(parts: readonly string[]): string {

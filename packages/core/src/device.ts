@@ -364,15 +364,9 @@ export class Device {
       if (value.length % decl.vector !== 0) {
         throw new InvalidArgumentError(name, `length ${value.length} is not a multiple of the vector width ${decl.vector}`);
       }
-      if (value.byteLength > limits.maxStorageBufferBindingSize) {
-        throw new LimitExceededError(
-          this.backend,
-          'maxStorageBufferBindingSize',
-          value.byteLength,
-          limits.maxStorageBufferBindingSize,
-          `buffer '${name}'`,
-        );
-      }
+      // No check against maxStorageBufferBindingSize: a backend binds every buffer it made (the
+      // WebGPU backend splits one past a binding into several bindings, and refuses a kernel
+      // whose buffers then need more bindings than a kernel may have).
       const at = seen.indexOf(value);
       if (at >= 0) {
         const other = seenNames[at] as string;

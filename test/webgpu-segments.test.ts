@@ -1,0 +1,434 @@
+/**
+ * WebGPU buffers larger than one storage binding, held as several GPUBuffers
+ * ("segments") and bound one binding per segment. The device is told to behave as if
+ * bindings held only 4 KiB (the adapter's `maxStorageBufferBindingSize` option), so
+ * arrays of a few thousand elements span 3 to 5 segments: kernels' loads, stores,
+ * vector views and atomics on both sides of each boundary, host reads, writes, copies
+ * and fills across boundaries, the refusal of a kernel whose buffers need more
+ * bindings than a kernel may have, and the algorithms against their references
+ * (the sorts in webgpu-segments-sort.test.ts).
+ */
+/// <reference types="@webgpu/types" />
+
+import {
+  compact,
+  compactReference,
+  gammaF32,
+  histogram,
+  histogramReference,
+  reduce,
+  reduceReference,
+  reduceSumDepth,
+  scan,
+  scanReference,
+  sumAbs,
+  zcopy,
+} from '@trident/algorithms';
+import type { WebGpuBuffer } from '@trident/backend-webgpu';
+import { type Buffer, buffer, createDevice, type Device, defineKernel, f32, LimitExceededError, uniform } from 'trident';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectBitsEqual, manyInvocationsView } from './alg-helpers.ts';
+import { randomU32 } from './harness.ts';
+
+const BINDING = 4096;
+/** What the device makes of a 4 KiB binding: the largest multiple of 12 elements leaving 16 bytes (spare element, padding). */
+const S = Math.floor((BINDING - 16) / 48) * 12;
+/** Four segments: three whole ones and a short last one. */
+const N = 3 * S + 29;
+
+const segmentsOf = (b: Buffer) => (b.impl as unknown as WebGpuBuffer).segments;
+
+describe('webgpu buffers past one binding (4 KiB bindings)', () => {
+  let device: Device;
+  beforeAll(async () => {
+    device = await createDevice({ backend: 'webgpu', options: { webgpu: { maxStorageBufferBindingSize: BINDING } } });
+  });
+  afterAll(async () => {
+    await device?.destroy();
+  });
+
+  it('caps: the binding limit is the lowered one, buffers go past it; a buffer that fits a binding is one GPUBuffer', () => {
+    const { limits } = device.caps;
+    expect(limits.maxStorageBufferBindingSize).toBe(BINDING - 4);
+    expect(limits.maxBufferElements).toBe(2 ** 31);
+    const fits = device.createBuffer('u32', (BINDING - 4) / 4);
+    expect(segmentsOf(fits)).toHaveLength(1);
+    const past = device.createBuffer('u32', (BINDING - 4) / 4 + 1);
+    expect(segmentsOf(past)).toHaveLength(2);
+    const big = device.createBuffer('u32', N);
+    const segs = segmentsOf(big);
+    expect(segs).toHaveLength(4);
+    // Whole segments of S elements; the last holds the rest, the spare element and padding to 16 bytes.
+    expect(segs.map((s) => s.gpu.size)).toEqual([4 * S, 4 * S, 4 * S, Math.ceil((4 * (N - 3 * S + 1)) / 16) * 16]);
+    for (const s of segs) expect(s.gpu.size).toBeLessThanOrEqual(BINDING);
+    for (const b of [fits, past, big]) b.destroy();
+  });
+
+  it('scalar loads and stores cross every boundary', async () => {
+    const k = defineKernel({
+      name: 'seg_plus',
+      workgroupSize: 64,
+      params: { a: buffer('u32', 'read'), b: buffer('u32', 'write') },
+      // b[i] = a[n - 1 - i] + i: reads and writes meet different segments in one invocation.
+      body: ({ a, b }, k) => {
+        const i = k.let(k.globalIndex);
+        b.store(i, a.load(a.length.sub(1).sub(i)).add(i));
+      },
+    });
+    const data = randomU32(N, 1);
+    const a = device.createBuffer('u32', data);
+    const b = device.createBuffer('u32', N);
+    device.dispatch(k, { invocations: N + 100 }, { a, b });
+    const want = Uint32Array.from(data, (_, i) => ((data[N - 1 - i] as number) + i) >>> 0);
+    expectBitsEqual(await b.read(), want, 'b');
+    // Out-of-range loads read 0 and out-of-range stores are dropped (the IR's rule), segmented or not.
+    const oob = defineKernel({
+      name: 'seg_oob',
+      workgroupSize: 64,
+      params: { a: buffer('u32', 'read'), b: buffer('u32', 'read_write'), at: uniform('u32') },
+      body: ({ a, b, at }, k) => {
+        k.if(k.globalIndex.eq(0), () => {
+          b.store(at, 5);
+          b.store(0, a.load(at).add(b.load(at)).add(7));
+        });
+      },
+    });
+    for (const at of [N, N + 1, 4 * S, 0xffffffff]) device.dispatch(oob, { invocations: 1 }, { a, b, at });
+    const got = await b.read();
+    expect(got[0]).toBe(7);
+    expectBitsEqual(got.subarray(1), want.subarray(1), 'b after out-of-range accesses');
+  });
+
+  it('vec2, vec3 and vec4 views never straddle a segment', async () => {
+    for (const width of [2, 3, 4] as const) {
+      const k = defineKernel({
+        name: `seg_vec${width}`,
+        workgroupSize: 64,
+        params: { a: buffer('f32', 'read', { vector: width }), b: buffer('f32', 'write', { vector: width }) },
+        body: ({ a, b }, k) => {
+          const i = k.let(k.globalIndex);
+          b.store(i, a.load(i).mul(2));
+        },
+      });
+      const n = width * Math.floor(N / width);
+      const data = Float32Array.from(randomU32(n, width), (x) => x / 2 ** 20);
+      const a = device.createBuffer('f32', data);
+      const b = device.createBuffer('f32', n);
+      device.dispatch(k, { invocations: n / width }, { a, b });
+      expectBitsEqual(
+        await b.read(),
+        data.map((x) => x * 2),
+        `vec${width}`,
+      );
+      a.destroy();
+      b.destroy();
+    }
+  });
+
+  it('atomics on both sides of each boundary: u32 and i32 read-modify-writes, f32 add, compare-exchange, load and store', async () => {
+    // Counters of three segments each: the kernels' buffers then take at most 11 bindings, within every adapter's limit.
+    const len = 2 * S + 29;
+    const spots = [0, S - 1, S, S + 1, 2 * S - 1, 2 * S, len - 1];
+    const m = spots.length;
+    const hits = 64;
+    const cu = device.createBuffer('u32', len);
+    const ci = device.createBuffer('i32', len);
+    const cf = device.createBuffer('f32', len);
+    expect(segmentsOf(cu)).toHaveLength(3);
+    const at = device.createBuffer('u32', spots);
+    // Invocation i works on spots[i % m]; out-of-range atomics are dropped and return 0.
+    const add = defineKernel({
+      name: 'seg_atomic_add',
+      workgroupSize: 64,
+      params: {
+        spots: buffer('u32', 'read'),
+        cu: buffer('u32', 'atomic'),
+        ci: buffer('i32', 'atomic'),
+        cf: buffer('f32', 'atomic'),
+        m: uniform('u32'),
+      },
+      body: ({ spots, cu, ci, cf, m }, k) => {
+        const i = k.let(k.globalIndex);
+        const p = k.let(spots.load(i.rem(m)));
+        cu.atomicAdd(p, 1);
+        ci.atomicSub(p, 3);
+        cf.atomicAdd(p, f32(0.5));
+        cu.atomicAdd(cu.length.add(i), 1);
+        ci.atomicSub(ci.length.add(i), 1);
+        cf.atomicAdd(cf.length.add(3), f32(1));
+        cu.store(cu.length, 9);
+      },
+    });
+    device.dispatch(add, { invocations: hits * m }, { spots: at, cu, ci, cf, m });
+    const wantU = new Uint32Array(len);
+    const wantI = new Int32Array(len);
+    const wantF = new Float32Array(len);
+    for (const p of spots) {
+      wantU[p] = hits;
+      wantI[p] = -3 * hits;
+      wantF[p] = 0.5 * hits;
+    }
+    expectBitsEqual(await cu.read(), wantU, 'u32 add');
+    expectBitsEqual(await ci.read(), wantI, 'i32 sub');
+    expectBitsEqual(await cf.read(), wantF, 'f32 add');
+
+    // Compare-exchange: of the invocations on a spot, exactly one finds `hits` there and claims it.
+    // Max on the i32 counters (all negative) sets each spot to 5; out-of-range ones return 0.
+    const claim = defineKernel({
+      name: 'seg_atomic_claim',
+      workgroupSize: 64,
+      params: {
+        spots: buffer('u32', 'read'),
+        cu: buffer('u32', 'atomic'),
+        ci: buffer('i32', 'atomic'),
+        old: buffer('u32', 'write'),
+        m: uniform('u32'),
+      },
+      body: ({ spots, cu, ci, old, m }, k) => {
+        const i = k.let(k.globalIndex);
+        const p = k.let(spots.load(i.rem(m)));
+        const seen = k.let(cu.atomicCompareExchange(p, hits, i.add(1000)));
+        const past = k.let(cu.atomicCompareExchange(cu.length.add(1), 0, 1));
+        const max = k.let(ci.atomicMax(p, 5).add(ci.atomicMax(ci.length, 5)));
+        old.store(i, seen.add(past).add(max.bitcast('u32')));
+      },
+    });
+    const old = device.createBuffer('u32', hits * m);
+    device.dispatch(claim, { invocations: hits * m }, { spots: at, cu, ci, old, m });
+    const u = await cu.read();
+    const o = await old.read();
+    const i32 = await ci.read();
+    for (const [j, p] of spots.entries()) {
+      const claimer = (u[p] as number) - 1000;
+      expect(claimer % m, `claimer of ${p}`).toBe(j);
+      // Old values: the claimer saw `hits`, the others 1000 + the claimer; each saw the i32 counter's -3 * hits or 5.
+      for (let inv = j; inv < hits * m; inv += m) {
+        const sawMax = (o[inv] as number) - (inv === claimer ? hits : 1000 + claimer);
+        expect([(-3 * hits) >>> 0, 5], `invocation ${inv}`).toContain(sawMax >>> 0);
+      }
+      expect(i32[p]).toBe(5);
+    }
+    for (let p = 0; p < len; p++) if (!spots.includes(p)) expect(u[p], `element ${p}`).toBe(0);
+
+    // Loads through the atomic helpers (the clamped form) see the same values, and 0 out of range.
+    const load = defineKernel({
+      name: 'seg_atomic_load',
+      workgroupSize: 64,
+      params: { cu: buffer('u32', 'atomic'), cf: buffer('f32', 'atomic'), out: buffer('u32', 'write'), outf: buffer('f32', 'write') },
+      body: ({ cu, cf, out, outf }, k) => {
+        const i = k.let(k.globalIndex);
+        out.store(i, cu.load(i));
+        outf.store(i, cf.load(i));
+      },
+    });
+    const out = device.createBuffer('u32', len + 40);
+    const outf = device.createBuffer('f32', len + 40);
+    out.fill(77);
+    outf.fill(77);
+    device.dispatch(load, { invocations: len + 40 }, { cu, cf, out, outf });
+    const lu = await out.read();
+    expectBitsEqual(lu.subarray(0, len), u, 'atomic loads');
+    expect([...lu.subarray(len)].every((v) => v === 0)).toBe(true);
+    expectBitsEqual((await outf.read()).subarray(0, len), wantF, 'f32 atomic loads');
+    // Atomic stores to every element (and past the end: dropped).
+    const store = defineKernel({
+      name: 'seg_atomic_store',
+      workgroupSize: 64,
+      params: { cu: buffer('u32', 'atomic'), cf: buffer('f32', 'atomic') },
+      body: ({ cu, cf }, k) => {
+        const i = k.let(k.globalIndex);
+        cu.store(i, i.mul(3));
+        cf.store(i, f32(-1.5));
+      },
+    });
+    device.dispatch(store, { invocations: len + 64 }, { cu, cf });
+    expectBitsEqual(
+      await cu.read(),
+      Uint32Array.from({ length: len }, (_, j) => j * 3),
+      'atomic stores',
+    );
+    expectBitsEqual(await cf.read(), new Float32Array(len).fill(-1.5), 'f32 atomic stores');
+    for (const b of [cu, ci, cf, at, old, out, outf]) b.destroy();
+  });
+
+  it('read, write, copy and fill ranges that cross segment boundaries', async () => {
+    const data = randomU32(N, 2);
+    const a = device.createBuffer('u32', N);
+    a.write(data.subarray(0, S - 3));
+    a.write(data.subarray(S - 3), S - 3); // from inside the first segment to the end
+    expectBitsEqual(await a.read(), data, 'write');
+    expectBitsEqual(await a.read({ offset: S - 5, length: 2 * S + 10 }), data.subarray(S - 5, 3 * S + 5), 'read range');
+    const into = new Uint32Array(S + 20).fill(1);
+    await a.read({ offset: 2 * S - 10, length: 20, into });
+    expectBitsEqual(into.subarray(0, 20), data.subarray(2 * S - 10, 2 * S + 10), 'read into');
+    expect(into[20]).toBe(1);
+
+    // Copies whose boundaries do not line up on either side, into a segmented and a one-binding buffer.
+    const b = device.createBuffer('u32', N + 500);
+    device.copyBuffer(a, b, { srcOffset: 7, dstOffset: 400, length: N - 7 });
+    const gotB = await b.read();
+    expectBitsEqual(gotB.subarray(400, 400 + N - 7), data.subarray(7), 'copy');
+    expect([...gotB.subarray(0, 400)].every((v) => v === 0)).toBe(true);
+    const small = device.createBuffer('u32', 300);
+    device.copyBuffer(a, small, { srcOffset: S - 150, length: 300 });
+    expectBitsEqual(await small.read(), data.subarray(S - 150, S + 150), 'copy to one binding');
+    device.copyBuffer(small, a, { dstOffset: 2 * S - 100, length: 300 });
+    const want = data.slice();
+    want.set(data.subarray(S - 150, S + 150), 2 * S - 100);
+    expectBitsEqual(await a.read(), want, 'copy from one binding');
+    // Within one buffer: from the first segment into the third and last (ranges apart).
+    device.copyBuffer(a, a, { srcOffset: 10, dstOffset: 3 * S - 20, length: 40 });
+    want.copyWithin(3 * S - 20, 10, 50);
+    expectBitsEqual(await a.read(), want, 'copy within');
+
+    // Fills: a value (the fill kernel), zero with nothing recorded (clearBuffer), zero after a
+    // dispatch (the fill kernel again, inside the open pass).
+    a.fill(5, { offset: S - 1, length: S + 2 });
+    want.fill(5, S - 1, 2 * S + 1);
+    expectBitsEqual(await a.read(), want, 'fill');
+    await device.flush();
+    a.fill(0, { offset: 2 * S - 4, length: S + 8 });
+    want.fill(0, 2 * S - 4, 3 * S + 4);
+    expectBitsEqual(await a.read(), want, 'clear');
+    const f = device.createBuffer('f32', N);
+    zcopy(device, device.createBuffer('u32', 4));
+    f.fill(-0.25);
+    a.fill(0, { offset: 1, length: N - 2 });
+    expectBitsEqual(await f.read(), new Float32Array(N).fill(-0.25), 'f32 fill');
+    want.fill(0, 1, N - 1);
+    expectBitsEqual(await a.read(), want, 'zero fill in a pass');
+  });
+
+  it('refuses a kernel whose buffers span more bindings than a kernel may have, naming it', async () => {
+    // Two buffers of p and q segments, p + q one more than a kernel may bind.
+    const limit = device.caps.limits.maxBuffersPerKernel;
+    const p = Math.ceil((limit + 1) / 2);
+    const q = limit + 1 - p;
+    const k = defineKernel({
+      name: 'seg_too_many',
+      workgroupSize: 64,
+      params: { a: buffer('u32', 'read'), b: buffer('u32', 'write') },
+      body: ({ a, b }, k) => b.store(k.globalIndex, a.load(k.globalIndex)),
+    });
+    const a = device.createBuffer('u32', (p - 1) * S + 1);
+    const b = device.createBuffer('u32', (q - 1) * S + 1);
+    expect(segmentsOf(a)).toHaveLength(p);
+    expect(segmentsOf(b)).toHaveLength(q);
+    let error: unknown;
+    try {
+      device.dispatch(k, { invocations: 64 }, { a, b });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(LimitExceededError);
+    const e = error as LimitExceededError;
+    expect(e.limit).toBe('maxBuffersPerKernel');
+    expect(e.requested).toBe(limit + 1);
+    expect(e.allowed).toBe(limit);
+    expect(e.message).toContain("'seg_too_many'");
+    expect(e.message).toContain(`span ${limit + 1} bindings`);
+    // One segment fewer fits exactly, and runs.
+    const c = device.createBuffer(
+      'u32',
+      Uint32Array.from({ length: (p - 2) * S + 1 }, (_, i) => i),
+    );
+    device.dispatch(k, { invocations: (q - 1) * S + 1 }, { a: c, b });
+    const got = await b.read();
+    expectBitsEqual(got.subarray(0, c.length), await c.read(), 'copied');
+    expect([...got.subarray(c.length)].every((v) => v === 0)).toBe(true);
+    for (const x of [a, b, c]) x.destroy();
+  });
+});
+
+describe('algorithms on webgpu buffers past one binding (4 KiB bindings)', () => {
+  let real: Device;
+  /**
+   * The device, and its view that runs the formulations of a hardware GPU (those the H100
+   * runs). SwiftShader compiles the latter's large workgroup kernels slowly, once per segment
+   * count: they run where they differ from the device's own, on one size each.
+   */
+  let devices: Array<{ label: string; device: Device }>;
+  beforeAll(async () => {
+    real = await createDevice({ backend: 'webgpu', options: { webgpu: { maxStorageBufferBindingSize: BINDING } } });
+    devices = [
+      { label: 'webgpu', device: real },
+      { label: 'webgpu/many-invocations', device: manyInvocationsView(real) },
+    ];
+  });
+  afterAll(async () => {
+    await real?.destroy();
+  });
+  const n = N;
+  const data = randomU32(n, 11);
+  const fdata = Float32Array.from(data, (x) => (x / 2 ** 32 - 0.5) * 1000);
+  /**
+   * SwiftShader binds at most 12 storage buffers a kernel (the H100 16): compact's scatter, with
+   * three large buffers, gets arrays of three segments.
+   */
+  const n3 = 2 * S + 5;
+
+  it('zcopy', async () => {
+    for (const { label, device } of devices) {
+      const input = device.createBuffer('u32', data);
+      expect(segmentsOf(input)).toHaveLength(4);
+      expectBitsEqual(await zcopy(device, input).read(), data, `${label} zcopy`);
+      const f = device.createBuffer('f32', fdata);
+      expectBitsEqual(await zcopy(device, f).read(), fdata, `${label} zcopy f32`);
+    }
+  });
+
+  it('reduce: sum, min, max of u32 and f32', async () => {
+    for (const { label, device } of devices) {
+      const u = device.createBuffer('u32', data);
+      const f = device.createBuffer('f32', fdata);
+      for (const op of ['sum', 'min', 'max'] as const) {
+        expect(await reduce(device, u, { op }), `${label} u32 ${op}`).toBe(reduceReference(data, op));
+        const got = await reduce(device, f, { op });
+        const want = reduceReference(fdata, op);
+        // The documented bound of a pairwise sum of that depth (as alg-reduce.test.ts checks it).
+        const depth = reduceSumDepth(device, n);
+        const bound = gammaF32(depth) * sumAbs(fdata) + (n + depth) * 2 ** -126;
+        if (op === 'sum') expect(Math.abs(got - want), `${label} f32 sum`).toBeLessThanOrEqual(bound);
+        else expect(got, `${label} f32 ${op}`).toBe(want);
+      }
+    }
+  });
+
+  it('scan: inclusive and exclusive, u32 and f32', async () => {
+    for (const { label, device } of devices) {
+      const u = device.createBuffer('u32', data);
+      const small = Float32Array.from(data, (x) => x & 7); // exact f32 sums: any order gives the reference
+      const f = device.createBuffer('f32', small);
+      for (const exclusive of [false, true]) {
+        const want = scanReference(data, exclusive) as Uint32Array;
+        expectBitsEqual(await scan(device, u, { exclusive }).read(), want, `${label} scan exclusive=${exclusive}`);
+        const wantF = Float32Array.from(scanReference(small, exclusive));
+        expectBitsEqual(await scan(device, f, { exclusive }).read(), wantF, `${label} f32 scan exclusive=${exclusive}`);
+      }
+    }
+  });
+
+  it('histogram: values past one binding, and bins past one binding', async () => {
+    const values = data.map((x) => x % 300);
+    for (const { label, device } of devices) {
+      const out = histogram(device, device.createBuffer('u32', values), { bins: 300 });
+      expectBitsEqual(await out.read(), histogramReference(values, 300), `${label} histogram`);
+    }
+    const bins = 2 * S + 5;
+    const wide = data.map((x) => x % bins);
+    const outWide = histogram(real, real.createBuffer('u32', wide), { bins });
+    expect(segmentsOf(outWide)).toHaveLength(3);
+    expectBitsEqual(await outWide.read(), histogramReference(wide, bins), 'histogram, wide');
+  });
+
+  it('compact', async () => {
+    const flags = data.subarray(0, n3).map((x) => (x >>> 7) & 1);
+    const input = fdata.subarray(0, n3);
+    const want = compactReference(input, flags);
+    for (const { label, device } of devices) {
+      const { count, output } = await compact(device, device.createBuffer('f32', input), device.createBuffer('u32', flags));
+      expect(count, label).toBe(want.length);
+      expectBitsEqual(await output.read(), want, `${label} compact`);
+    }
+  });
+});
