@@ -87,15 +87,25 @@ function toGraphology(g: GraphInput, weighted: boolean): Graph {
   return out;
 }
 
-function deviceRun(device: Device, input: GraphInput, body: (g: DeviceGraph) => Promise<() => Promise<boolean>>): PreparedRun {
+/** One run's result: its check, and the device buffer it returned (freed before the next run: a suite runs hundreds). */
+interface GraphRunResult {
+  readonly check: () => Promise<boolean>;
+  readonly output?: { destroy(): void };
+}
+
+function deviceRun(device: Device, input: GraphInput, body: (g: DeviceGraph) => Promise<GraphRunResult>): PreparedRun {
   const g = createGraph(device, input);
-  let check: (() => Promise<boolean>) | undefined;
+  let last: GraphRunResult | undefined;
   return {
     run: async () => {
-      check = await body(g);
+      last?.output?.destroy();
+      last = await body(g);
     },
-    verify: async () => (check ? check() : false),
-    dispose: () => g.destroy(),
+    verify: async () => (last ? last.check() : false),
+    dispose: () => {
+      last?.output?.destroy();
+      g.destroy();
+    },
   };
 }
 
@@ -110,7 +120,7 @@ function bfsCase(shape: Shape): BenchCase {
       const input = graphFor(shape, n);
       return deviceRun(device, input, async (g) => {
         const levels = await bfs(device, g, 0);
-        return async () => sameArray(await levels.read(), bfsReference(input, 0));
+        return { output: levels, check: async () => sameArray(await levels.read(), bfsReference(input, 0)) };
       });
     },
     peers(n) {
@@ -158,7 +168,7 @@ function componentsCase(shape: Shape): BenchCase {
       const input = graphFor(shape, n);
       return deviceRun(device, input, async (g) => {
         const labels = await components(device, g);
-        return async () => sameArray(await labels.read(), componentsReference(input));
+        return { output: labels, check: async () => sameArray(await labels.read(), componentsReference(input)) };
       });
     },
     peers(n) {
@@ -211,7 +221,7 @@ const mstCase: BenchCase = {
     const input = graphFor('random', n, 'random');
     return deviceRun(device, input, async (g) => {
       const forest = await mst(device, g);
-      return async () => sameArray(forest.edges, mstReference(input).edges);
+      return { check: async () => sameArray(forest.edges, mstReference(input).edges) };
     });
   },
   peers(n) {
@@ -244,7 +254,7 @@ const apspCase: BenchCase = {
     return deviceRun(device, input, async (g) => {
       const dist = apsp(device, g);
       await device.flush();
-      return async () => sameArray(await dist.read(), apspReference(input));
+      return { output: dist, check: async () => sameArray(await dist.read(), apspReference(input)) };
     });
   },
   peers(n) {
