@@ -4,7 +4,7 @@
  * webgpu-device.test.ts and by the shared conformance specs.
  */
 import { generateWgsl } from '@trident/backend-webgpu';
-import { buffer, cos, defineKernel, f32, i32, min, select, sin, UnsupportedFeatureError, u32, uniform } from 'trident';
+import { buffer, cos, defineKernel, f32, i32, KernelBuildError, min, select, sin, UnsupportedFeatureError, u32, uniform } from 'trident';
 import { describe, expect, it } from 'vitest';
 
 const withSubgroups = { subgroups: true };
@@ -368,5 +368,100 @@ describe('WGSL generation', () => {
       expect((err as UnsupportedFeatureError).feature).toBe('subgroup');
       expect((err as UnsupportedFeatureError).kernel).toBe('sg');
     }
+  });
+
+  describe('buffers past one binding (segments)', () => {
+    const k = defineKernel({
+      name: 'segs',
+      workgroupSize: 64,
+      params: {
+        a: buffer('u32', 'read', { vector: 4 }),
+        c: buffer('u32', 'atomic'),
+        b: buffer('f32', 'read_write', { vector: 3 }),
+        f: buffer('f32', 'atomic'),
+        n: uniform('u32'),
+      },
+      body: ({ a, c, b, f, n }, k) => {
+        const i = k.let(k.globalIndex, 'i');
+        const old = k.let(c.atomicAdd(i, a.load(i).x), 'old');
+        c.atomicCompareExchange(n, old, 1);
+        c.store(i.add(n), c.load(n));
+        b.store(i, b.load(i).add(f.atomicAdd(i, f32(1))));
+      },
+    });
+
+    it('leave the source as it is where no parameter is split', () => {
+      const plain = generateWgsl(k, withSubgroups);
+      expect(generateWgsl(k, { ...withSubgroups, segments: {} }).source).toBe(plain.source);
+      // One segment is no split.
+      expect(generateWgsl(k, { ...withSubgroups, segments: { a: { count: 1, size: 1020 } } }).source).toBe(plain.source);
+      expect(plain.bufferParams.every((p) => p.segments === undefined)).toBe(true);
+    });
+
+    it('bind one binding per segment, in parameter order, and pick the segment in each helper', () => {
+      const w = generateWgsl(k, {
+        ...withSubgroups,
+        segments: { a: { count: 3, size: 1020 }, b: { count: 2, size: 1020 }, c: { count: 4, size: 1020 } },
+      });
+      expect(w.bufferParams).toEqual([
+        { name: 'a', readOnly: true, segments: 3 },
+        { name: 'c', readOnly: false, segments: 4 },
+        { name: 'b', readOnly: false, segments: 2 },
+        { name: 'f', readOnly: false },
+      ]);
+      expect(w.uniformBinding).toBe(10);
+      expect(w.source).toContain('@group(0) @binding(2) var<storage, read> b_a_2: array<vec4<u32>>;');
+      expect(w.source).toContain('@group(0) @binding(3) var<storage, read_write> b_c_0: array<atomic<u32>>;');
+      expect(w.source).toContain('@group(0) @binding(8) var<storage, read_write> b_b_1: array<f32>;');
+      expect(w.source).toContain('@group(0) @binding(9) var<storage, read_write> b_f: array<atomic<u32>>;');
+      expect(w.source).toContain('@group(0) @binding(10) var<uniform> P: Params;');
+      // Logical lengths are the whole buffer's, in view elements, as without segments.
+      expect(w.uniforms.filter((u) => u.kind === 'length').map((u) => u.param)).toEqual(['a', 'c', 'b', 'f']);
+      // Segment sizes in view elements: 1020 scalars are 255 vec4s and 340 vec3s; the last segment is the default arm.
+      expect(w.source).toContain(
+        [
+          'fn ld_a(i: u32, len: u32) -> vec4<u32> {',
+          '  if (i < len) {',
+          '    let s = i / 255u;',
+          '    let j = i - s * 255u;',
+          '    switch s {',
+          '      case 0u: { return b_a_0[j]; }',
+          '      case 1u: { return b_a_1[j]; }',
+          '      default: { return b_a_2[j]; }',
+          '    }',
+          '  }',
+          '  return vec4<u32>();',
+          '}',
+        ].join('\n'),
+      );
+      expect(w.source).toContain('    let s = i / 340u;');
+      expect(w.source).toContain('      default: { b_b_1[3u * j] = v.x; b_b_1[3u * j + 1u] = v.y; b_b_1[3u * j + 2u] = v.z; }');
+      // Branch-free atomics stay branch-free in each arm: out of range, to the spare element at the
+      // logical length (in the last segment, hence the clamp of the segment).
+      expect(w.source).toContain(
+        [
+          'fn atomic_add_c(i: u32, v: u32, len: u32) -> u32 {',
+          '  let e = min(i, len);',
+          '  let s = min(e / 1020u, 3u);',
+          '  let j = e - s * 1020u;',
+          '  switch s {',
+          '    case 0u: { return select(u32(), atomicAdd(&b_c_0[j], v), i < len); }',
+        ].join('\n'),
+      );
+      expect(w.source).toContain('    default: { atomicStore(&b_c_3[j], v); }');
+      expect(w.source).toContain('    case 2u: { return select(u32(), atomicLoad(&b_c_2[min(j, arrayLength(&b_c_2) - 1u)]), i < len); }');
+      // Compare-exchange keeps its guard, then loops in the arm of its segment.
+      const cas = w.source.slice(w.source.indexOf('fn atomic_compareExchange_c('));
+      expect(cas).toContain('  if (!(i < len)) { return u32(); }\n  let s = i / 1020u;\n');
+      expect(cas).toContain('    case 1u: {\n      loop {\n        let r = atomicCompareExchangeWeak(&b_c_1[j], expected, v);');
+      // An unsplit parameter beside split ones is emitted as without segments.
+      expect(w.source).toContain('atomicCompareExchangeWeak(&b_f[i], old, bitcast<u32>(bitcast<f32>(old) + v));');
+    });
+
+    it('refuse segment sizes that a vector view could straddle, and unknown parameters', () => {
+      expect(() => generateWgsl(k, { ...withSubgroups, segments: { a: { count: 2, size: 1000 } } })).toThrow(KernelBuildError);
+      expect(() => generateWgsl(k, { ...withSubgroups, segments: { n: { count: 2, size: 1020 } } })).toThrow(KernelBuildError);
+      expect(() => generateWgsl(k, { ...withSubgroups, segments: { x: { count: 2, size: 1020 } } })).toThrow(KernelBuildError);
+    });
   });
 });
