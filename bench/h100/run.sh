@@ -8,10 +8,12 @@
 #                                      # conformance specs on webgpu, per-call latency beside TF.js webgpu
 #                                      # (bench/h100/latency-check.ts), then `trident bench --suite h100` with all of
 #                                      # them folded in -> $OUT/h100-suite.json (trident-bench/1). ARGS go to trident
-#                                      # bench, e.g. --max-log2n 31 (rows past 2^28 where the device's caps allow them)
+#                                      # bench (e.g. --algorithms to run part of it)
 #   bash bench/h100/run.sh quick [ARGS] # on the GPU machine: the CUB anchor and `trident bench --suite h100-quick` (each
 #                                      # case at 2^28 alone: a regression check of the suite's figures after a change)
-#                                      # -> $OUT/h100-quick.json
+#                                      # -> $OUT/h100-quick.json; with --max-log2n 31 --algorithms A,B,… also 2^29..2^31
+#                                      # and bench/h100/cub-large.cu's CUB rows (a few cases a call: each 2^31 row
+#                                      # costs the host ~30 s of data, upload and checks)
 #   bash bench/h100/run.sh probe       # on the GPU machine: the sort probe and the latency check alone
 #   bash bench/h100/run.sh graph       # on the GPU machine: the BFS formulations' check alone (bench/h100/graph-check.ts)
 #   bash bench/h100/run.sh dev         # on the GPU machine: the CUB anchor, then radix sort's sweep (bench/h100/onesweep-check.ts)
@@ -198,9 +200,17 @@ fi
 deadline() { local left=$(( ${CALL_BUDGET_S:-550} - SECONDS )); echo $(( left > 30 ? left : 30 )); }
 if [[ $step == quick ]]; then
   # The suite's cases at 2^28 beside CUB alone (no conformance, latency or N-body anchor): a check that a
-  # change kept the suite's figures, in about three minutes of device time.
+  # change kept the suite's figures, in about three minutes of device time. With --max-log2n past 28 (the
+  # large sizes, a few cases a call: --algorithms) the large-array CUB anchor runs too, for CUB at 2^30 / 2^31.
+  cub=(--cub "$OUT/cub.txt")
   nvcc -O3 -arch=sm_90 -o /tmp/cub_anchor .gpu/cub_anchor.cu > "$OUT/nvcc-cub.log" 2>&1 && /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
-  node .gpu/trident.mjs bench --suite h100-quick --label h100 --backends webgpu --cub "$OUT/cub.txt" \
+  args=" ${*:2} "
+  if [[ -f .gpu/cub-large.cu && $args =~ --max-log2n[=\ ]+(29|3[0-9]) ]]; then
+    nvcc -O3 -arch=sm_90 -o /tmp/cub-large_anchor .gpu/cub-large.cu > "$OUT/nvcc-cub-large.log" 2>&1 &&
+      /tmp/cub-large_anchor 2>&1 | tee "$OUT/cub-large.txt"
+    cub+=(--cub "$OUT/cub-large.txt")
+  fi
+  node .gpu/trident.mjs bench --suite h100-quick --label h100 --backends webgpu "${cub[@]}" \
     --deadline-s "$(deadline)" --out "$OUT/h100-quick.json" "${@:2}" 2>&1 | tee "$OUT/suite.log"
   exit "${PIPESTATUS[0]}"
 fi
