@@ -6,7 +6,11 @@
  *
  *   npx tsx --conditions=trident-source bench/cpu-large.ts --log2n 30 \
  *     [--runs 3] [--cases reduce,scan,histogram,sort] [--baseline-log2n 28] [--max-total-bytes N]
- *     [--out bench/results/cpu/cpu-large-<date>.json]
+ *     [--out bench/results/cpu/cpu-large-<date>.json] [--resume]
+ *
+ * The file is rewritten after each row; --resume keeps the rows of an earlier run of the
+ * same file (those with figures or a refusal) and runs only the others: on a machine
+ * shared with other work a case may have to wait for its memory.
  *
  * --baseline-log2n adds the same cases at a size whose buffers fit the WebAssembly memory
  * (their kernels then run as WebAssembly), for comparison.
@@ -33,7 +37,7 @@
  * (reduce 4n, scan 8n, histogram 4n + 1 KiB, sort 8n).
  */
 import { fork } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { freemem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -118,6 +122,7 @@ const { values } = parseArgs({
     'baseline-log2n': { type: 'string' },
     'max-total-bytes': { type: 'string' },
     out: { type: 'string' },
+    resume: { type: 'boolean', default: false },
     cases: { type: 'string', default: CASES.join(',') },
     case: { type: 'string' },
   },
@@ -130,19 +135,31 @@ async function main(): Promise<void> {
   const selected = (values.cases ?? '').split(',').map((c) => c.trim()) as CaseName[];
   const unknown = selected.filter((c) => !CASES.includes(c));
   if (unknown.length > 0) throw new Error(`--cases: unknown ${unknown.join(', ')} (cases: ${CASES.join(', ')})`);
-  const rows: Row[] = [];
+  const kept =
+    values.resume && values.out && existsSync(values.out) ? (JSON.parse(readFileSync(values.out, 'utf8')) as { rows: Row[] }).rows : [];
+  const rows: Row[] = kept.filter((r) => r.status === 'ok' || r.status === 'refused');
+  const done = (name: CaseName, s: number) => rows.find((r) => r.case === name && r.log2n === s);
   const sizes = [log2n, ...(values['baseline-log2n'] ? [Number(values['baseline-log2n'])] : [])];
   for (const size of sizes) {
     for (const name of selected) {
       // Refused for the budget: again at half the size, down to the largest that fits.
       for (let s = size; s >= size - 4; s--) {
-        const row = await inChild(name, s);
-        rows.push(row);
-        console.log(summary(row));
+        const row = done(name, s) ?? (await inChild(name, s));
+        if (!done(name, s)) {
+          rows.push(row);
+          console.log(summary(row));
+          write(rows);
+        }
         if (row.status !== 'refused') break;
       }
     }
   }
+}
+
+/** Writes the results file (after every row, so that an interrupted run keeps what it measured). */
+function write(rows: readonly Row[]): void {
+  if (!values.out) return;
+  const order = (r: Row) => -r.log2n * 10 + CASES.indexOf(r.case);
   const result = {
     benchmark: 'cpu-large',
     description:
@@ -153,12 +170,9 @@ async function main(): Promise<void> {
     runsPerRow: runs,
     warmUp: `until a run is no faster than 0.9 of the one before, at most ${MAX_WARM_UP}`,
     machine: describeMachine(),
-    rows,
+    rows: [...rows].sort((a, b) => order(a) - order(b)),
   };
-  if (values.out) {
-    writeFileSync(values.out, `${JSON.stringify(result, null, 2)}\n`);
-    console.log(`wrote ${values.out}`);
-  }
+  writeFileSync(values.out, `${JSON.stringify(result, null, 2)}\n`);
 }
 
 /** Runs one case in a fresh process (this file with --case); a case that would not fit the free memory is skipped. */
