@@ -8,4 +8,4 @@ export { buildReport } from './commands/report.ts';
 export { main } from './main.ts';
 export { encodeNpy, type NpyArray, NpyError, parseNpy, readNpy } from './npy.ts';
 export { analyze, pennycook } from './report/analysis.ts';
-export { loadResultsFile, normalizeResults } from './report/load.ts';
+export { loadResultsFile, ResultsFileError, readResults } from './report/load.ts';

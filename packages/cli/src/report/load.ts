@@ -108,5 +108,3 @@ export function readResults(json: unknown, file: string): LoadedResults {
   };
 }
 
-/** The library API's name for readResults (packages/cli/src/index.ts exports it). */
-export const normalizeResults = readResults;
