@@ -38,7 +38,7 @@ function compareExchange(k: KernelBuilder, slots: Slot[], lo: number, hi: number
 }
 
 /** The full bitonic network: the 16 slots end ascending. */
-function sortNetwork(k: KernelBuilder, slots: Slot[], pairs: boolean): void {
+export function sortNetwork(k: KernelBuilder, slots: Slot[], pairs: boolean): void {
   for (let kk = 2; kk <= BLOCK; kk *= 2) {
     for (let j = kk / 2; j >= 1; j /= 2) {
       for (let i = 0; i < BLOCK; i++) {
@@ -52,7 +52,7 @@ function sortNetwork(k: KernelBuilder, slots: Slot[], pairs: boolean): void {
 }
 
 /** The last steps of a bitonic merge (distances 8, 4, 2, 1, all ascending): a bitonic run of 16 ends sorted. */
-function mergeNetwork(k: KernelBuilder, slots: Slot[], pairs: boolean): void {
+export function mergeNetwork(k: KernelBuilder, slots: Slot[], pairs: boolean): void {
   for (let j = BLOCK / 2; j >= 1; j /= 2) {
     for (let i = 0; i < BLOCK; i++) if ((i & j) === 0) compareExchange(k, slots, i, i ^ j, pairs);
   }
