@@ -126,7 +126,8 @@ describe('webgpu buffers past one binding (4 KiB bindings)', () => {
   });
 
   it('atomics on both sides of each boundary: u32 and i32 read-modify-writes, f32 add, compare-exchange, load and store', async () => {
-    // Counters of three segments each: the kernels' buffers then take at most 11 bindings, within every adapter's limit.
+    // Counters of three segments each: the kernels' buffers then take at most 10 bindings, the least
+    // an adapter here has (Chromium's WebGPU on SwiftShader; Dawn in Node has 12, the H100 16).
     const len = 2 * S + 29;
     const spots = [0, S - 1, S, S + 1, 2 * S - 1, 2 * S, len - 1];
     const m = spots.length;
@@ -214,18 +215,21 @@ describe('webgpu buffers past one binding (4 KiB bindings)', () => {
     const load = defineKernel({
       name: 'seg_atomic_load',
       workgroupSize: 64,
-      params: { cu: buffer('u32', 'atomic'), cf: buffer('f32', 'atomic'), out: buffer('u32', 'write'), outf: buffer('f32', 'write') },
-      body: ({ cu, cf, out, outf }, k) => {
-        const i = k.let(k.globalIndex);
-        out.store(i, cu.load(i));
-        outf.store(i, cf.load(i));
-      },
+      params: { cu: buffer('u32', 'atomic'), out: buffer('u32', 'write') },
+      body: ({ cu, out }, k) => out.store(k.globalIndex, cu.load(k.globalIndex)),
+    });
+    const loadF = defineKernel({
+      name: 'seg_atomic_load_f32',
+      workgroupSize: 64,
+      params: { cf: buffer('f32', 'atomic'), out: buffer('f32', 'write') },
+      body: ({ cf, out }, k) => out.store(k.globalIndex, cf.load(k.globalIndex)),
     });
     const out = device.createBuffer('u32', len + 40);
     const outf = device.createBuffer('f32', len + 40);
     out.fill(77);
     outf.fill(77);
-    device.dispatch(load, { invocations: len + 40 }, { cu, cf, out, outf });
+    device.dispatch(load, { invocations: len + 40 }, { cu, out });
+    device.dispatch(loadF, { invocations: len + 40 }, { cf, out: outf });
     const lu = await out.read();
     expectBitsEqual(lu.subarray(0, len), u, 'atomic loads');
     expect([...lu.subarray(len)].every((v) => v === 0)).toBe(true);
@@ -362,10 +366,10 @@ describe('algorithms on webgpu buffers past one binding (4 KiB bindings)', () =>
   const data = randomU32(n, 11);
   const fdata = Float32Array.from(data, (x) => (x / 2 ** 32 - 0.5) * 1000);
   /**
-   * SwiftShader binds at most 12 storage buffers a kernel (the H100 16): compact's scatter, with
-   * three large buffers, gets arrays of three segments.
+   * SwiftShader binds at most 10 storage buffers a kernel in Chromium, 12 through Dawn in Node (the
+   * H100 16): compact's scatter, with three large buffers beside small ones, gets arrays of two segments.
    */
-  const n3 = 2 * S + 5;
+  const n2 = S + 50;
 
   it('zcopy', async () => {
     for (const { label, device } of devices) {
@@ -422,8 +426,8 @@ describe('algorithms on webgpu buffers past one binding (4 KiB bindings)', () =>
   });
 
   it('compact', async () => {
-    const flags = data.subarray(0, n3).map((x) => (x >>> 7) & 1);
-    const input = fdata.subarray(0, n3);
+    const flags = data.subarray(0, n2).map((x) => (x >>> 7) & 1);
+    const input = fdata.subarray(0, n2);
     const want = compactReference(input, flags);
     for (const { label, device } of devices) {
       const { count, output } = await compact(device, device.createBuffer('f32', input), device.createBuffer('u32', flags));
