@@ -113,13 +113,17 @@ export function foldedGridView(device: Device, perDimension: number): Device {
 }
 
 /**
- * The same device with storage bindings of at most `bytes`: algorithms must size
- * each temporary against it (and refuse one that does not fit before recording).
+ * The same device with buffers of at most `elements` (and bindings of as many): algorithms
+ * must size each temporary against it (and refuse one that does not fit before recording).
  */
-export function bindingLimitView(device: Device, bytes: number): Device {
-  return capsView(device, `binding-limit-${bytes}`, (caps) => ({
+export function bufferLimitView(device: Device, elements: number): Device {
+  return capsView(device, `buffer-limit-${elements}`, (caps) => ({
     ...caps,
-    limits: { ...caps.limits, maxStorageBufferBindingSize: bytes },
+    limits: {
+      ...caps.limits,
+      maxBufferElements: elements,
+      maxStorageBufferBindingSize: Math.min(caps.limits.maxStorageBufferBindingSize, 4 * elements),
+    },
   }));
 }
 

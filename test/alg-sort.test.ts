@@ -15,7 +15,7 @@ import {
 } from 'trident';
 import { expect, it } from 'vitest';
 import {
-  bindingLimitView,
+  bufferLimitView,
   EDGE_SIZES,
   expectBitsEqual,
   foldedGridView,
@@ -275,9 +275,9 @@ describeEachBackend('sort', (ctx) => {
     }
     expectBitsEqual(await keys.read(), data, 'keys');
   });
-  it('sizes temporaries per buffer: keys that fill one binding sort; bitonic sort, which pads them, is refused', async () => {
+  it('sizes temporaries per buffer: keys that fill the largest buffer sort; bitonic sort, which pads them, is refused', async () => {
     const n = 5000; // bitonic sort pads to 8192
-    const device = bindingLimitView(ctx.device, 4 * n);
+    const device = bufferLimitView(ctx.device, n);
     const data = keyPatterns('u32', n).random as Keys;
     for (const [name, fn] of sortsFor(device)) {
       if (fn === bitonicSort) {
@@ -289,7 +289,7 @@ describeEachBackend('sort', (ctx) => {
           error = e;
         }
         expect(error, name).toBeInstanceOf(LimitExceededError);
-        expect((error as LimitExceededError).limit).toBe('maxStorageBufferBindingSize');
+        expect((error as LimitExceededError).limit).toBe('maxBufferElements');
         continue;
       }
       await checkSort(device, fn, data, `${name} at the binding limit`, false);

@@ -40,7 +40,11 @@ export interface DeviceLimits {
    * LimitExceededError('deviceMemory') at the next flush or read).
    */
   readonly maxTotalBufferBytes: number;
-  /** Largest buffer one kernel parameter may bind, in bytes. */
+  /**
+   * Bytes one storage binding may span. A buffer larger than this (up to maxBufferElements)
+   * is bound as several bindings where the backend splits buffers (WebGPU: docs/kernels.md),
+   * which count against maxBuffersPerKernel.
+   */
   readonly maxStorageBufferBindingSize: number;
   /** Buffer parameters one kernel may have. */
   readonly maxBuffersPerKernel: number;
