@@ -38,7 +38,7 @@
  */
 import { fork } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { freemem } from 'node:os';
+import { freemem, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { histogram, radixSort, reduceInto, scan } from '@trident/algorithms';
@@ -107,6 +107,11 @@ interface Row {
   readonly placements?: Record<string, string>;
   /** The child's peak resident memory, bytes. */
   readonly peakRssBytes?: number;
+  /**
+   * The machine's 1-minute load average when the case started and ended: on a machine shared
+   * with other work, the share of the cores the case had (above the cores: it waited for them).
+   */
+  readonly loadAverage?: { readonly start: number; readonly end: number };
   readonly device?: {
     readonly workers: number;
     readonly maxTotalBufferBytes: number;
@@ -207,6 +212,8 @@ function summary(r: Row): string {
 
 async function runCase(name: CaseName, log2n: number): Promise<Row> {
   const n = 2 ** log2n;
+  const loadAtStart = loadavg()[0] as number;
+  const load = () => ({ start: loadAtStart, end: loadavg()[0] as number });
   const options: CpuBackendOptions = maxTotal === undefined ? {} : { maxTotalBufferBytes: maxTotal };
   const device = new Device(await cpuAdapter.create(options));
   const limits = device.caps.limits;
@@ -236,6 +243,7 @@ async function runCase(name: CaseName, log2n: number): Promise<Row> {
       checks: body.checks,
       placements: body.placements,
       peakRssBytes: peakRss(),
+      loadAverage: load(),
     };
   } catch (err) {
     if (err instanceof LimitExceededError && err.limit === 'hostMemory')
