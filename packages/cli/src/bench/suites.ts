@@ -78,7 +78,8 @@ function beyond(maxLog2n: number): number[] {
  * The full suite: every element-wise case at three sizes (and past 2^28 on request),
  * N-body at 2^(k-12) and 2^(k-10) bodies (65536 and 262144 at k = 28), BFS and components on
  * R-MAT graphs of 2^(k-6), 2^(k-4), 2^(k-2) stored edges (scale 18, 20, 22 at edge factor 8),
- * each graph size's two cases together so each graph is generated once.
+ * and past 2^28 also of 2^29 … 2^maxLog2n stored edges (scale 25 at 2^29: 2^25 vertices), each
+ * graph size's two cases together so each graph is generated once.
  */
 const h100: Suite = {
   name: 'h100',
@@ -95,6 +96,7 @@ const h100: Suite = {
     );
     for (const l of new Set([k - 6, k - 4, k - 2].map((x) => Math.max(MIN_GRAPH_LOG2, x))))
       for (const key of GRAPHS) steps.push({ key, n: 2 ** l });
+    for (const l of beyond(maxLog2n)) for (const key of GRAPHS) steps.push({ key, n: 2 ** l });
     return steps;
   },
 };
@@ -112,7 +114,7 @@ const h100Quick: Suite = {
     const steps = ELEMENTWISE.flatMap((key) => log2Steps(key, [...(key === 'sort:radix keys' ? [k - 4] : []), k, ...beyond(maxLog2n)]));
     const shift = Math.ceil((BASE_LOG2N - k) / 2);
     steps.push(...log2Steps('nbody:accelerations', [Math.max(MIN_BODIES_LOG2, 16 - shift)]));
-    for (const key of GRAPHS) steps.push({ key, n: 2 ** Math.max(MIN_GRAPH_LOG2, k - 4) });
+    for (const l of [Math.max(MIN_GRAPH_LOG2, k - 4), ...beyond(maxLog2n)]) for (const key of GRAPHS) steps.push({ key, n: 2 ** l });
     return steps;
   },
 };
