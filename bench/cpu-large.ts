@@ -22,7 +22,8 @@
  * --max-total-bytes says otherwise) is refused by the device with
  * LimitExceededError('hostMemory') before its buffers are allocated: the row says so,
  * and the case runs again at half the size, down to the largest that fits. A case
- * that would not fit the memory free on the machine right now is not started.
+ * that would not fit the memory free on the machine right now is not started (the
+ * process then exits with code 3; --resume runs it later).
  *
  * Inputs come from a hash of the index, generated in chunks (never one host copy of
  * the whole array) and written at offsets. Checks, all without BigInt:
@@ -42,7 +43,7 @@ import { freemem, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { histogram, radixSort, reduceInto, scan } from '@trident/algorithms';
-import { type CpuBackendOptions, cpuAdapter } from '@trident/backend-cpu';
+import { type CpuBackendOptions, cpuAdapter, defaultMaxTotalBufferBytes } from '@trident/backend-cpu';
 import { type Buffer, Device, LimitExceededError } from '@trident/core';
 import { median } from '../packages/cli/src/bench/stats.ts';
 import { describeMachine } from '../packages/cli/src/describe.ts';
@@ -53,7 +54,8 @@ type CaseName = (typeof CASES)[number];
 /** Elements generated and checked per step: 64 MiB of host memory at a time. */
 const CHUNK = 2 ** 24;
 const BINS = 256;
-const MAX_WARM_UP = 4;
+const MIN_WARM_UP = 3;
+const MAX_WARM_UP = 6;
 const GiB = 2 ** 30;
 
 /** Buffer bytes a case needs at n elements (inputs, outputs, the sort's two temporaries). */
@@ -159,6 +161,8 @@ async function main(): Promise<void> {
       }
     }
   }
+  // A case skipped for want of free memory: a later --resume runs it.
+  if (rows.some((r) => r.status !== 'ok' && r.status !== 'refused')) process.exitCode = 3;
 }
 
 /** Writes the results file (after every row, so that an interrupted run keeps what it measured). */
@@ -173,7 +177,7 @@ function write(rows: readonly Row[]): void {
     date: new Date().toISOString(),
     timer: 'wall',
     runsPerRow: runs,
-    warmUp: `until a run is no faster than 0.9 of the one before, at most ${MAX_WARM_UP}`,
+    warmUp: `at least ${MIN_WARM_UP} runs, then until one is within 1.1x of the fastest so far, at most ${MAX_WARM_UP}`,
     machine: describeMachine(),
     rows: [...rows].sort((a, b) => order(a) - order(b)),
   };
@@ -183,7 +187,8 @@ function write(rows: readonly Row[]): void {
 /** Runs one case in a fresh process (this file with --case); a case that would not fit the free memory is skipped. */
 function inChild(name: CaseName, log2n: number): Promise<Row> {
   const n = 2 ** log2n;
-  const need = BUFFER_BYTES[name](n) + GiB;
+  // The device refuses a case past its budget before touching what would not fit.
+  const need = Math.min(BUFFER_BYTES[name](n), maxTotal ?? defaultMaxTotalBufferBytes()) + GiB;
   if (need > freemem()) {
     const reason = `needs about ${(need / GiB).toFixed(1)} GiB, ${(freemem() / GiB).toFixed(1)} GiB free now`;
     return Promise.resolve({ case: name, n, log2n, status: 'skipped', reason });
@@ -276,18 +281,19 @@ function placement(b: Buffer): string {
 }
 
 /**
- * Warm-up runs until one is no faster than nine tenths of the one before (at most
- * MAX_WARM_UP), then `runs` timed ones (device.time: recording and flush). A kernel
- * run as JavaScript starts unoptimized in each worker, and at 2^30 one call is one
- * long loop: V8 replaces it with optimized code mid-loop only when its compiler
- * thread gets a core, so the first calls take several times as long as later ones.
+ * Warm-up runs, at least MIN_WARM_UP and then until one is within a tenth of the fastest
+ * so far (at most MAX_WARM_UP), then `runs` timed ones (device.time: recording and
+ * flush). A kernel run as JavaScript starts unoptimized in each worker, and at 2^30 one
+ * call is one long loop: V8 swaps in optimized code mid-loop only once its compiler
+ * threads get a core, so on a busy machine the first calls take many times as long as
+ * later ones, and two slow calls in a row can look alike.
  */
 async function timed(device: Device, label: string, body: () => void): Promise<{ runsMs: number[]; warmUpMs: number[] }> {
   const warmUpMs: number[] = [];
   for (let w = 0; w < MAX_WARM_UP; w++) {
-    warmUpMs.push((await device.time(label, body)).ms);
-    const [before, last] = warmUpMs.slice(-2);
-    if (before !== undefined && last !== undefined && last > 0.9 * before) break;
+    const ms = (await device.time(label, body)).ms;
+    warmUpMs.push(ms);
+    if (warmUpMs.length >= MIN_WARM_UP && ms <= 1.1 * Math.min(...warmUpMs)) break;
   }
   const runsMs: number[] = [];
   for (let r = 0; r < runs; r++) runsMs.push((await device.time(label, body)).ms);
