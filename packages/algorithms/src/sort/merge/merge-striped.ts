@@ -17,14 +17,15 @@
  *   first key goes after the B key opposite it on the diagonal (A[16t] > B[r - 1 - 16t],
  *   r the rank of output 16u in the pair): the count of outputs from A before output
  *   16u lies in (16(t - 1), 16t]. Groups t - 1 and t of A and the two groups of B that
- *   follow those outputs hold every key the sixteen outputs can take; one comparison a
- *   key pair on that diagonal marks the keys that precede the outputs, which become
- *   0xFFFFFFFF (as do keys past the run). Each masked window is a rotated ascending
- *   run, a bitonic sequence, so the sixteen outputs are a half-cleaner of each window,
- *   a sort of each half (bitonic merges), and a half-cleaner and merge of the two.
- *   Keys replaced by 0xFFFFFFFF can only stand for keys of the same bits, so the sort
- *   of keys alone needs no tie-break; runs of at least the tuned sample threshold search
- *   between diagonal samples (one per `stride` outputs) instead of the whole run.
+ *   follow those outputs hold every key the sixteen outputs can take, and one comparison
+ *   a key pair on that diagonal tells which keys of A's group t - 1 precede the outputs.
+ *   The sixteen candidates of A and of B are then rotations of sorted runs by the same
+ *   count, so sixteen minima pair them as a half-cleaner would (rotated), and one bitonic
+ *   merge sorts the result: 16 comparisons, 32 minima, 16 selects and 32 compare-exchanges
+ *   per sixteen outputs. Groups outside a run read as 0xFFFFFFFF (A's group t - 1 as 0);
+ *   such a key can only stand for keys of the same bits, so keys alone need no
+ *   tie-break. Runs of at least the tuned sample threshold search between diagonal
+ *   samples (one per `stride` outputs) instead of the whole run.
  * - Finish: output texel T is texel T >> 2 of stripe T & 3, turned back into the keys'
  *   type.
  *
@@ -242,32 +243,22 @@ export function stripedMergeKernel(stride: number, wg: number) {
           const bLo = group(bFirst, pr.r.sub(t).lt(pr.lb), MAX_KEY, 'bl');
           const bHi = group(bFirst.add(1), pr.r.sub(t).add(1).lt(pr.lb), MAX_KEY, 'bh');
           // Key c of A's group t - 1 precedes the outputs unless it goes after B's key opposite it
-          // (key 15 - c of B's group r - t); exactly then that B key is one of the outputs.
-          const a: Array<Val<'u32'>> = [];
-          const b: Array<Val<'u32'>> = new Array(2 * GROUP);
+          // (key 15 - c of B's group r - t); exactly then that B key is one of the outputs. Where
+          // the first m keys of A's group t - 1 precede them, the sixteen candidates of A are that
+          // group's keys m … 15, then group t's keys 0 … m - 1; those of B are B's group r - t's keys
+          // 16 - m … 15, then group r - t + 1's keys 0 … 15 - m. Key c pairs with key 15 - c as in
+          // the half-cleaner of A's candidates against B's reversed, rotated by m: a bitonic
+          // sequence of the sixteen smallest, which a bitonic merge sorts.
+          // The select's operands are named values: with the minima inline, SwiftShader's shader
+          // compiler ran past Chromium's GPU watchdog (the context was lost).
+          const out: Slot[] = [];
           for (let c = 0; c < GROUP; c++) {
             const ka = aLo[c] as Val<'u32'>;
             const kb = bLo[GROUP - 1 - c] as Val<'u32'>;
             const after = k.let(ka.gt(kb), `p${c}`);
-            a.push(select(after, ka, MAX_KEY));
-            b[GROUP - 1 - c] = select(after, MAX_KEY, kb);
-          }
-          for (let c = 0; c < GROUP; c++) {
-            a.push(aHi[c] as Val<'u32'>);
-            b[GROUP + c] = bHi[c] as Val<'u32'>;
-          }
-          // Each masked window is bitonic: its half-cleaner keeps its 16 smallest, which a bitonic merge sorts.
-          const lowest = (w: Array<Val<'u32'>>, name: string): Slot[] => {
-            const half: Slot[] = [];
-            for (let c = 0; c < GROUP; c++) half.push({ key: k.let(min(w[c] as Val<'u32'>, w[c + GROUP] as Val<'u32'>), `${name}${c}`) });
-            mergeNetwork(k, half, false);
-            return half;
-          };
-          const la16 = lowest(a, 'ma');
-          const lb16 = lowest(b, 'mb');
-          const out: Slot[] = [];
-          for (let c = 0; c < GROUP; c++) {
-            out.push({ key: k.let(min((la16[c] as Slot).key, (lb16[GROUP - 1 - c] as Slot).key), `m${c}`) });
+            const fromLow = k.let(min(ka, bHi[GROUP - 1 - c] as Val<'u32'>), `l${c}`);
+            const fromHigh = k.let(min(aHi[c] as Val<'u32'>, kb), `r${c}`);
+            out.push({ key: k.let(select(after, fromLow, fromHigh), `h${c}`) });
           }
           mergeNetwork(k, out, false);
           const keys = out.map((s) => s.key);
