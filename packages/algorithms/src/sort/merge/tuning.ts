@@ -10,7 +10,7 @@ export const GATHER_KEYS_SORT: TuningTable<'merge-striped' | 'merge-path'> = {
   default: {
     value: 'merge-striped',
     evidence:
-      'bench/results/webgl2/swiftshader-2vcpu-2026-11-27-striped-first.json (SwiftShader WebGL2, 2^16 and 2^20 u32, one page, load 7-8); LEDGER.md sort.gatherKeys',
+      'bench/results/webgl2/swiftshader-2vcpu-load3-2026-11-27-striped.json (SwiftShader WebGL2, u32: 2^16 43.6 vs 91.2 ms, 2^20 850 vs 1964 ms GPU, load 3-4); LEDGER.md sort.gatherKeys',
   },
 };
 
@@ -19,6 +19,6 @@ export const STRIPED_SHAPE: TuningTable<StripedShape> = {
   default: {
     value: { stride: 128, sampledFrom: 2048 },
     evidence:
-      'bench/results/webgl2/swiftshader-2vcpu-2026-11-27-striped-first.json (SwiftShader WebGL2; thresholds from interleaved A/B pages); LEDGER.md sort.striped',
+      'interleaved A/B pages on SwiftShader WebGL2 (samples every 64 or 128 outputs from runs of 128-8192 within noise); LEDGER.md sort.striped',
   },
 };
