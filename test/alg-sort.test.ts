@@ -296,25 +296,26 @@ describeEachBackend('sort', (ctx) => {
     }
   });
 
-  it('keys alone on gather devices: the striped merge sort, with and without diagonal samples, every key pattern, folded grids', async () => {
+  it('gather devices: the striped merge sort, keys alone and stable pairs, with and without diagonal samples, every key pattern, folded grids', async () => {
     for (const { label, device } of formulations(ctx.device, ctx.kind)) {
       const f = sortFormulation(device);
       if (f.name !== 'merge-striped') continue;
-      // Pairs keep merge path; keys alone merge sixteen a pass invocation.
-      expect(sortFormulation(device, { pairs: true }).name, label).toBe('merge-path');
-      // Runs of sampledFrom keys and longer search between diagonal samples; a partial last
-      // group, and lengths not divisible by 4 (scalar input and output).
+      expect(sortFormulation(device, { pairs: true }).name, label).toBe('merge-striped');
+      // Runs of sampledFrom elements and longer search between diagonal samples; a partial
+      // last group, and lengths not divisible by 4 (scalar input and output).
       const sampled = 4 * f.shape.sampledFrom;
       for (const dtype of ['u32', 'i32', 'f32'] as const) {
         for (const n of [17, 16 * 12 + 4, sampled + 3, sampled]) {
           const all = Object.entries(keyPatterns(dtype, n));
           for (const [pattern, data] of n === sampled ? all : all.slice(0, 1)) {
-            await checkSort(device, sort, data, `${label} striped ${dtype} n=${n} ${pattern}`, false);
+            for (const pairs of [false, true]) await checkSort(device, sort, data, `${label} striped ${dtype} n=${n} ${pattern}`, pairs);
           }
         }
       }
       const folded = foldedGridView(device, 16);
-      await checkSort(folded, sort, keyPatterns('u32', sampled + 1).random as Keys, `${label} striped, folded grid`, false);
+      for (const pairs of [false, true]) {
+        await checkSort(folded, sort, keyPatterns('u32', sampled + 1).random as Keys, `${label} striped, folded grid`, pairs);
+      }
     }
   });
 

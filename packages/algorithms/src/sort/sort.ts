@@ -4,17 +4,17 @@
  * gather-only devices, where log2(n / 16) merge passes with a search per texel beat
  * both bitonic sort's log2² n / 2 passes and the gather radix sort's eight passes in
  * which every output texel finds its keys (every fragment of a pass has a cost of its
- * own). Keys alone merge in the striped layout (merge-striped.ts: sixteen keys an
- * invocation, one load per four keys), pairs by merge path (merge-path.ts), as the
- * device class's tuning table says (merge/tuning.ts). Measurements:
- * bench/results/tuning/LEDGER.md, rows "sort.method" and "sort.gatherKeys".
+ * own). The merges run in the striped layout (merge-striped.ts: sixteen keys or eight
+ * pairs an invocation, one load per four keys) or by merge path (merge-path.ts: four
+ * an invocation), as the device class's tuning table says (merge/tuning.ts).
+ * Measurements: bench/results/tuning/LEDGER.md, rows "sort.method" and "sort.gather".
  */
 import type { Buffer, BufferDType, Device, DeviceCaps } from '@trident/core';
 import { deviceClass, tuned } from '../device-class.ts';
 import { chooseFamily, type Formulation } from '../plan.ts';
 import { mergeSort } from './merge/merge-sort.ts';
 import { type StripedShape, stripedMergeSort } from './merge/merge-striped.ts';
-import { GATHER_KEYS_SORT, STRIPED_SHAPE } from './merge/tuning.ts';
+import { GATHER_SORT, STRIPED_SHAPE } from './merge/tuning.ts';
 import type { MultisplitShape } from './radix/radix-multisplit.ts';
 import { type RadixFormulationName, radixFormulation, radixSort } from './radix/radix-sort.ts';
 import type { SortKeyType, SortOptions, SortResult } from './sort-args.ts';
@@ -41,19 +41,20 @@ export type SortFormulation =
 /**
  * The formulation `sort` runs on `device` (with values when `pairs`): radix sort's
  * where the device prefers serial or workgroup kernels, merge sort (gather passes)
- * elsewhere: keys alone in the striped layout where the device class's table says so,
- * pairs by merge path. Throws UnsupportedFeatureError where none fits.
+ * elsewhere, in the striped layout or by merge path as the device class's table says
+ * for keys alone and for pairs. Throws UnsupportedFeatureError where none fits.
  */
 export function sortFormulation(device: Device, options: { readonly pairs?: boolean } = {}): SortFormulation {
   const family = chooseFamily(device, 'sort', { families: ['serial', 'workgroup', 'gather'] });
   if (family !== 'gather') return radixFormulation(device, options);
-  if (!options.pairs && tuned(GATHER_KEYS_SORT, device.caps) === 'merge-striped') {
+  const choice = tuned(GATHER_SORT, device.caps);
+  if ((options.pairs ? choice.pairs : choice.keys) === 'merge-striped') {
     const shape = tuned(STRIPED_SHAPE, device.caps);
     return {
       family,
       name: 'merge-striped',
       shape,
-      summary: `merge sort by merge path, 16 keys an invocation in four stripes (gather passes; a diagonal sample every ${shape.stride} outputs from runs of ${shape.sampledFrom})`,
+      summary: `merge sort by merge path, ${options.pairs ? 'eight pairs' : '16 keys'} an invocation in four stripes (gather passes; a diagonal sample every ${shape.stride} outputs from runs of ${shape.sampledFrom})`,
     };
   }
   return { family, name: 'merge-path', shape: undefined, summary: 'merge sort by merge path (gather passes)' };

@@ -1,16 +1,19 @@
 /**
  * The gather merge sorts' tuning, as data (see device-class.ts). Narratives and rejected
- * alternatives: bench/results/tuning/LEDGER.md, rows "sort.gatherKeys" and "sort.striped".
+ * alternatives: bench/results/tuning/LEDGER.md, rows "sort.gather" and "sort.striped".
  */
 import type { TuningTable } from '../../device-class.ts';
 import type { StripedShape } from './merge-striped.ts';
 
-/** The merge sort a device of gather kernels runs for keys alone: the striped layout (sixteen keys an invocation) or merge path (four). */
-export const GATHER_KEYS_SORT: TuningTable<'merge-striped' | 'merge-path'> = {
+/** The gather merge sorts. */
+export type GatherSortName = 'merge-striped' | 'merge-path';
+
+/** The merge sorts a device of gather kernels runs, for keys alone and for pairs: the striped layout (sixteen keys or eight pairs an invocation) or merge path (four). */
+export const GATHER_SORT: TuningTable<{ readonly keys: GatherSortName; readonly pairs: GatherSortName }> = {
   default: {
-    value: 'merge-striped',
+    value: { keys: 'merge-striped', pairs: 'merge-striped' },
     evidence:
-      'bench/results/webgl2/swiftshader-2vcpu-load3-2026-11-27-striped.json (SwiftShader WebGL2, u32: 2^16 43.6 vs 91.2 ms, 2^20 850 vs 1964 ms GPU, load 3-4); LEDGER.md sort.gatherKeys',
+      'bench/results/webgl2/swiftshader-2vcpu-load3-2026-11-27-striped.json (SwiftShader WebGL2, u32: 2^16 43.6 vs 91.2 ms, 2^20 850 vs 1964 ms GPU, load 3-4); pairs: interleaved A/B pages; LEDGER.md sort.gather',
   },
 };
 
