@@ -25,7 +25,7 @@ import { tempDir, trident } from './cli-helpers.ts';
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/cli/${name}`, import.meta.url));
 const json = (file: string): unknown => JSON.parse(readFileSync(file, 'utf8'));
 const LOCAL = fixture('results-local.json');
-const H100_SUITE = fileURLToPath(new URL('../bench/results/h100-suite-2026-11-27.json', import.meta.url));
+const H100_SUITE = fileURLToPath(new URL('../bench/results/archive/h100-suite-2026-11-27-1005.json', import.meta.url));
 
 /** The fixture file with one change made by `edit`. */
 function edited(edit: (r: Record<string, unknown>) => void): Record<string, unknown> {

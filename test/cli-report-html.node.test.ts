@@ -14,7 +14,7 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../packages/cli/src/browser/chromi
 import { tempDir, trident } from './cli-helpers.ts';
 
 const LOCAL = fileURLToPath(new URL('./fixtures/cli/results-local.json', import.meta.url));
-const H100_SUITE = fileURLToPath(new URL('../bench/results/h100-suite-2026-11-27.json', import.meta.url));
+const H100_SUITE = fileURLToPath(new URL('../bench/results/archive/h100-suite-2026-11-27-1005.json', import.meta.url));
 const SCREENSHOT = fileURLToPath(new URL('../docs/report-first-screen.png', import.meta.url));
 
 it('index.html shows the scoreboard, the curves and the capability matrix in headless Chromium', async () => {

@@ -1,7 +1,7 @@
 /**
  * The report's scoreboard, curves and capability matrix, from hand-made rows
  * (every figure worked out by hand) and from the committed H100 results
- * (bench/results/h100-suite-2026-11-27.json: CUB / CUDA anchors and the TF.js
+ * (bench/results/archive/h100-suite-2026-11-27-1005.json: CUB / CUDA anchors and the TF.js
  * call-latency rows must show on the scoreboard).
  */
 import { fileURLToPath } from 'node:url';
@@ -19,7 +19,7 @@ import { shortAdapter } from '../packages/cli/src/report/names.ts';
 import { buildScoreboard, compare, headline } from '../packages/cli/src/report/scoreboard.ts';
 import { fewInvocations, manyInvocationsView } from './alg-helpers.ts';
 
-const H100_SUITE = fileURLToPath(new URL('../bench/results/h100-suite-2026-11-27.json', import.meta.url));
+const H100_SUITE = fileURLToPath(new URL('../bench/results/archive/h100-suite-2026-11-27-1005.json', import.meta.url));
 const H100_BROWSER = fileURLToPath(new URL('../bench/results/h100-browser-2026-11-27.json', import.meta.url));
 const LOCAL = fileURLToPath(new URL('./fixtures/cli/results-local.json', import.meta.url));
 
@@ -267,7 +267,7 @@ describe('the committed H100 results on the scoreboard', () => {
   it('reduce: % of zcopy at 2^28, the toughest peer CUB (same timer), TF.js compared wall vs wall on the call-latency rows', () => {
     const reduce = cell('reduce');
     expect(reduce?.measurement?.n).toBe(2 ** 28);
-    // 3061.2 GB/s over zcopy's 2842.6 GB/s (bench/results/h100-suite-2026-11-27.json).
+    // 3061.2 GB/s over zcopy's 2842.6 GB/s (bench/results/archive/h100-suite-2026-11-27-1005.json).
     expect(reduce?.figure?.share).toBeCloseTo(3061.2 / 2842.6, 2);
     expect(reduce?.best?.peer.implementation).toBe('cub');
     expect(reduce?.best?.basis).toBe('same timer');

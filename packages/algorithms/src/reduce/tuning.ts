@@ -10,7 +10,7 @@ export const FAN_IN: Tuned<number> = { value: 16, evidence: 'gather-only and sof
 /** Loads in flight per grid-stride iteration of the workgroup formulation. */
 export const UNROLL: Tuned<number> = {
   value: 8,
-  evidence: 'bench/results/h100-suite-2026-11-27.json (reduce u32 2^28 1.008x CUB); LEDGER.md reduce.unroll',
+  evidence: 'bench/results/archive/h100-suite-2026-11-27-1005.json (reduce u32 2^28 1.008x CUB); LEDGER.md reduce.unroll',
 };
 
 /**

@@ -10,7 +10,7 @@ export const LOOKBACK: TuningTable<LookbackTuning> = {
   default: {
     value: { wg: 256, vecs: 12, layout: 'subgroup', ids: 'workgroup', spinLimit: 256, forceFallback: false },
     evidence:
-      'NVIDIA H100, Dawn/Vulkan, 2^28 u32: bench/results/tuning/h100-rank-batch-scan-2026-11-23.json; bench/results/h100-suite-2026-11-27.json (1.000x CUB); LEDGER.md scan.lookback',
+      'NVIDIA H100, Dawn/Vulkan, 2^28 u32: bench/results/tuning/h100-rank-batch-scan-2026-11-23.json; bench/results/archive/h100-suite-2026-11-27-1005.json (1.000x CUB); LEDGER.md scan.lookback',
   },
 };
 
