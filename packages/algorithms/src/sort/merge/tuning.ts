@@ -13,7 +13,7 @@ export const GATHER_SORT: TuningTable<{ readonly keys: GatherSortName; readonly 
   default: {
     value: { keys: 'merge-striped', pairs: 'merge-striped' },
     evidence:
-      'bench/results/webgl2/swiftshader-2vcpu-load3-2026-11-27-striped.json (SwiftShader WebGL2, u32: 2^16 43.6 vs 91.2 ms, 2^20 850 vs 1964 ms GPU, load 3-4); pairs: interleaved A/B pages; LEDGER.md sort.gather',
+      'bench/results/webgl2/swiftshader-2vcpu-load2-2026-11-27-striped-final.json (SwiftShader WebGL2, u32: 2^16 56.3 vs 109.0 ms, 2^20 983 vs 1428 ms GPU, load 2-3); pairs: interleaved A/B pages; LEDGER.md sort.gather',
   },
 };
 
