@@ -165,7 +165,7 @@ export function stripedBlockKernel(dtype: SortKeyType, pairs: boolean, texels: b
   );
 }
 
-/** The pair of runs around group u (keys 16u …), in groups: A = [ya, ya + la), B = [ya + la, ya + la + lb), and u's rank r in the pair. */
+/** The pair of runs around group u, in groups: A = [ya, ya + la), B = [ya + la, ya + la + lb), and u's rank r in the pair. */
 function pairOfGroup(k: KernelBuilder, u: Val<'u32'>, groups: Val<'u32'>, runGroups: Val<'u32'>) {
   const ya = k.let(u.div(runGroups.mul(2)).mul(runGroups.mul(2)), 'ya');
   const la = k.let(min(runGroups, groups.sub(ya)), 'la');
@@ -237,8 +237,8 @@ export function stripedSampleKernel(pairs: boolean, stride: number, wg: number) 
 
 /**
  * True where slot a goes before slot b: by key, then by index. The comparisons are named
- * values and combined by a select: SwiftShader compiles a select of inline expressions (and
- * the short-circuit || and &&) far slower, past Chromium's GPU watchdog in larger kernels.
+ * values combined by a select: with the comparisons inline SwiftShader compiled the merge
+ * kernel past Chromium's GPU watchdog, and || with && ran slower (LEDGER.md sort.gather).
  */
 function before(k: KernelBuilder, a: Slot, b: Slot, name: string): Val<'bool'> {
   const tie = k.let(a.key.eq(b.key), `${name}e`);
