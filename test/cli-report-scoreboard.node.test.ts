@@ -356,7 +356,7 @@ describe('capability matrix', () => {
       if (device.info.software) {
         expect(f.scan).toMatch(/gather passes/);
         expect(f.reduce).toBe('log-step gather passes');
-        expect(f.sort).toBe('merge sort by merge path (gather passes)');
+        expect(f.sort).toMatch(/^merge sort by merge path, 16 keys an invocation in four stripes/);
         expect(f.compact).toMatch(/binary-search gather/);
         expect(f.bfs).toMatch(/^frontier list, one invocation per frontier vertex/);
         expect(f.components).toMatch(/pull passes/);

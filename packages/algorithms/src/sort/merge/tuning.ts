@@ -13,7 +13,7 @@ export const GATHER_SORT: TuningTable<{ readonly keys: GatherSortName; readonly 
   default: {
     value: { keys: 'merge-striped', pairs: 'merge-striped' },
     evidence:
-      'bench/results/webgl2/swiftshader-2vcpu-load2-2026-11-27-striped-final.json (SwiftShader WebGL2, u32: 2^16 56.3 vs 109.0 ms, 2^20 983 vs 1428 ms GPU, load 2-3); pairs: interleaved A/B pages; LEDGER.md sort.gather',
+      'bench/results/webgl2/swiftshader-2vcpu-load2-2026-11-27-striped-final.json (SwiftShader WebGL2, u32: 2^16 56.3 vs 109.0 ms, 2^20 983 vs 1428 ms GPU, load 2-3); bench/results/tuning/h100-browser-webgl2-sort-2026-11-27.json (H100 WebGL2 in Chromium, u32 2^24: 53.7 vs 114.4 ms GPU); pairs: interleaved A/B pages; LEDGER.md sort.gather',
   },
 };
 
