@@ -107,4 +107,3 @@ export function readResults(json: unknown, file: string): LoadedResults {
     warnings: [],
   };
 }
-
