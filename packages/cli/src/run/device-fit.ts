@@ -23,12 +23,22 @@ export interface DeclaredBuffer {
   readonly elements: number;
 }
 
-/** Checks the declared buffers against the device's largest buffer (before the files are read in full). */
+/**
+ * Checks the declared buffers against the device's largest buffer, and together against
+ * what all its buffers may hold where the device says (`maxTotalBufferBytes`), before
+ * the files are read in full.
+ */
 export function checkDeclaredFits(caps: DeviceCaps, declared: readonly DeclaredBuffer[]): void {
   const max = caps.limits.maxBufferElements;
   for (const d of declared) {
     if (d.elements > max)
       throw new InputTooLargeError(`${d.what} needs a buffer of ${d.elements} elements; this device holds at most ${max}`);
+  }
+  const total = caps.limits.maxTotalBufferBytes;
+  const bytes = declared.reduce((sum, d) => sum + 4 * d.elements, 0);
+  if (total > 0 && bytes > total) {
+    const what = declared.map((d) => d.what).join(', ');
+    throw new InputTooLargeError(`${what} need ${bytes} bytes of buffers together; this device holds at most ${total}`);
   }
 }
 

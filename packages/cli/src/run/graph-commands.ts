@@ -36,7 +36,9 @@ function noDuplicates(file: string, g: SparseGraph): void {
 
 /**
  * What the graph's device buffers will need, from format.npy and shape.npy only:
- * the row offsets (rows + 1 entries) and, for apsp, the n x n distances.
+ * the row offsets (rows + 1 entries), a result of one entry per vertex (levels,
+ * labels, distances or the tree's parents: every graph command makes one) and, for
+ * apsp, the n x n distances.
  */
 function declareGraph(values: RunValues, budget: HostBudget, options: { square: boolean; distances?: boolean }): DeclaredBuffer[] {
   const file = graphFile(values);
@@ -44,7 +46,10 @@ function declareGraph(values: RunValues, budget: HostBudget, options: { square: 
   const h = readSparseHeader(file, budget);
   if (options.square && h.rows !== h.columns)
     throw new InputError(file, `shape (${h.rows}, ${h.columns}) is not square: an adjacency matrix is (n, n)`);
-  const declared = [{ what: `${file} (${h.rows} vertices)`, elements: h.rows + 1 }];
+  const declared = [
+    { what: `${file} (${h.rows} vertices)`, elements: h.rows + 1 },
+    { what: `${file}: a result per vertex`, elements: h.rows },
+  ];
   if (options.distances) declared.push({ what: `${file}: apsp's ${h.rows} x ${h.rows} distance matrix`, elements: h.rows * h.rows });
   return declared;
 }
