@@ -8,26 +8,18 @@
  * which it then refuses with a typed error.
  */
 import { mergeSort, radixSort, randomU32, sortReference } from '@trident/algorithms';
-import type { WebGpuBuffer } from '@trident/backend-webgpu';
-import { type Buffer, createDevice, type Device, LimitExceededError } from 'trident';
+import { type Buffer, type Device, LimitExceededError } from 'trident';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectBitsEqual, manyInvocationsView } from './alg-helpers.ts';
-
-const BINDING = 4096;
-/** Elements in a whole segment under 4 KiB bindings (webgpu-segments.test.ts). */
-const S = Math.floor((BINDING - 16) / 48) * 12;
-const segmentsOf = (b: Buffer) => (b.impl as unknown as WebGpuBuffer).segments;
+import { expectBitsEqual } from './alg-helpers.ts';
+import { S, segmentedDevice, segmentsOf, withHardwareView } from './webgpu-segments-helpers.ts';
 
 describe('sorts on webgpu buffers past one binding (4 KiB bindings)', () => {
   let real: Device;
   /** The device, and its view that runs the formulations of a hardware GPU (those the H100 runs). */
   let devices: Array<{ label: string; device: Device }>;
   beforeAll(async () => {
-    real = await createDevice({ backend: 'webgpu', options: { webgpu: { maxStorageBufferBindingSize: BINDING } } });
-    devices = [
-      { label: 'webgpu', device: real },
-      { label: 'webgpu/many-invocations', device: manyInvocationsView(real) },
-    ];
+    real = await segmentedDevice();
+    devices = withHardwareView(real);
   });
   afterAll(async () => {
     await real?.destroy();

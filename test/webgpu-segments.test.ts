@@ -24,24 +24,19 @@ import {
   sumAbs,
   zcopy,
 } from '@trident/algorithms';
-import type { WebGpuBuffer } from '@trident/backend-webgpu';
-import { type Buffer, buffer, createDevice, type Device, defineKernel, f32, LimitExceededError, uniform } from 'trident';
+import { buffer, type Device, defineKernel, f32, LimitExceededError, uniform } from 'trident';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectBitsEqual, manyInvocationsView } from './alg-helpers.ts';
+import { expectBitsEqual } from './alg-helpers.ts';
 import { randomU32 } from './harness.ts';
+import { BINDING, S, segmentedDevice, segmentsOf, withHardwareView } from './webgpu-segments-helpers.ts';
 
-const BINDING = 4096;
-/** What the device makes of a 4 KiB binding: the largest multiple of 12 elements leaving 16 bytes (spare element, padding). */
-const S = Math.floor((BINDING - 16) / 48) * 12;
 /** Four segments: three whole ones and a short last one. */
 const N = 3 * S + 29;
-
-const segmentsOf = (b: Buffer) => (b.impl as unknown as WebGpuBuffer).segments;
 
 describe('webgpu buffers past one binding (4 KiB bindings)', () => {
   let device: Device;
   beforeAll(async () => {
-    device = await createDevice({ backend: 'webgpu', options: { webgpu: { maxStorageBufferBindingSize: BINDING } } });
+    device = await segmentedDevice();
   });
   afterAll(async () => {
     await device?.destroy();
@@ -353,11 +348,8 @@ describe('algorithms on webgpu buffers past one binding (4 KiB bindings)', () =>
    */
   let devices: Array<{ label: string; device: Device }>;
   beforeAll(async () => {
-    real = await createDevice({ backend: 'webgpu', options: { webgpu: { maxStorageBufferBindingSize: BINDING } } });
-    devices = [
-      { label: 'webgpu', device: real },
-      { label: 'webgpu/many-invocations', device: manyInvocationsView(real) },
-    ];
+    real = await segmentedDevice();
+    devices = withHardwareView(real);
   });
   afterAll(async () => {
     await real?.destroy();

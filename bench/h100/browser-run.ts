@@ -119,7 +119,7 @@ interface BrowserResults extends BenchResults {
   readonly readProbe?: readonly ReadProbeRow[];
 }
 
-/** CUB anchor lines (anchors/cub_anchor.cu): `n=2^24 CUB reduce sum u32: 0.1234 ms 543.2 GB/s`, as native rows. */
+/** CUB anchor lines (anchors/cub_anchor.cu): `n=2^<log2 n> CUB <operation>: <time> ms <throughput> GB/s`, as native rows. */
 function cubRows(text: string, adapter: string): Measurement[] {
   const rows: Measurement[] = [];
   const names: ReadonlyArray<[RegExp, { implementation: string; algorithm: string; variant: string; bytes: (n: number) => number }]> = [

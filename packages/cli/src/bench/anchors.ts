@@ -2,12 +2,12 @@
  * The native anchors' output as measurements: anchors/cub_anchor.cu and
  * bench/h100/cub-large.cu print lines like
  *
- *   n=2^24 CUB reduce sum u32: 0.1234 ms 543.2 GB/s
- *   n=2^28 memcpy d2d: 0.7249 ms 2962.3 GB/s (r+w)
+ *   n=2^<log2 n> CUB <operation>: <time> ms <throughput> GB/s
+ *   n=2^<log2 n> memcpy d2d: <time> ms <throughput> GB/s (r+w)
  *
  * and anchors/nbody_anchor.cu lines like
  *
- *   nbody CUDA n=262144 tile=256: 36.123 ms 38051 GFLOP/s (20 flop/interaction)
+ *   nbody CUDA n=<bodies> tile=<tile>: <time> ms <throughput> GFLOP/s (20 flop/interaction)
  *
  * each the median of its own runs, timed with CUDA events (GPU-side: `gpu-timestamp`).
  * A line becomes a measurement named like Trident's case of the same operation (CUB's

@@ -128,29 +128,7 @@ export const CASES: readonly BenchCase[] = [
       };
     },
   },
-  {
-    algorithm: 'histogram',
-    variant: '256 bins',
-    dtype: 'u32',
-    sizes: MEMORY_SIZES,
-    // Reads n values, writes the 256 counts.
-    bytes: (n) => 4 * n + 4 * 256,
-    setup(device, n) {
-      const host = randomU32(n).map((x) => x & 255);
-      const src = device.createBuffer('u32', host);
-      const out = device.createBuffer('u32', 256);
-      return {
-        run: () => {
-          histogram(device, src, { bins: 256, output: out });
-        },
-        verify: async () => sameArray(await out.read(), histogramReference(host, 256)),
-        dispose: () => {
-          src.destroy();
-          out.destroy();
-        },
-      };
-    },
-  },
+  histogram256Case('256 bins', MEMORY_SIZES, (n) => randomU32(n).map((x) => x & 255)),
   {
     algorithm: 'compact',
     variant: 'half kept',
@@ -395,6 +373,33 @@ function tfjsPeer(n: number, backend: 'cpu' | 'wasm', op: 'sum' | 'cumsum' | 'to
       // Top-k gives the int32 values largest first: the same keys sorted as signed, descending.
       if (op === 'topk') return sameArray(result, int32.slice().sort().reverse());
       return sameArray(Uint32Array.from(result), scanReference(host, false));
+    },
+  };
+}
+
+/** A 256-bin histogram of the values `input(n)` gives, into one output reused by every run. */
+export function histogram256Case(variant: string, sizes: readonly number[], input: (n: number) => Uint32Array): BenchCase {
+  return {
+    algorithm: 'histogram',
+    variant,
+    dtype: 'u32',
+    sizes,
+    // Reads n values, writes the 256 counts.
+    bytes: (n) => 4 * n + 4 * 256,
+    setup(device, n) {
+      const host = input(n);
+      const src = device.createBuffer('u32', host);
+      const out = device.createBuffer('u32', 256);
+      return {
+        run: () => {
+          histogram(device, src, { bins: 256, output: out });
+        },
+        verify: async () => sameArray(await out.read(), histogramReference(host, 256)),
+        dispose: () => {
+          src.destroy();
+          out.destroy();
+        },
+      };
     },
   };
 }

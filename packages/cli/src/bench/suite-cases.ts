@@ -11,18 +11,9 @@
  * keys are checked for order and multiset (pairs: a stable permutation carrying each
  * key's index, which is exact), bench/checks.ts.
  */
-import {
-  histogram,
-  histogramReference,
-  radixSort,
-  randomU32,
-  reduceInto,
-  reduceReference,
-  scan,
-  scanReference,
-  sortReference,
-} from '@trident/algorithms';
+import { radixSort, randomU32, reduceInto, reduceReference, scan, scanReference, sortReference } from '@trident/algorithms';
 import { type BenchCase, sameArray } from './bench-case.ts';
+import { histogram256Case } from './cases.ts';
 import { isSortedPermutation } from './checks.ts';
 
 /** Above this many keys the exact reference sort costs the host seconds: order and multiset instead. */
@@ -117,28 +108,7 @@ function scanCase(variant: 'exclusive' | 'inclusive f32' | 'exclusive f32'): Ben
 }
 
 /** Every value in one bin: all atomics on one counter, the histogram's worst case. */
-const histogramAllEqual: BenchCase = {
-  algorithm: 'histogram',
-  variant: '256 bins all-equal',
-  dtype: 'u32',
-  sizes: [2 ** 16, 2 ** 20],
-  bytes: (n) => 4 * n + 4 * 256,
-  setup(device, n) {
-    const host = new Uint32Array(n).fill(17);
-    const src = device.createBuffer('u32', host);
-    const out = device.createBuffer('u32', 256);
-    return {
-      run: () => {
-        histogram(device, src, { bins: 256, output: out });
-      },
-      verify: async () => sameArray(await out.read(), histogramReference(host, 256)),
-      dispose: () => {
-        src.destroy();
-        out.destroy();
-      },
-    };
-  },
-};
+const histogramAllEqual = histogram256Case('256 bins all-equal', [2 ** 16, 2 ** 20], (n) => new Uint32Array(n).fill(17));
 
 /** 0, 1, …, n - 1 (a plain loop: `Uint32Array.from` with a map function is slow at 2^28). */
 function positions(n: number): Uint32Array {

@@ -112,7 +112,7 @@ export function readLatency(file: string, adapter: string): SuiteInput<Measureme
       n: r.n,
       dtype: 'f32',
       timer: 'wall',
-      // latency-check warms each run up for at least 5 calls and 200 ms.
+      // latency-check's least number of warm-up calls (bench/h100/latency-check.ts).
       warmup: 5,
       repeats: r.wall.samples.length,
       ms: r.wall,

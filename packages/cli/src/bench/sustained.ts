@@ -2,13 +2,13 @@
  * GPU timing under sustained load: the protocol of the GPU machine's suite
  * (`trident bench --suite h100`) and of the tuning checks under bench/h100/.
  *
- * Why: run one at a time, with a host round trip between runs, the H100's SM clock
- * stayed at 345-465 MHz (throttle reason "GPU idle") and memory-bound kernels took up to
- * 1.75x longer, whereas CUB's timing loop keeps the clocks up; figures taken right after a
- * host-side pause varied up to 4x for one kernel. So runs go back to back in batches of
- * about 50 ms each (one GPU-timestamp measurement per batch), after at least 0.5 s of the
- * same load, and the figure is the median over the batches of each batch's mean — the way
- * CUB's benchmark calls a primitive back to back into outputs allocated once.
+ * Why: run one at a time, with a host round trip between runs, the H100 drops its SM
+ * clock (throttle reason "GPU idle") and memory-bound kernels run slower, whereas CUB's
+ * timing loop keeps the clocks up (bench/results/tuning/h100-clock-diagnosis-2026-11-22.json).
+ * So runs go back to back in batches of `batchMs` each (one GPU-timestamp measurement per
+ * batch), after `warmupMs` of the same load, and the figure is the median over the batches
+ * of each batch's mean — the way CUB's benchmark calls a primitive back to back into
+ * outputs allocated once.
  *
  * Browser-safe (no Node imports).
  */
