@@ -10,6 +10,9 @@
  *                [--out FILE] [--deadline-s S] [--trident-deadline-s S] [--cub cub.txt] [--gpu "NVIDIA H100 80GB HBM3, 580.x"]
  *   node run.mjs --merge a.json b.json ... --out FILE     (one results file from several calls' parts)
  *
+ * What each scale runs and how it is timed is packages/cli/src/browser/bench-plans.ts: Trident's
+ * GPU backends by the sustained protocol as the Node suite on the same GPU, the cpu backend and the
+ * peers by the adaptive one; each row says which (`protocol`, and `settings.protocol: 'mixed'`).
  * Trident's cases run one size per page call (a fresh device each), so the file is rewritten after
  * every step and a run stopped by --deadline-s (or killed) keeps what finished; each step not
  * started for the deadline gets a row saying so. The peers (TF.js webgl / webgpu / wasm / cpu,
@@ -23,9 +26,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium, type Page } from 'playwright-core';
-import type { BenchDevice, BenchResults, Measurement } from '../../packages/cli/src/bench/schema.ts';
+import { type BenchDevice, type BenchResults, fileProtocol, type Measurement } from '../../packages/cli/src/bench/schema.ts';
+import { BROWSER_PLANS, type BrowserPlan, peersStep, timingNote, tridentStep } from '../../packages/cli/src/browser/bench-plans.ts';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../packages/cli/src/browser/chromium.ts';
-import type { PageConfig, PageResult, ReadProbeConfig, ReadProbeRow } from '../../packages/cli/src/browser/protocol.ts';
+import type { PageResult, ReadProbeConfig, ReadProbeRow } from '../../packages/cli/src/browser/protocol.ts';
 import { serve } from '../../packages/cli/src/browser/serve.ts';
 import { describeMachine } from '../../packages/cli/src/describe.ts';
 
@@ -53,55 +57,6 @@ const { values, positionals } = parseArgs({
 const log = (line: string): void => {
   process.stdout.write(`${line}\n`);
 };
-const pow2 = (from: number, to: number, step = 1): number[] => {
-  const out: number[] = [];
-  for (let e = from; e <= to; e += step) out.push(2 ** e);
-  return out;
-};
-
-/** Stored entries of the R-MAT graphs of 2^s vertices (edge factor 8, both directions): bench/graph-cases.ts. */
-const rmat = (scales: readonly number[]): number[] => scales.map((s) => 16 * 2 ** s);
-
-/** What each scale runs: Trident's cases (key -> sizes), the peers' sizes, the timing settings. */
-const PLANS = {
-  h100: {
-    cases: {
-      'zcopy:copy': pow2(16, 26, 2),
-      'reduce:sum': pow2(16, 26, 2),
-      'scan:inclusive': pow2(16, 26, 2),
-      'histogram:256 bins': pow2(16, 26, 2),
-      'compact:half kept': pow2(16, 26, 2),
-      'sort:auto': pow2(16, 26, 2),
-      // The formulations side by side, where the device's own choice (sort:auto) is one of them.
-      'sort:radix': pow2(16, 24, 4),
-      'sort:merge': pow2(16, 24, 4),
-      'nbody:accelerations': [4096, 16384, 65536],
-      'bfs:rmat': rmat([16, 18, 20]),
-      'components:rmat': rmat([16, 18, 20]),
-    },
-    peers: { reduce: pow2(16, 26, 2), scan: pow2(16, 26, 2), sort: pow2(16, 26, 2), nbody: [4096, 16384, 65536] },
-    settings: { warmup: 2, warmupMs: 200, repeats: 7, budgetMs: 2000 },
-    peerBudgetMs: 4000,
-  },
-  small: {
-    cases: {
-      'zcopy:copy': [2 ** 12, 2 ** 14],
-      'reduce:sum': [2 ** 12, 2 ** 14],
-      'scan:inclusive': [2 ** 12, 2 ** 14],
-      'histogram:256 bins': [2 ** 12, 2 ** 14],
-      'compact:half kept': [2 ** 12, 2 ** 14],
-      'sort:auto': [2 ** 10, 2 ** 12],
-      'nbody:accelerations': [256, 512],
-      'bfs:rmat': rmat([8, 10]),
-      'components:rmat': rmat([8, 10]),
-    },
-    peers: { reduce: [2 ** 12, 2 ** 14], scan: [2 ** 12, 2 ** 14], sort: [2 ** 10, 2 ** 12], nbody: [256, 512] },
-    settings: { warmup: 1, warmupMs: 50, repeats: 3, budgetMs: 500 },
-    peerBudgetMs: 1000,
-  },
-} as const;
-
-type Plan = (typeof PLANS)[keyof typeof PLANS];
 
 interface Conformance {
   readonly backend: string;
@@ -156,6 +111,13 @@ function cubRows(text: string, adapter: string): Measurement[] {
   return rows;
 }
 
+/** `settings` with the protocol its rows were timed by (bench/schema.ts fileProtocol): 'mixed' where they differ. */
+function withProtocol(settings: BenchResults['settings'], measurements: readonly Measurement[]): BenchResults['settings'] {
+  const { protocol: _earlier, ...rest } = settings;
+  const protocol = fileProtocol(measurements);
+  return { ...rest, ...(protocol ? { protocol } : {}) };
+}
+
 /**
  * One results file from several calls' files (in call order): measurements, devices, conformance and
  * notes together; each part's commit kept; --cub adds the anchor's rows from a call whose own file
@@ -181,11 +143,14 @@ function merge(files: readonly string[], out: string): void {
       ...Object.assign({}, ...parts.map((p) => p.versions)),
       ...(commits.length > 0 ? { 'trident commit': commits.join(', ') } : {}),
     },
-    settings: {
-      ...first.settings,
-      command: parts.map((p) => p.settings.command).join(' ; '),
-      sizes: Object.assign({}, ...parts.map((p) => p.settings.sizes)),
-    },
+    settings: withProtocol(
+      {
+        ...first.settings,
+        command: parts.map((p) => p.settings.command).join(' ; '),
+        sizes: Object.assign({}, ...parts.map((p) => p.settings.sizes)),
+      },
+      parts.flatMap((p) => p.measurements),
+    ),
     measurements: [...parts.flatMap((p) => p.measurements), ...anchors],
     devices: [...devices.values()],
     unavailable: parts
@@ -216,7 +181,7 @@ async function main(): Promise<void> {
     merge(positionals, out);
     return;
   }
-  const plan: Plan = values.scale === 'small' ? PLANS.small : PLANS.h100;
+  const plan: BrowserPlan = values.scale === 'small' ? BROWSER_PLANS.small : BROWSER_PLANS.h100;
   const parts = new Set((values.parts ?? '').split(',').filter(Boolean));
   const backends = (values.backends ?? '').split(',').filter(Boolean);
   const started = Date.now();
@@ -244,7 +209,7 @@ async function main(): Promise<void> {
   const readProbe: ReadProbeRow[] = [];
   const notes: string[] = [
     `The browser bench: the page \`trident bench\` drives locally (packages/cli/src/browser/page.ts), bundled by bench/h100/browser-build.ts and run by bench/h100/browser-run.ts in headless Chromium ${chromiumVersion} (${executablePath}) through playwright-core, served cross-origin isolated from 127.0.0.1; flags: ${args.join(' ')}.`,
-    `Settings: warm-up ${plan.settings.warmup} runs at least (adaptive to ${plan.settings.warmupMs} ms), ${plan.settings.repeats} repeats or ${plan.settings.budgetMs} ms of timed work (at least 3); peers' per-run budget ${plan.peerBudgetMs} ms. Trident runs one size per page call, on a fresh device.`,
+    timingNote(plan),
   ];
   const sizes: Record<string, number[]> = {};
   const write = (): void => {
@@ -259,13 +224,16 @@ async function main(): Promise<void> {
       } as BenchResults['machine'],
       adapters,
       versions,
-      settings: {
-        command: `bash bench/h100/run.sh browser (node run.mjs ${process.argv.slice(2).join(' ')})`,
-        warmup: plan.settings.warmup,
-        warmupMs: plan.settings.warmupMs,
-        repeats: plan.settings.repeats,
-        sizes,
-      },
+      settings: withProtocol(
+        {
+          command: `bash bench/h100/run.sh browser (node run.mjs ${process.argv.slice(2).join(' ')})`,
+          warmup: plan.settings.warmup,
+          warmupMs: plan.settings.warmupMs,
+          repeats: plan.settings.repeats,
+          sizes,
+        },
+        measurements,
+      ),
       measurements,
       devices: [...devices.values()],
       unavailable,
@@ -296,6 +264,7 @@ async function main(): Promise<void> {
       // Size by size, every backend in turn: one graph or data set serves all three (the page caches the graph),
       // and a deadline cuts the largest sizes rather than a whole backend.
       const only = values.cases ? new Set(values.cases.split(',').map((k) => k.trim())) : undefined;
+      const warmed = new Set<string>();
       for (const [key, list] of Object.entries(plan.cases).filter(([k]) => !only || only.has(k))) {
         sizes[key] = [...list];
         for (const n of list) {
@@ -319,18 +288,13 @@ async function main(): Promise<void> {
               continue;
             }
             const t0 = Date.now();
-            const config: PageConfig = {
-              backends: [kind],
-              cases: [{ key, sizes: [n] }],
-              settings: plan.settings,
-              peers: false,
-              peerSizes: {},
-            };
+            const config = tridentStep(plan, key, n, kind, !warmed.has(kind));
+            warmed.add(kind);
             const r = await page.evaluate((c) => (window.tridentBench as NonNullable<typeof window.tridentBench>)(c), config);
             absorb(r);
             for (const m of r.measurements)
               log(
-                `${kind} ${m.implementation} ${m.algorithm}:${m.variant} n=${m.n} ${m.error ? `ERROR ${m.error}` : `${m.ms?.median.toFixed(4)} ms (${m.timer})${m.wallMs ? ` wall ${m.wallMs.median.toFixed(3)}` : ''}${m.verified === false ? ' UNVERIFIED' : ''}`} [${((Date.now() - t0) / 1000).toFixed(1)} s]`,
+                `${kind} ${m.implementation} ${m.algorithm}:${m.variant} n=${m.n} ${m.error ? `ERROR ${m.error}` : `${m.ms?.median.toFixed(4)} ms (${m.timer}, ${m.protocol ?? 'adaptive'})${m.wallMs ? ` wall ${m.wallMs.median.toFixed(3)}` : ''}${m.wallWithReadMs ? ` call+read ${m.wallWithReadMs.median.toFixed(3)}` : ''}${m.verified === false ? ' UNVERIFIED' : ''}`} [${((Date.now() - t0) / 1000).toFixed(1)} s]`,
               );
             write();
           }
@@ -340,14 +304,7 @@ async function main(): Promise<void> {
     if (parts.has('peers')) {
       if (timeLeft()) {
         const t0 = Date.now();
-        const config: PageConfig = {
-          backends: [],
-          cases: [],
-          settings: plan.settings,
-          peers: true,
-          peerSizes: plan.peers,
-          peerBudgetMs: plan.peerBudgetMs,
-        };
+        const config = peersStep(plan);
         const r = await page.evaluate((c) => (window.tridentBench as NonNullable<typeof window.tridentBench>)(c), config);
         absorb(r);
         for (const m of r.measurements)

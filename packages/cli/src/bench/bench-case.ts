@@ -10,6 +10,13 @@ export interface PreparedRun {
   run(): void | Promise<void>;
   /** Checks the last run's output against the sequential reference. */
   verify(): Promise<boolean>;
+  /**
+   * Reads the last run's result into host memory, as a wall-clock peer's timed run does
+   * (TF.js `await t.data()`, gpu.js returning arrays): the runner times run + read in runs
+   * of their own (`wallWithReadMs`), so the report compares wall with wall, reads included.
+   * Cases with a peer have it.
+   */
+  read?(): Promise<unknown>;
   dispose(): void;
 }
 

@@ -97,6 +97,8 @@ export const CASES: readonly BenchCase[] = [
             reduceInto(device, src, { op: op as ReduceOp, output: out });
           },
           verify: async () => (await out.read())[0] === reduceReference(host, op),
+          // The cases with a peer in the page (browser/peers.ts) read their result as the peer does.
+          ...(op === 'sum' ? { read: () => out.read() } : {}),
           dispose: () => {
             src.destroy();
             out.destroy();
@@ -121,6 +123,7 @@ export const CASES: readonly BenchCase[] = [
           scan(device, src, { output: dst });
         },
         verify: async () => sameArray(await dst.read(), scanReference(host, false)),
+        read: () => dst.read(),
         dispose: () => {
           src.destroy();
           dst.destroy();
@@ -195,6 +198,7 @@ export const CASES: readonly BenchCase[] = [
             last = await run(device, keys);
           },
           verify: async () => last !== undefined && sameArray(await last.keys.read(), sortReference(host).keys),
+          ...(variant === 'auto' ? { read: async () => last?.keys.read() } : {}),
           dispose: () => {
             last?.keys.destroy();
             keys.destroy();
@@ -235,6 +239,7 @@ export const CASES: readonly BenchCase[] = [
           }
           return true;
         },
+        read: async () => last?.read(),
         dispose: () => {
           last?.destroy();
           bodies.destroy();

@@ -11,6 +11,8 @@ import type { DeviceDescription } from '../device-description.ts';
 export const SCHEMA_ID = 'trident-bench/1';
 
 export type TimerSourceName = 'gpu-timestamp' | 'wall';
+/** How a measurement was timed: bench/timing.ts (adaptive warm-up, then repeats) or bench/sustained.ts. */
+export type TimingProtocol = 'adaptive' | 'sustained';
 /** GTEPS (graph algorithms): 10^9 stored edges traversed per second. */
 export type ThroughputUnit = 'GB/s' | 'GFLOP/s' | 'GTEPS';
 
@@ -58,10 +60,23 @@ export interface Measurement {
   readonly ms?: Stats;
   /**
    * Where `timer` is gpu-timestamp: wall-clock ms of the same runs, from the call until
-   * the timestamps were read back (so the work had completed), for like-for-like
-   * comparisons with peers that have only a wall clock.
+   * the timestamps were read back (so the work had completed; the result itself stays on
+   * the device).
    */
   readonly wallMs?: Stats;
+  /**
+   * Wall-clock ms of runs of their own, each from the call until its result was read into
+   * host memory: timed the way the wall-clock peers are (TF.js `await t.data()`, gpu.js
+   * returning arrays), by the adaptive protocol (bench/timing.ts). Trident's cases with a
+   * peer have it (BenchCase `read`); the report compares them with wall-clock peers by it.
+   */
+  readonly wallWithReadMs?: Stats;
+  /**
+   * How `ms` (and `wallMs`) were timed: 'adaptive' (adaptive warm-up, then repeats) or
+   * 'sustained' (bench/sustained.ts). Absent: the file's `settings.protocol`; a file whose
+   * timed rows differ says `settings.protocol: 'mixed'` and every such row says its own.
+   */
+  readonly protocol?: TimingProtocol;
   /** Bytes read + written by one run (the GB/s numerator), for memory-bound algorithms. */
   readonly bytes?: number;
   /** Floating-point operations of one run (nbody: 20 per interaction), for compute-bound ones. */
@@ -163,9 +178,12 @@ export interface BenchResults {
     /**
      * How each measurement was timed: 'adaptive' (the default: adaptive warm-up, then `repeats`
      * timed runs each) or 'sustained' (back-to-back runs in batches under sustained load, the
-     * median of `repeats` batch means; bench/sustained.ts). Absent: adaptive.
+     * median of `repeats` batch means; bench/sustained.ts). Absent: adaptive. 'mixed': the
+     * rows differ (the browser bench on the GPU machine: its GPU backends sustained, its cpu
+     * backend and the peers adaptive), and every timed row but the native anchors' says its
+     * own `protocol`; `warmup`, `warmupMs` and `repeats` are then the adaptive rows' settings.
      */
-    readonly protocol?: 'adaptive' | 'sustained';
+    readonly protocol?: TimingProtocol | 'mixed';
   };
   readonly measurements: readonly Measurement[];
   /** Every device measured, with caps and info: the report's capability matrix is generated from these. */
@@ -180,6 +198,16 @@ export interface BenchResults {
   readonly conformance?: readonly ConformanceRun[];
   /** Files converted from an earlier shape: what they came from. */
   readonly provenance?: Provenance;
+}
+
+/**
+ * What a file's `settings.protocol` says of these rows: the one protocol every timed row
+ * that names one used, 'mixed' where they differ, undefined where none names one.
+ */
+export function fileProtocol(measurements: readonly Measurement[]): TimingProtocol | 'mixed' | undefined {
+  const used = new Set(measurements.flatMap((m) => (m.ms && m.protocol ? [m.protocol] : [])));
+  if (used.size > 1) return 'mixed';
+  return [...used][0];
 }
 
 /** Median-based throughput, or undefined without a time or a work count. */

@@ -7,7 +7,9 @@
  * Timing is wall clock around the operation and the read-back of its result
  * (`await t.data()`, or gpu.js returning arrays): neither library offers a way to
  * wait for its work without reading something back. Rows say `timer: wall`, so
- * the report shows where the clocks differ.
+ * the report shows where the clocks differ, and the adaptive protocol (bench/timing.ts)
+ * times them whatever Trident's rows used (`protocol`); Trident's cases of the same
+ * operations time call + read the same way (`wallWithReadMs`, bench/runner.ts).
  */
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-webgpu';
@@ -82,6 +84,7 @@ function measurement(
     ...base,
     warmup: outcome.warmup,
     repeats: outcome.samples.length,
+    protocol: 'adaptive',
     ms,
     ...(throughput ? { throughput } : {}),
     verified: outcome.verified,

@@ -1,4 +1,5 @@
 /** What Node sends the benchmark page and what the page sends back (plain JSON both ways). */
+import type { RunSettings } from '../bench/runner.ts';
 import type { BenchDevice, Measurement } from '../bench/schema.ts';
 import type { DeviceDescription } from '../device-description.ts';
 import type { WireArray } from '../run/execute.ts';
@@ -12,8 +13,18 @@ export interface PageCase {
 export interface PageConfig {
   readonly backends: readonly string[];
   readonly cases: readonly PageCase[];
-  /** bench/runner.ts RunSettings: warm-up (count and ms), repeats, budget. */
-  readonly settings: { readonly warmup: number; readonly warmupMs: number; readonly repeats: number; readonly budgetMs: number };
+  /**
+   * bench/runner.ts RunSettings for Trident's cases: warm-up (count and ms), repeats, budget;
+   * with `sustained`, the sustained protocol times them (the runs that include the result's
+   * read keep the adaptive fields). The peers and the plain-JS ceiling always take the
+   * adaptive fields.
+   */
+  readonly settings: RunSettings;
+  /**
+   * Back-to-back copies on each device for this many ms before its first case (GPU time where
+   * it has timestamps): an idle GPU's clock comes up first, as the Node suite's devices do.
+   */
+  readonly deviceWarmupMs?: number;
   readonly workers?: number;
   /** false: the cpu device runs every kernel as JavaScript (bench --no-wasm). */
   readonly wasm?: boolean;

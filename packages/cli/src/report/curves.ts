@@ -89,7 +89,11 @@ export function curveBlocks(all: readonly LabelledMeasurement[], algorithms: rea
       const value = plotted(m);
       if (value === undefined || !(value > 0)) continue;
       const series = seriesName(m, headlineOf.get(platformName(m)), peerVariants);
-      const timer = isOurs(m) && m.wallMs ? `${m.timer}; wall ${fmtMs(m.wallMs.median)} ms` : m.timer;
+      const timer = [
+        m.timer,
+        ...(isOurs(m) && m.wallMs ? [`wall ${fmtMs(m.wallMs.median)} ms`] : []),
+        ...(isOurs(m) && m.wallWithReadMs ? [`call + read ${fmtMs(m.wallWithReadMs.median)} ms`] : []),
+      ].join('; ');
       points.push({
         series,
         kind: isOurs(m) ? 'Trident' : 'peer',

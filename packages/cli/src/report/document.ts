@@ -172,7 +172,8 @@ export function buildDocument(analysis: Analysis, sources: readonly LoadedResult
     items: [
       'Each measurement: warm-up runs, then repeated timed runs; the median is reported with min–max; every sample of one measurement comes from one timer (gpu-timestamp or wall), named beside it.',
       'Throughput uses the median. GB/s counts the bytes the operation must read + write (reduce: n reads; scan, zcopy: n reads + n writes; sorts: each key read once and written once). GFLOP/s counts 20 flop per N-body interaction; GTEPS stored edges per second.',
-      'Speedups (scoreboard, peer tables) are Trident\u2019s speed over the peer\u2019s at the same n on the same machine, like for like: where both rows have the same timer, that timer; where the peer has only a wall clock (TF.js, gpu.js: their time includes reading the result back) and Trident was GPU-timed, Trident\u2019s wall clock of the same runs (call until the GPU timestamps were read back, so the work had completed; its own result stays on the device) — a ratio of wall times; rows marked "timers differ" had no such time. Where both rows count their work, the ratio is of throughputs (so one N-body step of two force evaluations compares fairly with one CUDA evaluation), otherwise of times.',
+      'Speedups (scoreboard, peer tables) are Trident\u2019s speed over the peer\u2019s at the same n on the same machine, like for like. Where the peer has only a wall clock (TF.js, gpu.js, Node\u2019s plain loops: their time includes reading the result into host memory), Trident\u2019s "wall, call + read": runs of its own, each timed from the call until its result was in host memory, by the same adaptive warm-up and repeats as the peers \u2014 a ratio of wall times, reads included. Rows without that figure (files written before it) fall back to the same timer where both have it, else to "wall, to completion" (Trident\u2019s GPU-timed runs on the wall clock, from the call until the timestamps were read back; its result left on the device, so the ratio flatters Trident); rows marked "timers differ" had neither. Where both rows count their work, the ratio is of throughputs (so one N-body step of two force evaluations compares fairly with one CUDA evaluation), otherwise of times.',
+      'In the per-algorithm tables, "wall ms" is the wall clock of the GPU-timed runs themselves (to completion, the result left on the device) and "call + read ms" the runs that also read the result into host memory (the figure held against wall-clock peers). A row timed by the sustained protocol (the GPU machine\u2019s suite, the GPU backends of its browser bench; each results file\u2019s settings.protocol, or each row\u2019s protocol where they differ, says which) is the median of batch means of back-to-back runs; the others are medians of single runs with a host round trip between them.',
       'Native anchors (CUB, CUDA) count as peers of the WebGPU backend on the same GPU; they were timed with CUDA events, as GPU timestamps.',
       'Ratios between different machines are not comparable; ratios within one machine\u2019s run are.',
       'Results from other machines (e.g. the H100 run with native CUB/CUDA anchors) appear under their own machine label.',
@@ -416,7 +417,7 @@ function algorithmDetails(algorithm: string, analysis: Analysis): Block {
       kind: 'p',
       text:
         'Peers and native anchors. Speedup = Trident\u2019s speed / the peer\u2019s at the same n on the same machine (> 1: Trident is ' +
-        'faster), like for like as the Method section says (Trident\u2019s wall time where the peer has only a wall clock). ' +
+        'faster), like for like as the Method section says (Trident\u2019s call + read wall time where the peer has only a wall clock). ' +
         '"Like for like": Trident on the backend the peer\u2019s mode competes with (WebGL \u2194 webgl2, WebGPU \u2194 webgpu, CPU/WASM ' +
         '\u2194 cpu, CUDA \u2194 webgpu on that GPU); "fastest": Trident\u2019s fastest backend on that machine.',
     });
@@ -472,7 +473,11 @@ function speedup(peer: LabelledMeasurement, ours: LabelledMeasurement | undefine
 }
 
 function measurementTable(rows: readonly Row[], withShare: boolean): Block {
-  const head = ['machine', 'runtime', 'backend', 'variant', 'adapter', 'n', 'timer', 'median ms (min–max)', 'wall ms', 'throughput'];
+  // The call + read column only where a row has the figure (the cases with a peer).
+  const withRead = rows.some(({ m }) => m.wallWithReadMs !== undefined);
+  const head = ['machine', 'runtime', 'backend', 'variant', 'adapter', 'n', 'timer', 'median ms (min–max)', 'wall ms'];
+  if (withRead) head.push('call + read ms');
+  head.push('throughput');
   if (withShare) head.push('% zcopy ceiling');
   head.push('verified');
   return {
@@ -489,6 +494,7 @@ function measurementTable(rows: readonly Row[], withShare: boolean): Block {
         m.timer,
         m.error ? `error: ${m.error}` : timeText(m),
         m.wallMs ? fmtMs(m.wallMs.median) : '—',
+        ...(withRead ? [m.wallWithReadMs ? fmtMs(m.wallWithReadMs.median) : '—'] : []),
         throughputText(m),
       ];
       if (withShare) cells.push(fmtPct(zcopyShare));

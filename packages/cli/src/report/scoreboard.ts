@@ -10,11 +10,13 @@
  * - Peers of a platform: rows of another implementation on the same machine, of
  *   the same backend class (TF.js webgl ↔ webgl2 …; analysis.ts backendClass), in
  *   the same runtime — or native anchors (CUB, CUDA) on that machine's GPU.
- * - Each peer is compared at the largest n both ran, like for like: the same
- *   timer where both have it; where the peer has only a wall clock (which includes
- *   its result read) and Trident's row was GPU-timed, Trident's wall-clock time to
- *   completion of the same runs (`wallMs`); rows with different timers and no wall
- *   time of Trident's are marked as mixed. Where both rows count their work (bytes
+ * - Each peer is compared at the largest n both ran, like for like: where the peer
+ *   has only a wall clock (which includes reading its result), Trident's wall clock of
+ *   runs that read the result into host memory too (`wallWithReadMs`); in rows without
+ *   it (files written before it), the same timer where both have it, else Trident's
+ *   wall-clock time to completion of its GPU-timed runs (`wallMs`, the result left on
+ *   the device); rows with different timers and neither wall time of Trident's are
+ *   marked as mixed. Where both rows count their work (bytes
  *   or flops), the speedup is the throughput ratio (so an N-body step of two force
  *   evaluations compares with one CUDA evaluation fairly); otherwise the time ratio.
  * - The cell's peer is the toughest one: the lowest speedup.
@@ -136,7 +138,11 @@ export function compare(peer: LabelledMeasurement, ours: LabelledMeasurement): C
   let oursMs = ours.ms?.median as number;
   let oursTimer: string = ours.timer;
   let basis: ComparisonBasis = 'same timer';
-  if (peer.timer !== ours.timer) {
+  if (peer.timer === 'wall' && ours.wallWithReadMs) {
+    oursMs = ours.wallWithReadMs.median;
+    oursTimer = 'wall, call + read';
+    basis = 'wall vs wall';
+  } else if (peer.timer !== ours.timer) {
     if (peer.timer === 'wall' && ours.wallMs) {
       oursMs = ours.wallMs.median;
       oursTimer = 'wall, to completion';

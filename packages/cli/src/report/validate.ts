@@ -101,6 +101,8 @@ function measurement(v: unknown, path: string): void {
   optional(m, 'role', path, (x, p) => oneOf(x, p, ['ceiling']));
   optional(m, 'ms', path, stats);
   optional(m, 'wallMs', path, stats);
+  optional(m, 'wallWithReadMs', path, stats);
+  optional(m, 'protocol', path, (x, p) => oneOf(x, p, PROTOCOLS));
   for (const k of ['bytes', 'flops', 'edges']) optional(m, k, path, (x, p) => number(x, p, 0));
   optional(m, 'throughput', path, (x, p) => {
     const t = object(x, p);
@@ -112,6 +114,23 @@ function measurement(v: unknown, path: string): void {
   });
   optional(m, 'error', path, string);
   if (m.ms === undefined && m.error === undefined) throw new SchemaViolation(path, "neither 'ms' (a time) nor 'error' (why there is none)");
+}
+
+const PROTOCOLS = ['adaptive', 'sustained'] as const;
+
+/**
+ * A row's `protocol` against the file's: where the file names one (absent: adaptive), a row that
+ * names one names the same; where it says 'mixed', every timed row but a native anchor's (timed
+ * by its own program) names its own.
+ */
+function protocolAgrees(v: Json, path: string, file: string | undefined): void {
+  const row = v.protocol as string | undefined;
+  if (file === 'mixed') {
+    if (row === undefined && v.ms !== undefined && v.runtime !== 'native')
+      throw new SchemaViolation(`${path}.protocol`, "missing: settings.protocol is 'mixed', so every timed row says how it was timed");
+  } else if (row !== undefined && row !== (file ?? 'adaptive')) {
+    throw new SchemaViolation(`${path}.protocol`, `${show(row)} in a file whose settings.protocol is ${show(file ?? 'adaptive')}`);
+  }
 }
 
 function device(v: unknown, path: string): void {
@@ -182,8 +201,11 @@ export function validateResults(json: unknown): BenchResults {
   for (const [k, sizes] of Object.entries(object(settings.sizes, 'settings.sizes')))
     each(sizes, `settings.sizes.${k}`, (n, p) => count(n, p));
   optional(settings, 'suite', 'settings', string);
-  optional(settings, 'protocol', 'settings', (x, p) => oneOf(x, p, ['adaptive', 'sustained']));
-  each(r.measurements, 'measurements', measurement);
+  optional(settings, 'protocol', 'settings', (x, p) => oneOf(x, p, [...PROTOCOLS, 'mixed']));
+  each(r.measurements, 'measurements', (x, p) => {
+    measurement(x, p);
+    protocolAgrees(x as Json, p, settings.protocol as string | undefined);
+  });
   topLevel(r, 'devices', (x, p) => each(x, p, device));
   topLevel(r, 'notes', (x, p) => each(x, p, string));
   topLevel(r, 'unavailable', (x, p) =>
