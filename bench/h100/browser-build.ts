@@ -57,7 +57,8 @@ await build({
   format: 'esm',
   target: 'node20',
   logLevel: 'warning',
-  external: ['playwright-core'],
+  // esbuild: only a run from the sources without page/ beside it bundles the page (never on the GPU machine).
+  external: ['playwright-core', 'esbuild'],
 });
 const require = createRequire(join(root, 'packages/cli/package.json'));
 const pw = dirname(require.resolve('playwright-core/package.json'));

@@ -21,13 +21,15 @@
  * the same browser (conformance.html) once per GPU backend; their counts go into the file's
  * `conformance` field and notes.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium, type Page } from 'playwright-core';
 import { type BenchDevice, type BenchResults, fileProtocol, type Measurement } from '../../packages/cli/src/bench/schema.ts';
 import { BROWSER_PLANS, type BrowserPlan, peersStep, timingNote, tridentStep } from '../../packages/cli/src/browser/bench-plans.ts';
+import { bundlePageInto } from '../../packages/cli/src/browser/bundle.ts';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../packages/cli/src/browser/chromium.ts';
 import type { PageResult, ReadProbeConfig, ReadProbeRow } from '../../packages/cli/src/browser/protocol.ts';
 import { serve } from '../../packages/cli/src/browser/serve.ts';
@@ -191,8 +193,8 @@ async function main(): Promise<void> {
   const args = process.env.TRIDENT_CHROMIUM_FLAGS
     ? process.env.TRIDENT_CHROMIUM_FLAGS.split(/\s+/).filter((a) => a && a !== '--headless')
     : [...CHROMIUM_ARGS];
-  const pageDir = join(here, 'page');
-  const { server, url } = await serve(pageDir);
+  const pageDir = await pageFolder();
+  const { server, url } = await serve(pageDir.dir);
   const browser = await chromium.launch({ executablePath, args, headless: true });
   const chromiumVersion = browser.version();
   const gpu = values.gpu?.trim();
@@ -364,8 +366,23 @@ async function main(): Promise<void> {
     write();
     await browser.close();
     server.close();
+    if (pageDir.temporary) rmSync(pageDir.dir, { recursive: true, force: true });
     log(`wrote ${out}: ${measurements.length} measurements in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
+}
+
+/**
+ * The page bundle beside this script (bench/h100/browser-build.ts puts it there), or, run from the
+ * sources (`npx tsx bench/h100/browser-run.ts`, a dry run here), the page bundled from them into a
+ * temporary folder (no conformance page: --parts conformance needs the built folder).
+ */
+async function pageFolder(): Promise<{ dir: string; temporary: boolean }> {
+  const beside = join(here, 'page');
+  if (existsSync(join(beside, 'index.html'))) return { dir: beside, temporary: false };
+  const dir = mkdtempSync(join(tmpdir(), 'trident-browser-bench-'));
+  await bundlePageInto(dir, { fromSource: true });
+  log(`no page bundle beside ${here}: bundled the page from the sources (a temporary folder)`);
+  return { dir, temporary: true };
 }
 
 async function openPage(browser: Awaited<ReturnType<typeof chromium.launch>>, url: string): Promise<Page> {
