@@ -2,11 +2,21 @@
  * Conformance of compact: the kept elements in order, exact count, for every
  * dtype, size and flag pattern; typed errors on bad input.
  */
-import { compact, compactReference } from '@trident/algorithms';
-import { compactChunked } from '@trident/algorithms/internal';
-import { type Buffer, InvalidArgumentError } from 'trident';
+import { compact, compactFormulation, compactReference } from '@trident/algorithms';
+import { compactChunked, compactTiles, type TileShape, tileShape } from '@trident/algorithms/internal';
+import { type Buffer, type Device, InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
-import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations, isSlow } from './alg-helpers.ts';
+import {
+  BIG_PRIME,
+  EDGE_SIZES,
+  expectBitsEqual,
+  foldedGridView,
+  foldLimit,
+  formulations,
+  isSlow,
+  manyInvocationsView,
+  refusedWithout,
+} from './alg-helpers.ts';
 import { describeEachBackend, randomU32 } from './harness.ts';
 
 function flagPatterns(n: number): Record<string, Uint32Array> {
@@ -19,6 +29,35 @@ function flagPatterns(n: number): Record<string, Uint32Array> {
     sparse: Uint32Array.from({ length: n }, (_, i) => (i % 97 === 96 ? 1 : 0)),
     lastOnly: Uint32Array.from({ length: n }, (_, i) => (i === n - 1 ? 1 : 0)),
   };
+}
+
+/**
+ * f32 values whose bits must survive the move: -0, infinities, quiet NaNs with a
+ * payload and with the sign set, the smallest subnormal, ordinary values.
+ */
+function f32Values(n: number): Float32Array {
+  const special = [0x80000000, 0x7f800000, 0xff800000, 0x7fc00001, 0xffc00000, 0x00000001];
+  const out = new Float32Array(n);
+  const bits = new Uint32Array(out.buffer);
+  for (let i = 0; i < n; i++) {
+    const s = special[i % 8];
+    if (s === undefined) out[i] = i * 0.5 - 7;
+    else bits[i] = s;
+  }
+  return out;
+}
+
+/** Runs compactTiles with `shape` and checks the count and the kept elements' bits against the reference. */
+async function expectTiles(device: Device, shape: TileShape, data: Uint32Array | Float32Array, flagData: Uint32Array, what: string) {
+  const dtype = data instanceof Float32Array ? 'f32' : 'u32';
+  const input = device.createBuffer(dtype, data as never) as Buffer;
+  const flags = device.createBuffer('u32', flagData);
+  const { count, output } = await compactTiles(device, input, flags, shape);
+  const want = compactReference(data, flagData);
+  expect(count, what).toBe(want.length);
+  expect(output.length, what).toBe(want.length);
+  expectBitsEqual(await output.read(), want, what);
+  for (const b of [input, flags, output]) b.destroy();
 }
 
 describeEachBackend('compact', (ctx) => {
@@ -196,6 +235,95 @@ describeEachBackend('compact', (ctx) => {
     expectBitsEqual(await input.read(), data, 'input');
     expectBitsEqual(await flags.read(), Uint32Array.from([1, 0, 1]), 'flags');
   });
+  it('tile-scan formulation (workgroup devices): tile boundaries, rounds paired and alone, scalar and vec4 loads', async () => {
+    const device = ctx.device;
+    const tiny: TileShape = { wg: 8, items: 4 };
+    const attempt = () => expectTiles(device, tiny, new Uint32Array(8), new Uint32Array(8), 'refused');
+    if (await refusedWithout(device, 'workgroup', attempt)) return;
+    if (!device.caps.features.has('serial-workgroups')) {
+      // The view that runs a hardware GPU's formulations runs this one.
+      expect(compactFormulation(manyInvocationsView(device)).name).toBe('tile-scan');
+    }
+    // One round (no partner), three rounds (a pair and one alone), and the tuned shape.
+    const shapes: TileShape[] = [tiny, { wg: 16, items: 12 }, tileShape(device)];
+    for (const shape of shapes) {
+      const tile = shape.wg * shape.items;
+      // Whole and partial last tiles, lengths that are and are not multiples of 4.
+      const sizes =
+        shape === tiny
+          ? [1, 2, 3, 4, 5, tile - 1, tile, tile + 1, 2 * tile + 3, 3 * tile + 4, 9 * tile + 6]
+          : [tile - 1, tile + 1, 2 * tile + 4, 3 * tile + 3];
+      for (const n of sizes) {
+        const u = randomU32(n, 7 * n + 5);
+        const f = f32Values(n);
+        for (const [pattern, flagData] of Object.entries(flagPatterns(n))) {
+          const what = `wg ${shape.wg} x ${shape.items} n=${n} ${pattern}`;
+          await expectTiles(device, shape, u, flagData, `${what} u32`);
+          await expectTiles(device, shape, f, flagData, `${what} f32`);
+        }
+      }
+    }
+  });
+
+  it('tile-scan formulation: calls after a larger one, whose tile counts the pooled buffer still holds', async () => {
+    const device = ctx.device;
+    const shape: TileShape = { wg: 8, items: 4 };
+    const tile = shape.wg * shape.items;
+    const attempt = () => expectTiles(device, shape, new Uint32Array(8), new Uint32Array(8), 'refused');
+    if (await refusedWithout(device, 'workgroup', attempt)) return;
+    // Every tile full: the pooled counts past a later call's tiles hold non-zero counts it must not add.
+    const big = randomU32(5 * tile, 3);
+    await expectTiles(device, shape, big, new Uint32Array(big.length).fill(1), 'all kept, 5 tiles');
+    for (const n of [2 * tile + 1, tile, 3]) {
+      const data = randomU32(n, n);
+      await expectTiles(
+        device,
+        shape,
+        data,
+        data.map((x) => x & 1),
+        `then n=${n}`,
+      );
+    }
+  });
+
+  it('tile-scan formulation: ignores the extra workgroups of folded grids', async () => {
+    const shape: TileShape = { wg: 8, items: 4 };
+    const tile = shape.wg * shape.items;
+    // Three workgroups a dimension: 11 and 12 workgroups fold into 3 x 4, one to spare in the scatter.
+    const device = foldedGridView(ctx.device, 3);
+    const attempt = () => expectTiles(device, shape, new Uint32Array(8), new Uint32Array(8), 'refused');
+    if (await refusedWithout(device, 'workgroup', attempt)) return;
+    for (const n of [10 * tile + 5, 10 * tile + 4]) {
+      const data = randomU32(n, n + 1);
+      await expectTiles(
+        device,
+        shape,
+        data,
+        data.map((x) => (x >>> 3) & 1),
+        `folded n=${n}`,
+      );
+    }
+  });
+
+  it('concurrent calls of every formulation, of different lengths, do not disturb each other', async () => {
+    for (const { label, device } of formulations(ctx.device, ctx.kind)) {
+      // Growing and shrinking lengths: pooled temporaries are replaced while earlier calls still use them.
+      const cases = [3000, 20011, 50, 9000].map((n, j) => {
+        const data = randomU32(n, n + j);
+        return { data, flags: data.map((x) => (((x >>> j) & 3) === 0 ? 1 : 0)) };
+      });
+      const results = await Promise.all(
+        cases.map(({ data, flags }) => compact(device, device.createBuffer('u32', data), device.createBuffer('u32', flags))),
+      );
+      for (const [j, { count, output }] of results.entries()) {
+        const { data, flags } = cases[j] as (typeof cases)[number];
+        const want = compactReference(data, flags);
+        expect(count, `${label} call ${j}`).toBe(want.length);
+        expectBitsEqual(await output.read(), want, `${label} call ${j} (n=${data.length})`);
+      }
+    }
+  });
+
   it('ignores the extra workgroups of folded grids', async () => {
     const device = foldedGridView(ctx.device, foldLimit(ctx.device, 7));
     const data = randomU32(20001, 4);

@@ -427,4 +427,20 @@ describe('algorithms on webgpu buffers past one binding (4 KiB bindings)', () =>
       expectBitsEqual(await output.read(), want, `${label} compact`);
     }
   });
+
+  it('compact: flags and input read as vec4s (a length that divides by 4), all kept and half kept', async () => {
+    const n4 = S + 52;
+    const values = data.subarray(0, n4);
+    const patterns = { all: new Uint32Array(n4).fill(1), half: values.map((x) => (x >>> 5) & 1) };
+    for (const { label, device } of devices) {
+      const input = device.createBuffer('u32', values);
+      expect(segmentsOf(input), label).toHaveLength(2);
+      for (const [pattern, flags] of Object.entries(patterns)) {
+        const want = compactReference(values, flags);
+        const { count, output } = await compact(device, input, device.createBuffer('u32', flags));
+        expect(count, `${label} ${pattern}`).toBe(want.length);
+        expectBitsEqual(await output.read(), want, `${label} compact ${pattern}`);
+      }
+    }
+  });
 });

@@ -6,6 +6,8 @@
  */
 export { dispatchGroups } from './common.ts';
 export { compactChunked } from './compact/compact-chunked.ts';
+export { compactTiles, type TileShape, tileShape } from './compact/compact-tiles.ts';
+export * as compactTuning from './compact/tuning.ts';
 export { WORKGROUP_MIN_CONCURRENCY } from './device-class.ts';
 export { recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from './histogram/histogram.ts';
 export {

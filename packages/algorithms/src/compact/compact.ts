@@ -6,8 +6,10 @@
  * contiguous chunk per worker, read the counts, and let each chunk write its kept
  * elements in order from its offset: two dispatches, no temporaries of n.
  *
- * Workgroup devices scatter each kept element to its scanned position. Gather
- * devices invert the map instead, with no pass over all n but the first: flags
+ * Workgroup devices (compact-tiles.ts) count the kept flags of each tile of
+ * consecutive elements, scan the tile counts, and let each workgroup rank its
+ * tile's kept elements in order and write them from the tile's offset: no
+ * temporaries of n. Gather devices invert the map instead, with no pass over all n but the first: flags
  * are counted per block of FLAG_BLOCK and the counts scanned (inclusive); output
  * j finds its block (the first whose inclusive count exceeds j) by a binary search
  * between two samples (a first pass places every SAMPLE_STRIDE-th output by a
@@ -30,47 +32,11 @@ import {
 } from '@trident/core';
 import { cachedKernel, checkBuffer, gatherSize, lowerBound, scratch } from '../common.ts';
 import { chooseFamily, type Formulation } from '../plan.ts';
-import { recordScan } from '../scan/scan.ts';
 import { recordBlockSums, recordGatherBlockScan } from '../scan/scan-gather.ts';
 import { compactChunked } from './compact-chunked.ts';
+import { compactTiles, type TileShape, tileShape } from './compact-tiles.ts';
 
 const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
-
-/** pred[i] = flags[i] != 0 ? 1 : 0. */
-function predicateKernel(wg: number) {
-  return cachedKernel(`compact-pred:${wg}`, () =>
-    defineKernel({
-      name: 'compact_predicate',
-      workgroupSize: wg,
-      params: { flags: buffer('u32', 'read'), pred: buffer('u32', 'write'), n: uniform('u32') },
-      body: ({ flags, pred, n }, k) => {
-        const i = k.let(k.globalIndex, 'i');
-        k.if(i.lt(n), () => pred.store(i, select(flags.load(i).ne(0), k.var('u32', 1), k.var('u32', 0))));
-      },
-    }),
-  );
-}
-
-/** out[pos[i]] = input[i] where flags[i] != 0. */
-function scatterKernel(dtype: BufferDType, wg: number) {
-  return cachedKernel(`compact-scatter:${dtype}:${wg}`, () =>
-    defineKernel({
-      name: `compact_scatter_${dtype}`,
-      workgroupSize: wg,
-      params: {
-        input: buffer(dtype, 'read'),
-        flags: buffer('u32', 'read'),
-        pos: buffer('u32', 'read'),
-        out: buffer(dtype, 'write'),
-        n: uniform('u32'),
-      },
-      body: ({ input, flags, pos, out, n }, k) => {
-        const i = k.let(k.globalIndex, 'i');
-        k.if(i.lt(n).and(flags.load(i).ne(0)), () => out.store(pos.load(i), input.load(i)));
-      },
-    }),
-  );
-}
 
 /** Flags per block of the gather formulation (the last step walks one block's flags). */
 const FLAG_BLOCK = 4;
@@ -278,14 +244,18 @@ export interface CompactResult<D extends BufferDType> {
   readonly output: Buffer<D>;
 }
 
-export type CompactFormulationName = 'chunked' | 'scan-scatter' | 'inverted-map';
+export type CompactFormulationName = 'chunked' | 'tile-scan' | 'inverted-map';
 
-/** The formulation `compact` runs on `device` (see the file comment). */
-export function compactFormulation(device: Device): Formulation<CompactFormulationName> {
+/** The formulation `compact` runs on `device` (see the file comment), with its tile shape where it is the tile scan. */
+export function compactFormulation(device: Device): Formulation<CompactFormulationName, TileShape | undefined> {
   const family = chooseFamily(device, 'compact', { families: ['serial', 'workgroup', 'gather'] });
   if (family === 'serial')
     return { family, name: 'chunked', shape: undefined, summary: 'per-worker chunks: count kept, host offsets, ordered write' };
-  if (family === 'workgroup') return { family, name: 'scan-scatter', shape: undefined, summary: 'scan + scatter to the scanned positions' };
+  if (family === 'workgroup') {
+    const shape = tileShape(device);
+    const summary = `tiles of ${shape.wg} x ${shape.items}: count kept per tile, scan of the counts, ordered write per tile`;
+    return { family, name: 'tile-scan', shape, summary };
+  }
   return { family, name: 'inverted-map', shape: undefined, summary: 'scan + binary-search gather (inverted map)' };
 }
 
@@ -296,9 +266,9 @@ export function compactFormulation(device: Device): Formulation<CompactFormulati
  * are moved as they are (f32 -0 and NaNs included; a signalling NaN may come back
  * quieted, as with zcopy).
  *
- * Complexity: O(n) work on workgroup devices (predicate, scan, scatter: about 5
- * element moves each; serial-workgroup devices: 2 flag reads, 1 input read and
- * 1 write per kept element); on gather devices n flag reads for the block counts, a
+ * Complexity: O(n) work; on workgroup and serial-workgroup devices 2 flag reads
+ * and 1 input read per element and 1 write per kept element (plus, on workgroup
+ * devices, a scan of one count per tile of TILES elements); on gather devices n flag reads for the block counts, a
  * scan of n / B counts (B = FLAG_BLOCK, or TEXEL_FLAGS_BLOCK where n is a multiple of
  * 4), and O(count (log(n / count) + B)) reads for the searches (where n is a multiple
  * of 4 and the count is not, plus a copy of the count's elements). One small
@@ -310,33 +280,12 @@ export async function compact<D extends BufferDType>(device: Device, input: Buff
   checkBuffer(device, flags, 'flags', ['u32']);
   if (flags.length !== input.length)
     throw new InvalidArgumentError('flags', `length ${flags.length} differs from the input length ${input.length}`);
-  const { family } = compactFormulation(device);
+  const { family, shape } = compactFormulation(device);
   const n = input.length;
   if (n === 0) return { count: 0, output: device.createBuffer(input.dtype, 0) };
   if (family === 'serial') return compactChunked(device, input, flags);
-  const wg = gatherSize(device.caps);
-  if (family === 'gather') return compactGather(device, input, flags, n, wg);
-  // Fresh temporaries: they are used after an await, when pooled ones could have
-  // been taken by another call meanwhile.
-  const pred = device.createBuffer('u32', n);
-  const pos = device.createBuffer('u32', n);
-  const release = () => {
-    void device
-      .flush()
-      .catch(() => undefined)
-      .finally(() => {
-        pred.destroy();
-        pos.destroy();
-      });
-  };
-  device.dispatch(predicateKernel(wg), { invocations: n }, { flags, pred, n });
-  recordScan(device, pred, pos, n, true);
-  const [last, lastFlag] = await Promise.all([pos.read({ offset: n - 1, length: 1 }), flags.read({ offset: n - 1, length: 1 })]);
-  const count = (last[0] as number) + (lastFlag[0] !== 0 ? 1 : 0);
-  const output = device.createBuffer(input.dtype, count);
-  if (count > 0) device.dispatch(scatterKernel(input.dtype, wg), { invocations: n }, { input, flags, pos, out: output, n });
-  release();
-  return { count, output };
+  if (shape !== undefined) return compactTiles(device, input, flags, shape);
+  return compactGather(device, input, flags, n, gatherSize(device.caps));
 }
 
 /**
