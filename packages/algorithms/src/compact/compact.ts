@@ -8,8 +8,10 @@
  *
  * Workgroup devices (compact-tiles.ts) count the kept flags of each tile of
  * consecutive elements, scan the tile counts, and let each workgroup rank its
- * tile's kept elements in order and write them from the tile's offset: no
- * temporaries of n. Gather devices invert the map instead, with no pass over all n but the first: flags
+ * tile's kept elements in order and write them from the tile's offset: two
+ * passes over the data and a scan of one count per tile, no temporaries of n.
+ *
+ * Gather devices invert the map instead, with no pass over all n but the first: flags
  * are counted per block of FLAG_BLOCK and the counts scanned (inclusive); output
  * j finds its block (the first whose inclusive count exceeds j) by a binary search
  * between two samples (a first pass places every SAMPLE_STRIDE-th output by a
@@ -268,9 +270,10 @@ export function compactFormulation(device: Device): Formulation<CompactFormulati
  *
  * Complexity: O(n) work; on workgroup and serial-workgroup devices 2 flag reads
  * and 1 input read per element and 1 write per kept element (plus, on workgroup
- * devices, a scan of one count per tile of TILES elements); on gather devices n flag reads for the block counts, a
- * scan of n / B counts (B = FLAG_BLOCK, or TEXEL_FLAGS_BLOCK where n is a multiple of
- * 4), and O(count (log(n / count) + B)) reads for the searches (where n is a multiple
+ * devices, a scan of one count per tile: compact/tuning.ts TILES); on gather
+ * devices n flag reads for the block counts, a scan of n / B counts (B =
+ * FLAG_BLOCK, or TEXEL_FLAGS_BLOCK where n is a multiple of 4), and
+ * O(count (log(n / count) + B)) reads for the searches (where n is a multiple
  * of 4 and the count is not, plus a copy of the count's elements). One small
  * readback for the count. Throws InvalidArgumentError for bad buffers, a flags
  * dtype other than u32, or a length mismatch; the inputs are never modified.
