@@ -28,7 +28,8 @@ import { JS_RUNTIME } from './js-runtime.ts';
  *
  * Values: u32 as numbers in [0, 2^32), i32 as int32 numbers, f32 as doubles rounded
  * with Math.fround after every operation (f32 uniforms too, once per dispatch), bool
- * as booleans.
+ * as booleans. A u32 local holds its value's int32 bits and every read converts back
+ * (see `pinned`: this keeps V8's code for long loops free of allocation).
  *
  * f32 bits that are only moved keep their bits: reading a Float32Array element into a
  * double quiets a signalling NaN on x86 (0x7f800001 comes back 0x7fc00001), so an f32
@@ -287,12 +288,12 @@ class JsGenerator {
         // Typed arrays ignore stores outside [0, length): the IR's out-of-range rule.
         const moved = this.movedBits(s.buffer, s.value);
         if (moved !== undefined) return `${ind}bits_${s.buffer}[${this.expr(s.index)}] = ${moved};`;
-        return `${ind}b_${s.buffer}[${this.expr(s.index)}] = ${this.expr(s.value)};`;
+        return `${ind}b_${s.buffer}[${this.expr(s.index)}] = ${this.stored(s.value)};`;
       }
       case 'wgStore': {
         const { width } = typeInfo(s.value.type);
         if (width > 1) return this.storeVec(`wg_${s.array}`, String(this.workgroupLength(s.array)), width, s.index, s.value, ind);
-        return `${ind}wg_${s.array}[${this.expr(s.index)}] = ${this.expr(s.value)};`;
+        return `${ind}wg_${s.array}[${this.expr(s.index)}] = ${this.stored(s.value)};`;
       }
       case 'privStore': {
         const n = this.privateLength(s.array);
@@ -350,7 +351,9 @@ class JsGenerator {
     const bits = this.bitsVars.has(id) && value.op === 'load' ? value.buffer : undefined;
     if (width === 1) {
       if (bits !== undefined) return `${ind}${this.varRef(id)} = (bits_${bits}[${this.expr((value as { index: Expr }).index)}] ?? 0);`;
-      return `${ind}${this.varRef(id)} = ${this.expr(value)};`;
+      // A load is held as the typed array gives it: loaded locals are not what loops carry.
+      if (value.op === 'load') return `${ind}${this.varRef(id)} = ${this.expr(value)};`;
+      return `${ind}${this.varRef(id)} = ${toHeld(this.expr(value), value.type)};`;
     }
     const v =
       bits !== undefined ? this.loadVec(`bits_${bits}`, `len_${bits}`, width, (value as { index: Expr }).index, '') : this.vexpr(value);
@@ -366,7 +369,7 @@ class JsGenerator {
         return t;
       });
     }
-    for (const [i, c] of comps.entries()) lines.push(`${ind}${targets[i]} = ${c};`);
+    for (const [i, c] of comps.entries()) lines.push(`${ind}${targets[i]} = ${toHeld(c, value.type)};`);
     return lines.join('\n');
   }
 
@@ -401,6 +404,11 @@ class JsGenerator {
     return this.spilled.has(id) ? `${name}[lid]` : name;
   }
 
+  /** A scalar value stored into a typed array, which converts it itself: a variable goes unpinned. */
+  private stored(e: Expr): string {
+    return e.op === 'var' ? this.varRef(e.id) : this.expr(e);
+  }
+
   /** Component c of vector variable `id`: its own local (or per-invocation array, if spilled). */
   private varComponent(id: number, c: number): string {
     const ref = this.varRef(id);
@@ -418,19 +426,19 @@ class JsGenerator {
       case 'const':
         return constant(e.value as number | boolean);
       case 'uniform':
-        return `u_${e.name}`;
+        return pinned(`u_${e.name}`, e.type);
       case 'builtin':
         switch (e.name) {
           case 'globalIndex':
-            return '(wgi * WG + lid)';
+            return '((wgi * WG + lid) >>> 0)';
           case 'localIndex':
-            return 'lid';
+            return '(lid >>> 0)';
           case 'workgroupIndex':
-            return 'wgi';
+            return '(wgi >>> 0)';
           case 'workgroupSize':
             return 'WG';
           case 'numWorkgroups':
-            return 'nwg';
+            return '(nwg >>> 0)';
           case 'subgroupSize':
             return '1';
           case 'subgroupInvocation':
@@ -440,7 +448,7 @@ class JsGenerator {
         }
         break;
       case 'var':
-        return this.varRef(e.id);
+        return this.bitsVars.has(e.id) ? this.varRef(e.id) : pinned(this.varRef(e.id), e.type);
       case 'unary':
         return unary(e.fn, typeInfo(e.type).scalar, this.scalarArg(e, e.a));
       case 'binary':
@@ -506,24 +514,24 @@ class JsGenerator {
       case 'const':
         return { setup: [], comps: (e.value as readonly number[]).map(num) };
       case 'var':
-        return { setup: [], comps: lanes(width, (c) => this.varComponent(e.id, c)) };
+        return { setup: [], comps: lanes(width, (c) => pinned(this.varComponent(e.id, c), scalar)) };
       case 'builtin':
         switch (e.name) {
           case 'localId':
-            return { setup: [], comps: ['(lid % SX)', '(Math.floor(lid / SX) % SY)', 'Math.floor(lid / (SX * SY))'] };
+            return { setup: [], comps: pinnedU32(['(lid % SX)', '(Math.floor(lid / SX) % SY)', 'Math.floor(lid / (SX * SY))']) };
           case 'workgroupId':
-            return { setup: [], comps: ['WX', 'WY', 'WZ'] };
+            return { setup: [], comps: pinnedU32(['WX', 'WY', 'WZ']) };
           case 'globalId':
             return {
               setup: [],
-              comps: [
+              comps: pinnedU32([
                 '(WX * SX + lid % SX)',
                 '(WY * SY + (Math.floor(lid / SX) % SY))',
                 '(WZ * (WG / (SX * SY)) + Math.floor(lid / (SX * SY)))',
-              ],
+              ]),
             };
           case 'workgroupCount':
-            return { setup: [], comps: ['G[0]', 'G[1]', 'G[2]'] };
+            return { setup: [], comps: pinnedU32(['G[0]', 'G[1]', 'G[2]']) };
           default:
             break;
         }
@@ -747,9 +755,44 @@ function componentNames(name: string, width: number): string[] {
   return width === 1 ? [name] : Array.from({ length: width }, (_, c) => `${name}$${c}`);
 }
 
-/** Code that reads nothing but a local or a literal: free to repeat. */
+/**
+ * How integer values are held and read, for V8's sake. A long loop in a function's first
+ * call is compiled while it runs (on-stack replacement), and there every local live at the
+ * loop's entry is typed as any value. A loop-carried local whose every use truncates to 32
+ * bits still becomes a 32-bit register; one that code without type feedback also uses (a
+ * remainder loop that has not run yet) stays a tagged value, and a tagged u32 of 2^31 or
+ * more is a heap number: every update of such an accumulator allocates. The chunked
+ * formulations run one long loop per worker and call, so a first call runs all of its loop
+ * that way, and later calls may too (code optimized for the whole function without the
+ * feedback of what ran before the loop deoptimizes on entry, and the loop goes back to the
+ * code compiled on the stack).
+ *
+ * So a u32 local holds its value's int32 bits (`toHeld`: a small integer, never allocated;
+ * a scalar load as the typed array gives it) and every read gives the u32 back (`pinned`:
+ * `(x >>> 0)`, the same for either); i32 reads are pinned with `| 0`, and u32 and i32
+ * uniforms and builtins are pinned too, so that arithmetic on them is 32-bit from the start.
+ * Code compiled for a later call loses nothing: V8 drops a truncation of a value known to
+ * fit. A typed array's store converts its value itself, so a local stored as it is needs
+ * neither; f32 and bool values are held as they are.
+ */
+function pinned(code: string, type: ValueType): string {
+  const { scalar } = typeInfo(type);
+  return scalar === 'u32' ? `(${code} >>> 0)` : scalar === 'i32' ? `(${code} | 0)` : code;
+}
+
+/** Components of a u32 vector builtin, pinned (see `pinned`). */
+function pinnedU32(comps: readonly string[]): string[] {
+  return comps.map((c) => `(${c} >>> 0)`);
+}
+
+/** A value of `type` as a local holds it (see `pinned`): a u32's int32 bits, anything else itself. */
+function toHeld(code: string, type: ValueType): string {
+  return typeInfo(type).scalar === 'u32' ? `(${code} | 0)` : code;
+}
+
+/** Code that reads nothing but a local or a literal (pinned or not): free to repeat. */
 function isTrivial(code: string): boolean {
-  return /^(?:[A-Za-z_$][\w$]*|[\d.]+(?:e[+-]?\d+)?|\(-[\w.+-]+\))$/.test(code);
+  return /^(?:[A-Za-z_$][\w$]*|[\d.]+(?:e[+-]?\d+)?|\(-[\w.+-]+\)|\([A-Za-z_$][\w$]* (?:>>> 0|\| 0)\))$/.test(code);
 }
 
 /** `setup` pieces then `value`, as one expression. */
