@@ -27,7 +27,12 @@ import { createDevice } from 'trident';
 import { isSortedPermutation as verifySort } from '../../packages/cli/src/bench/checks.ts';
 import { warmedMedian } from '../../packages/cli/src/bench/sustained.ts';
 
-const device = await createDevice({ backend: 'webgpu' });
+// ONESWEEP_BINDING=<bytes>: a lower storage-binding limit, so that the same n spans more bindings (segments).
+const binding = Number(process.env.ONESWEEP_BINDING ?? 0);
+const device = await createDevice({
+  backend: 'webgpu',
+  ...(binding > 0 ? { options: { webgpu: { maxStorageBufferBindingSize: binding } } } : {}),
+});
 const { limits } = device.caps;
 console.log(
   `device ${device.info.adapter}; subgroups ${limits.minSubgroupSize}..${limits.maxSubgroupSize}; ` +
@@ -129,6 +134,15 @@ if (process.env.ONESWEEP_STAGING) {
     pairsOnly(`onesweep batched ${batch} window 4, shared staging, 36 pairs`, { ...onesweep, rankBatch: batch }, 36);
   pairsOnly('onesweep batched 4 window 4, shared staging, 30 pairs', { ...onesweep, rankBatch: 4 }, 30);
 }
+if (process.env.ONESWEEP_OS) add('onesweep batched 4 window 4, 14 keys / 36 pairs', { passes: 'onesweep', rank: 'batched', rankBatch: 4, valueStaging: 'shared' }, 4, 14, 36);
+if (process.env.ONESWEEP_LARGE) {
+  // Arrays past one binding: fewer keys per invocation (fewer segment switches in flight) and onesweep's passes.
+  add('reduce-then-scan batched 4, 12 keys / 30 pairs', rts, undefined, 12, 30);
+  add('reduce-then-scan batched 4, 10 keys / 26 pairs', rts, undefined, 10, 26);
+  const onesweep = { passes: 'onesweep', rank: 'batched', rankBatch: 4, valueStaging: 'shared' } as const;
+  add('onesweep batched 4 window 4, 14 keys / 36 pairs', onesweep, 4, 14, 36);
+  add('onesweep batched 4 window 4, 12 keys / 30 pairs', onesweep, 4, 12, 30);
+}
 if (process.env.ONESWEEP_OLD_VARIANTS) {
   add('reduce-then-scan batched 4, late offsets', { ...rts, offsets: 'late' });
   add('onesweep batched 6 window 4', { passes: 'onesweep', rank: 'batched', rankBatch: 6 }, 4);
@@ -149,10 +163,9 @@ for (const log of sizes) {
   const data = randomU32(n, 11 + log);
   const keys = device.createBuffer('u32', data);
   const keysOut = device.createBuffer('u32', n);
-  const values = device.createBuffer(
-    'u32',
-    Uint32Array.from({ length: n }, (_, i) => i),
-  );
+  const iota = new Uint32Array(n);
+  for (let i = 0; i < n; i++) iota[i] = i;
+  const values = device.createBuffer('u32', iota);
   const valuesOut = device.createBuffer('u32', n);
   const sort = (shape: MultisplitShape, pairs: boolean, window?: number) => () => {
     if (shape.passes === 'onesweep')

@@ -11,7 +11,7 @@ import type { Tuned } from '../device-class.ts';
  * by the device's limits (blockSize).
  */
 export const TILES: Tuned<{ wg: number; items: number }> = {
-  value: { wg: 256, items: 16 },
+  value: { wg: 256, items: 4 },
   evidence:
-    'not yet measured on a GPU: chosen by the scan look-back tile (256 invocations) and 4 vec4 loads in flight per buffer, as histogram.shared; LEDGER.md compact.tiles',
+    'bench/results/tuning/h100-compact-tiles-2026-11-27.json: 256 x 16 gave wrong output on the H100 (Dawn/Vulkan, driver 580) from 2^12 up while 64 x 4 and 256 x 4 were exact; one round a tile until that is understood; LEDGER.md compact.tiles',
 };
