@@ -19,6 +19,7 @@ import {
 } from './analysis.ts';
 import { buildCapabilityMatrix, type CapabilityMatrix } from './capabilities.ts';
 import { type CurveChart, seriesColors } from './charts.ts';
+import { cpuScalingBlocks } from './cpu-scaling.ts';
 import { curveBlocks } from './curves.ts';
 import type { LabelledMeasurement, LoadedResults } from './load.ts';
 import { implementationName, shortAdapter } from './names.ts';
@@ -136,6 +137,7 @@ export function buildDocument(analysis: Analysis, sources: readonly LoadedResult
       'scales linearly; a rising one is still paying fixed costs (dispatch, launch, read-back) at small n.',
   });
   out.push({ kind: 'charts', id: 'curves', charts: curves });
+  out.push(...cpuScalingBlocks(sources));
 
   const matrix = buildCapabilityMatrix(sources);
   out.push({ kind: 'h', level: 2, text: 'Capability matrix', id: 'capabilities-title' });
@@ -253,8 +255,9 @@ const BROWSER_VS_NODE = ['zcopy', 'reduce', 'scan', 'histogram', 'compact', 'sor
 
 /**
  * One line per machine that ran Trident's WebGPU both in Node (Dawn) and in Chromium: the browser's
- * figure against Node's per algorithm, at the largest n both ran (a time ratio), else at each one's
- * largest n (a throughput ratio, marked).
+ * figure against Node's per algorithm (the same case only), at the largest n both ran by the same
+ * timing protocol (a time ratio), else at each one's largest n (a throughput ratio, marked with
+ * what differs).
  */
 export function browserVsNode(all: readonly LabelledMeasurement[]): string[] {
   const ours = all.filter((m) => m.implementation === 'trident' && m.backend === 'webgpu' && !m.error && m.ms);
@@ -262,33 +265,45 @@ export function browserVsNode(all: readonly LabelledMeasurement[]): string[] {
   const lines: string[] = [];
   for (const label of labels) {
     const parts: string[] = [];
+    // Which builds the compared rows came from: a formulation may have changed between them.
+    const commits = new Set<string>();
     for (const algorithm of BROWSER_VS_NODE) {
       const rows = (runtime: string) => ours.filter((m) => m.label === label && m.runtime === runtime && m.algorithm === algorithm);
       const b = headline(algorithm, rows('chromium'));
       const n = headline(algorithm, rows('node'));
       if (!b || !n) continue;
-      const common = rows('chromium')
+      if (b.variant !== n.variant) {
+        // Different cases (e.g. sort() allocating its output against radixSort into outputs allocated once) are no comparison.
+        parts.push(`${algorithm}: not compared (the browser ran '${b.variant}', Node '${n.variant}')`);
+        continue;
+      }
+      // Like for like: the same case, timed by the same protocol (a row's own or its file's).
+      const twin = (x: LabelledMeasurement, y: LabelledMeasurement) => y.variant === x.variant && y.n === x.n && y.protocol === x.protocol;
+      const pairs = rows('chromium')
         .filter((x) => x.variant === b.variant)
-        .map((x) => x.n)
-        .filter((size) => rows('node').some((y) => y.variant === n.variant && y.n === size));
-      const at = common.length > 0 ? Math.max(...common) : undefined;
+        .flatMap((x) => rows('node').flatMap((y) => (twin(x, y) ? [[x, y] as const] : [])));
+      const at = pairs.length > 0 ? Math.max(...pairs.map(([x]) => x.n)) : undefined;
       if (at !== undefined) {
-        const bm = rows('chromium').find((x) => x.variant === b.variant && x.n === at) as LabelledMeasurement;
-        const nm = rows('node').find((x) => x.variant === n.variant && x.n === at) as LabelledMeasurement;
+        const [bm, nm] = pairs.find(([x]) => x.n === at) as readonly [LabelledMeasurement, LabelledMeasurement];
         const r = (nm.ms?.median as number) / (bm.ms?.median as number);
+        commits.add(`Chromium at ${bm.commit ?? 'an unnamed commit'}, Node at ${nm.commit ?? 'an unnamed commit'}`);
         parts.push(
-          `${algorithm} n=${fmtN(at)} ${fmtMs(bm.ms?.median as number)} ms vs ${fmtMs(nm.ms?.median as number)} ms (${r.toFixed(2)}×)`,
+          `${algorithm} n=${fmtN(at)} ${fmtMs(bm.ms?.median as number)} ms vs ${fmtMs(nm.ms?.median as number)} ms (${r.toFixed(2)}×, ${bm.protocol ?? 'adaptive'})`,
         );
       } else if (b.throughput && n.throughput && b.throughput.unit === n.throughput.unit) {
         const r = b.throughput.value / n.throughput.value;
+        const unlike = [
+          ...(b.n !== n.n ? ['different n'] : []),
+          ...(b.protocol !== n.protocol ? [`protocols ${b.protocol ?? 'adaptive'} / ${n.protocol ?? 'adaptive'}`] : []),
+        ];
         parts.push(
-          `${algorithm} ${fmtNum(b.throughput.value)} ${b.throughput.unit} @ n=${fmtN(b.n)} vs ${fmtNum(n.throughput.value)} @ n=${fmtN(n.n)} (${r.toFixed(2)}×, throughput, different n)`,
+          `${algorithm} ${fmtNum(b.throughput.value)} ${b.throughput.unit} @ n=${fmtN(b.n)} vs ${fmtNum(n.throughput.value)} @ n=${fmtN(n.n)} (${r.toFixed(2)}×, throughput, ${unlike.join(', ')})`,
         );
       }
     }
     if (parts.length > 0)
       lines.push(
-        `Browser WebGPU against Node (Dawn) WebGPU on the same GPU (${label}; GPU time, Chromium first; ratio = the browser\u2019s speed over Node\u2019s, from different runs): ${parts.join('; ')}.`,
+        `Browser WebGPU against Node (Dawn) WebGPU on the same GPU (${label}; GPU time, Chromium first; ratio = the browser\u2019s speed over Node\u2019s, from different runs${commits.size > 0 ? `: ${[...commits].join('; ')}` : ''}): ${parts.join('; ')}.`,
       );
   }
   return lines;

@@ -28,6 +28,8 @@ import { SchemaViolation, validateResults } from './validate.ts';
 export interface LabelledMeasurement extends Measurement {
   /** The machine label (results file `label`), e.g. 'local' or 'h100'. */
   readonly label: string;
+  /** The Trident commit the file's run was built from (its `versions`), where it says one. */
+  readonly commit?: string;
 }
 
 export interface LoadedResults {
@@ -87,9 +89,20 @@ export function readResults(json: unknown, file: string): LoadedResults {
     if (err instanceof SchemaViolation) throw new ResultsFileError(file, `not a valid trident-bench/1 file: ${err.message}`);
     throw err;
   }
-  const label = (m: Measurement): LabelledMeasurement => {
+  const commit = r.versions['trident commit'];
+  // A timed row without its own protocol was timed by the file's (adaptive where the file names none).
+  const fileProtocol = r.settings?.protocol === 'mixed' ? undefined : (r.settings?.protocol ?? 'adaptive');
+  // Anchor rows (CUB, CUDA) were timed by their own programs: they take no protocol from the file.
+  const label = (m: Measurement, anchor = false): LabelledMeasurement => {
     const throughput = m.ms ? (throughputOf(m.bytes, m.flops, m.ms.median, m.edges) ?? m.throughput) : m.throughput;
-    return { ...m, ...(throughput ? { throughput } : {}), label: r.label };
+    const protocol = m.protocol ?? (m.ms && fileProtocol && !anchor ? fileProtocol : undefined);
+    return {
+      ...m,
+      ...(throughput ? { throughput } : {}),
+      ...(protocol ? { protocol } : {}),
+      label: r.label,
+      ...(commit ? { commit } : {}),
+    };
   };
   return {
     file,
@@ -98,7 +111,7 @@ export function readResults(json: unknown, file: string): LoadedResults {
     adapters: r.adapters,
     versions: r.versions,
     createdAt: r.createdAt,
-    measurements: [...r.measurements, ...(r.anchors?.measurements ?? [])].map(label),
+    measurements: [...r.measurements.map((m) => label(m)), ...(r.anchors?.measurements ?? []).map((m) => label(m, true))],
     unavailable: [...(r.unavailable ?? [])],
     devices: [...(r.devices ?? [])],
     anchorOutputs: r.anchors?.outputs ?? [],
