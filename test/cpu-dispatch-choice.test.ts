@@ -1,9 +1,10 @@
 /**
- * Issue 10: where the CPU backend runs a dispatch (inline on the calling thread, or
+ * Where the CPU backend runs a dispatch (inline on the calling thread, or
  * on its workers), as pure rules over learned costs: no timing is measured here.
  */
 import { describe, expect, it } from 'vitest';
 import {
+  ALONE_ROUND_TRIPS,
   CHOICE_WINDOW,
   FIRST_TRY_EVERY,
   inlineIsFaster,
@@ -15,6 +16,7 @@ import {
   ROUND_TRIP_DEFAULT_NS,
   ROUND_TRIP_FLOOR_NS,
   RoundTripEstimate,
+  runsAlone,
   SETTLED_SAMPLES,
   sizeClass,
 } from '../packages/backend-cpu/src/dispatch-choice.ts';
@@ -47,6 +49,19 @@ describe('inlineIsFaster', () => {
         expect(inlineIsFaster(small)).toBe(true);
       }
     }
+  });
+});
+
+describe('runsAlone', () => {
+  it('gives a batch of its own to a kernel never measured and to one long enough that a wake-up is noise', () => {
+    expect(runsAlone(undefined, ROUND_TRIP_DEFAULT_NS)).toBe(true);
+    // A 2^24 reduce (~2.4 ms on one thread) shares its batch; a 2^30 one (~150 ms) does not, at any round trip the estimate allows.
+    for (const roundTripNs of [ROUND_TRIP_FLOOR_NS, ROUND_TRIP_DEFAULT_NS, ROUND_TRIP_CEILING_NS]) {
+      expect(runsAlone(reduceNs(2 ** 24), roundTripNs)).toBe(false);
+      expect(runsAlone(reduceNs(2 ** 30), roundTripNs)).toBe(true);
+    }
+    expect(runsAlone(ALONE_ROUND_TRIPS * 25_000 - 1, 25_000)).toBe(false);
+    expect(runsAlone(ALONE_ROUND_TRIPS * 25_000, 25_000)).toBe(true);
   });
 });
 

@@ -25,6 +25,7 @@ import {
   predictOneThreadNs,
   ROUND_TRIP_DEFAULT_NS,
   RoundTripEstimate,
+  runsAlone,
   sizeClass,
 } from './dispatch-choice.ts';
 import { HeapFull, SharedHeap } from './heap.ts';
@@ -451,8 +452,8 @@ export class CpuDevice implements BackendDevice {
       } else if (this.runsHere(command)) {
         if (batch.length > 0) await runBatch();
         this.runInline(command);
-      } else if (command.compiled.cost === undefined) {
-        // Never measured: alone in its batch, so that the workers' timings are its own.
+      } else if (runsAlone(predictOneThreadNs(command.compiled.cost, command.numWorkgroups, command.elements), this.roundTrip.ns)) {
+        // Never measured, or long: alone in its batch, so that the workers' timings are its own (dispatch-choice.ts).
         await runBatch();
         batch.push(command);
         await runBatch();

@@ -53,6 +53,22 @@ function workersNs(d: DispatchCost, oneThreadNs: number): number {
   return d.roundTripNs + oneThreadNs / Math.min(d.workers, d.workgroups);
 }
 
+/**
+ * A dispatch predicted to take at least this many of the workers' round trips on one thread
+ * runs alone in its batch: one more wake-up costs it at most a thousandth, and its wall time
+ * and cost are then its own. In a batch of several kernels (a scan's chunk sums, then its
+ * chunk scans) neither can be told apart, so a kernel's choice kept the workers' way
+ * unmeasured and its cost as first learned, when it ran alone the first time, compiling and
+ * faulting its pages in: a later inline run, measured warm, then beat that cold figure, and
+ * dispatches of seconds ran on one thread.
+ */
+export const ALONE_ROUND_TRIPS = 1000;
+
+/** Whether a dispatch runs alone in its batch on the workers (see ALONE_ROUND_TRIPS); never measured: alone too. */
+export function runsAlone(oneThreadNs: number | undefined, roundTripNs: number): boolean {
+  return oneThreadNs === undefined || oneThreadNs >= ALONE_ROUND_TRIPS * roundTripNs;
+}
+
 /** Decisions between two tries of the way not taken, per unit of the ratio of its estimate to the taken way's. */
 export const RETRY_EVERY = 32;
 /**
