@@ -20,6 +20,7 @@ import { DEFAULT_MAX_LOG2N, SUITES, selectSteps } from '../bench/suites.ts';
 import { SUSTAINED } from '../bench/sustained.ts';
 import { WARMUP_MAX_RUNS } from '../bench/timing.ts';
 import { installedVersions } from '../bench/versions.ts';
+import { runWorkerSweep, SWEEP_DEFAULT_CASES } from '../bench/worker-sweep.ts';
 import { CHROMIUM_PATH } from '../browser/chromium.ts';
 import { describeMachine } from '../describe.ts';
 import { describeDevice } from '../device-description.ts';
@@ -49,6 +50,10 @@ const USAGE = `usage: trident bench [options]
                      --budget-ms ends the warm-up; 0: exactly --warmup runs)
   --budget-ms MS     stop repeating a measurement after this much timed work (default 4000)
   --workers N        cpu backend worker threads (default: all cores)
+  --worker-sweep LIST  cpu backend in Node only, at each worker count of LIST (e.g. 1,2,4,8,16;
+                     counts above the logical CPUs are left out): the selected cases (default
+                     ${SWEEP_DEFAULT_CASES.join(', ')}) and the plain-JS copy ceiling on as many threads;
+                     each row's adapter says its count, for the report's CPU scaling section
   --no-wasm          cpu backend (Node and Chromium): every kernel as generated JavaScript,
                      none as WebAssembly (to compare the two paths)
   --label NAME       machine label for the report (default: local)
@@ -338,6 +343,7 @@ const BENCH_FLAGS = {
   'warmup-ms': { type: 'string' },
   'budget-ms': { type: 'string' },
   workers: { type: 'string' },
+  'worker-sweep': { type: 'string', multiple: true },
   label: { type: 'string' },
   out: { type: 'string' },
   quiet: { type: 'boolean' },
@@ -361,6 +367,10 @@ export async function benchCommand(argv: string[]): Promise<number> {
     const names = CASES.map((c) => `${c.algorithm}:${c.variant}`).join(', ');
     process.stdout.write(`${USAGE}\n\ncases: ${names}\n`);
     return 0;
+  }
+  if (values['worker-sweep'] !== undefined) {
+    if (values.suite !== undefined) throw new UsageError('--worker-sweep and --suite: pick one');
+    return workerSweepCommand(argv, values);
   }
   if (values.suite !== undefined) return suiteCommand(argv, values);
   for (const flag of ['max-log2n', 'cub', 'nbody', 'conformance', 'latency', 'deadline-s'] as const) {
@@ -411,6 +421,48 @@ export async function benchCommand(argv: string[]): Promise<number> {
 }
 
 type BenchValues = Parsed<typeof BENCH_FLAGS>['values'];
+
+/** `--worker-sweep LIST`: the cpu backend at each worker count (bench/worker-sweep.ts), in Node, no peers. */
+async function workerSweepCommand(argv: string[], values: BenchValues): Promise<number> {
+  for (const flag of ['workers', 'browser', 'max-log2n', 'cub', 'nbody', 'conformance', 'latency', 'deadline-s'] as const) {
+    if (values[flag] !== undefined) throw new UsageError(`--${flag} does not apply to --worker-sweep (it sets the workers, in Node)`);
+  }
+  const backendNames = list(values.backends);
+  if (backendNames.some((b) => b !== 'cpu'))
+    throw new UsageError(`--worker-sweep runs the cpu backend only, got --backends ${backendNames.join(',')}`);
+  const counts = list(values['worker-sweep']).map((w) => positiveInt(w, '--worker-sweep'));
+  if (counts.length === 0) throw new UsageError('--worker-sweep: expected worker counts, e.g. 1,2,4');
+  const label = values.label ?? 'local';
+  if (!/^[A-Za-z0-9_.-]+$/.test(label)) throw new UsageError(`--label: use letters, digits, '-', '_' or '.', got '${label}'`);
+  const out = values.out ?? `report/results-${label}-workers.json`;
+  const algorithmNames = list(values.algorithms);
+  const warmupMs =
+    values['warmup-ms'] === undefined
+      ? DEFAULT_WARMUP_MS
+      : values['warmup-ms'] === '0'
+        ? 0
+        : positiveInt(values['warmup-ms'], '--warmup-ms');
+  const results = await runWorkerSweep({
+    counts,
+    cases: selectCases(algorithmNames.length > 0 ? algorithmNames : SWEEP_DEFAULT_CASES),
+    sizes: sizePicker(list(values.sizes)),
+    settings: {
+      warmup: values.warmup === undefined ? 2 : values.warmup === '0' ? 0 : positiveInt(values.warmup, '--warmup'),
+      warmupMs,
+      repeats: positiveInt(values.repeats, '--repeats', 7),
+      budgetMs: positiveInt(values['budget-ms'], '--budget-ms', 4000),
+    },
+    ...(values['no-wasm'] === true ? { wasm: false } : {}),
+    label,
+    command: `trident bench ${argv.join(' ')}`.trim(),
+    quiet: values.quiet === true,
+  });
+  mkdirSync(dirname(out), { recursive: true });
+  commitOutputs([{ path: out, bytes: `${JSON.stringify(results, null, 2)}\n` }]);
+  const failed = results.measurements.filter((m) => m.error || m.verified === false).length;
+  process.stderr.write(`bench: worker sweep: ${results.measurements.length} measurements (${failed} failed or unverified) -> ${out}\n`);
+  return 0;
+}
 
 /** `--suite NAME`: the suite runner (bench/suite-runner.ts) with the command's flags. */
 async function suiteCommand(argv: string[], values: BenchValues): Promise<number> {
