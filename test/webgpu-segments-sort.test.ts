@@ -5,7 +5,8 @@
  * the workgroup radix sort's kernels slowly (tens of seconds): one size, keys with values.
  * A kernel's buffers may take as many bindings as the adapter allows a kernel: 10 on
  * Chromium's SwiftShader, fewer than the gather formulation's move needs for such keys,
- * which it then refuses with a typed error.
+ * which it then refuses with a typed error. Key-value pairs whose four arrays need more
+ * bindings than that are sorted by passes that scatter keys and values in two dispatches.
  */
 import { mergeSort, radixSort, randomU32, sortReference } from '@trident/algorithms';
 import { type Buffer, type Device, LimitExceededError } from 'trident';
@@ -60,6 +61,22 @@ describe('sorts on webgpu buffers past one binding (4 KiB bindings)', () => {
     const want = sortReference(pairKeys, values);
     expectBitsEqual(await pairs.keys.read(), want.keys, 'many-invocations pair keys');
     expectBitsEqual(await (pairs.values as Buffer<'u32'>).read(), want.values as Uint32Array, 'many-invocations pair values');
+  });
+
+  it('radix sort pairs whose arrays need more bindings than a kernel may have: each pass scatters keys and values apart', async () => {
+    // Three segments an array: keys and values in and out take 12 bindings beside the scanned counts, past
+    // this device's 10 (Chromium) or 12 (Node); the split keys scatter binds 9, the values scatter 10.
+    const many = device(1);
+    const n3 = 2 * S + 50;
+    const pairKeys = randomU32(n3, 13).map((x) => x & 0x3ff);
+    const values = Uint32Array.from({ length: n3 }, (_, i) => i);
+    const keys = many.createBuffer('u32', pairKeys);
+    expect(segmentsOf(keys)).toHaveLength(3);
+    expect(4 * 3 + 1).toBeGreaterThan(many.caps.limits.maxBuffersPerKernel);
+    const pairs = radixSort(many, keys, { values: many.createBuffer('u32', values) });
+    const want = sortReference(pairKeys, values);
+    expectBitsEqual(await pairs.keys.read(), want.keys, 'split pass keys');
+    expectBitsEqual(await (pairs.values as Buffer<'u32'>).read(), want.values as Uint32Array, 'split pass values');
   });
 
   it('merge sort', async () => {

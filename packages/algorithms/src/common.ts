@@ -191,6 +191,19 @@ export function scratch<D extends BufferDType>(device: Device, role: string, dty
   return b;
 }
 
+/**
+ * Storage bindings `buffer` takes in a kernel that binds it: one, or one per segment where
+ * it is larger than one binding (maxStorageBufferBindingSize; see docs/kernels.md). A
+ * backend's segments hold slightly less than a binding (whole vectors, a spare element), so
+ * this counts against a binding less 64 bytes: it may count one binding too many, never
+ * too few, so that a pass split on it is never one too late.
+ */
+export function bindingsOf(device: Device, buffer: Buffer): number {
+  const binding = device.caps.limits.maxStorageBufferBindingSize;
+  const bytes = buffer.length * 4;
+  return bytes <= binding ? 1 : Math.ceil(bytes / Math.max(4, binding - 64));
+}
+
 // ---------- element-wise operators ----------
 
 export type ReduceOp = 'sum' | 'min' | 'max';

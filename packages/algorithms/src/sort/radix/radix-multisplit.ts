@@ -690,12 +690,54 @@ export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | u
             shape,
             valueType,
             { keys, keysOut, vals, valsOut: valsOut as never, n, shift, tiles },
-            {
-              early: (t, d) => offsets.load(d.mul(tiles).add(t)),
-              base: (_t, _d, _total, start, early) => (early as U).sub(start),
-            },
+            offsetsFrom(offsets, tiles),
           );
         },
       }),
   );
+}
+
+/**
+ * Pass step 3 for the values alone: the tile ranked as scatterKernel ranks it (the same
+ * slots), its values written and its keys not, so that the kernel binds no keys output.
+ * With scatterKernel on the keys alone it splits a pairs pass whose four arrays span more
+ * bindings than one kernel may have (recordMultisplitPasses).
+ */
+export function valueScatterKernel(shape: MultisplitShape, valueType: BufferDType) {
+  const { wg, items } = shape;
+  return cachedKernel(
+    `radix8-scatter-values:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.valueStaging}:${shape.rank}:${shape.rankBatch}:${shape.offsets}:${valueType}`,
+    () =>
+      defineKernel({
+        name: `radix8_scatter_values_${valueType}`,
+        workgroupSize: wg,
+        params: {
+          keys: buffer('u32', 'read'),
+          vals: buffer(valueType, 'read'),
+          valsOut: buffer(valueType, 'write'),
+          offsets: buffer('u32', 'read'),
+          n: uniform('u32'),
+          shift: uniform('u32'),
+          tiles: uniform('u32'),
+        },
+        body: ({ keys, vals, valsOut, offsets, n, shift, tiles }, k) => {
+          const keysOut = { store: (): void => undefined };
+          rankAndScatter(
+            k,
+            shape,
+            valueType,
+            { keys, keysOut, vals, valsOut: valsOut as never, n, shift, tiles },
+            offsetsFrom(offsets, tiles),
+          );
+        },
+      }),
+  );
+}
+
+/** Each (digit, tile)'s first slot from the scanned counts (digit-major), less the digit's start in the tile. */
+function offsetsFrom(offsets: { load(i: U): U }, tiles: U): ScatterDestinations {
+  return {
+    early: (t, d) => offsets.load(d.mul(tiles).add(t)),
+    base: (_t, _d, _total, start, early) => (early as U).sub(start),
+  };
 }

@@ -6,9 +6,9 @@
  * formulations, which share the multisplit kernels, do not import each other.
  */
 import type { Buffer, Device } from '@trident/core';
-import { dispatchGroups, scratch } from '../../common.ts';
+import { bindingsOf, dispatchGroups, scratch } from '../../common.ts';
 import { recordScan } from '../../scan/scan.ts';
-import { countKernel, MULTISPLIT_PASSES, type MultisplitShape, scatterKernel } from './radix-multisplit.ts';
+import { countKernel, MULTISPLIT_PASSES, type MultisplitShape, scatterKernel, valueScatterKernel } from './radix-multisplit.ts';
 import { ONESWEEP_MAX_N, recordOnesweepPasses } from './radix-onesweep.ts';
 
 const BITS = 32 / MULTISPLIT_PASSES;
@@ -19,6 +19,11 @@ const DIGITS = 1 << BITS;
  * `vsrc`) into `keysOut` (and `valuesOut`): onesweep passes (radix-onesweep.ts) when
  * the shape says so and n fits their 30-bit counts, reduce-then-scan passes
  * otherwise. The intermediate passes ping-pong through scratch buffers; n >= 1.
+ *
+ * Where keys and values together span more bindings than one kernel may have (arrays
+ * past one binding take one per segment), each reduce-then-scan pass scatters the keys
+ * and the values in two dispatches that rank the tile alike (the ranking twice), and
+ * onesweep passes, whose look-back cannot run twice, give way to reduce-then-scan ones.
  */
 export function recordMultisplitPasses(
   device: Device,
@@ -29,7 +34,13 @@ export function recordMultisplitPasses(
   valuesOut: Buffer | undefined,
   n: number,
 ): void {
-  if (shape.passes === 'onesweep' && n <= ONESWEEP_MAX_N) {
+  // The pairs scatter binds both arrays of keys and of values, the scanned counts and nothing else large.
+  const overBindings = (keys: Buffer, kout: Buffer, vals: Buffer | undefined, vout: Buffer | undefined): boolean =>
+    vals !== undefined &&
+    vout !== undefined &&
+    bindingsOf(device, keys) + bindingsOf(device, kout) + bindingsOf(device, vals) + bindingsOf(device, vout) + 1 >
+      device.caps.limits.maxBuffersPerKernel;
+  if (shape.passes === 'onesweep' && n <= ONESWEEP_MAX_N && !overBindings(src, keysOut, vsrc, valuesOut)) {
     recordOnesweepPasses(device, shape, src, vsrc, keysOut, valuesOut, n);
     return;
   }
@@ -47,16 +58,39 @@ export function recordMultisplitPasses(
     const shift = p * BITS;
     dispatchGroups(device, countKernel(shape), tiles, { keys: keysIn, counts, n, shift, tiles });
     recordScan(device, counts, offsets, DIGITS * tiles, true);
-    dispatchGroups(device, scatterKernel(shape, vsrc?.dtype), tiles, {
-      keys: keysIn,
-      keysOut: dst,
-      vals: valsIn ?? dummy,
-      valsOut: vdst ?? dummyOut,
-      offsets,
-      n,
-      shift,
-      tiles,
-    });
+    if (valsIn && vdst && overBindings(keysIn, dst, valsIn, vdst)) {
+      // Keys first: the values' dispatch ranks the same input keys (keysIn is not dst), so it finds the same slots.
+      dispatchGroups(device, scatterKernel(shape, undefined), tiles, {
+        keys: keysIn,
+        keysOut: dst,
+        vals: dummy,
+        valsOut: dummyOut,
+        offsets,
+        n,
+        shift,
+        tiles,
+      });
+      dispatchGroups(device, valueScatterKernel(shape, valsIn.dtype), tiles, {
+        keys: keysIn,
+        vals: valsIn,
+        valsOut: vdst,
+        offsets,
+        n,
+        shift,
+        tiles,
+      });
+    } else {
+      dispatchGroups(device, scatterKernel(shape, vsrc?.dtype), tiles, {
+        keys: keysIn,
+        keysOut: dst,
+        vals: valsIn ?? dummy,
+        valsOut: vdst ?? dummyOut,
+        offsets,
+        n,
+        shift,
+        tiles,
+      });
+    }
     keysIn = dst;
     valsIn = vdst;
   }
