@@ -9,7 +9,7 @@ export { compactChunked } from './compact/compact-chunked.ts';
 export { compactTiles, type TileShape, tileShape } from './compact/compact-tiles.ts';
 export * as compactTuning from './compact/tuning.ts';
 export { WORKGROUP_MIN_CONCURRENCY } from './device-class.ts';
-export { recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from './histogram/histogram.ts';
+export { recordBlendedHistogram, recordSharedHistogram, type SharedHistogramPlan, sharedPlan } from './histogram/histogram.ts';
 export {
   CHUNKED_HISTOGRAM,
   chunkCounters,

@@ -449,7 +449,7 @@ function recordGlobalHistogram(device: Device, values: Buffer<'u32'>, output: Bu
 }
 
 /** Blended atomics (gather devices): chunks of at most maxExactAtomicCount elements, summed by gather passes. */
-function recordBlendedHistogram(device: Device, values: Buffer<'u32'>, output: Buffer<'u32'>, bins: number): void {
+export function recordBlendedHistogram(device: Device, values: Buffer<'u32'>, output: Buffer<'u32'>, bins: number): void {
   const n = values.length;
   const wg = gatherSize(device.caps);
   const chunk = Math.max(1, Math.min(n, device.caps.limits.maxExactAtomicCount));

@@ -32,6 +32,8 @@ import {
   zcopyReference,
   zfill,
 } from '@trident/algorithms';
+import { recordBlendedHistogram } from '@trident/algorithms/internal';
+import type { Buffer, Device } from 'trident';
 import { type BenchCase, type PeerRun, PeerUnavailableError, sameArray } from './bench-case.ts';
 import { isCompaction, nbodySampleMatches } from './checks.ts';
 import { gpuJsNbodyMatches, gpuJsNbodySettings, nbodyAccel } from './gpujs-nbody.ts';
@@ -132,6 +134,14 @@ export const CASES: readonly BenchCase[] = [
     },
   },
   histogram256Case('256 bins', MEMORY_SIZES, (n) => randomU32(n).map((x) => x & 255)),
+  // Blended atomics forced where gather devices count 256 bins by packed counting: the two side by
+  // side on a hardware WebGL2 (sizes only where a plan names them: the browser bench on the H100).
+  histogram256Case(
+    '256 bins blended',
+    [],
+    (n) => randomU32(n).map((x) => x & 255),
+    (device, values, output) => recordBlendedHistogram(device, values, output, 256),
+  ),
   {
     algorithm: 'compact',
     variant: 'half kept',
@@ -382,8 +392,17 @@ function tfjsPeer(n: number, backend: 'cpu' | 'wasm', op: 'sum' | 'cumsum' | 'to
   };
 }
 
-/** A 256-bin histogram of the values `input(n)` gives, into one output reused by every run. */
-export function histogram256Case(variant: string, sizes: readonly number[], input: (n: number) => Uint32Array): BenchCase {
+/**
+ * A 256-bin histogram of the values `input(n)` gives, into one output reused by every run:
+ * by histogram() (the device's own formulation), or by `record` (one formulation forced).
+ */
+export function histogram256Case(
+  variant: string,
+  sizes: readonly number[],
+  input: (n: number) => Uint32Array,
+  record: (device: Device, values: Buffer<'u32'>, output: Buffer<'u32'>) => void = (device, values, output) =>
+    void histogram(device, values, { bins: 256, output }),
+): BenchCase {
   return {
     algorithm: 'histogram',
     variant,
@@ -396,9 +415,7 @@ export function histogram256Case(variant: string, sizes: readonly number[], inpu
       const src = device.createBuffer('u32', host);
       const out = device.createBuffer('u32', 256);
       return {
-        run: () => {
-          histogram(device, src, { bins: 256, output: out });
-        },
+        run: () => record(device, src, out),
         verify: async () => sameArray(await out.read(), histogramReference(host, 256)),
         dispose: () => {
           src.destroy();

@@ -49,6 +49,8 @@ export const BROWSER_PLANS = {
       // The formulations side by side, where the device's own choice (sort:auto) is one of them.
       'sort:radix': pow2(16, 24, 4),
       'sort:merge': pow2(16, 24, 4),
+      // Blended atomics beside the packed counting that gather devices run for 256 bins.
+      'histogram:256 bins blended': pow2(16, 24, 4),
       'nbody:accelerations': [4096, 16384, 65536],
       'bfs:rmat': rmat([16, 18, 20]),
       'components:rmat': rmat([16, 18, 20]),
