@@ -59,7 +59,7 @@ if [[ $step == pack ]]; then
   echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- packages bench/h100 || echo ' with uncommitted changes')" > .gpu/commit.txt
   "${esb[@]}" bench/webgpu-h100-ab.ts --outfile=.gpu/webgpu-h100-ab.mjs
   # Per-call latency beside TF.js webgpu (same process, same Dawn instance), and the sort probe.
-  for check in latency-check sort-probe graph-check onesweep-check scan-check read-probe bounds-check reduce-check segments-check; do
+  for check in latency-check sort-probe graph-check onesweep-check scan-check read-probe bounds-check reduce-check segments-check compact-check; do
     "${esb[@]}" bench/h100/$check.ts --outfile=.gpu/$check.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
   done
   # The conformance specs that run on any backend (not Node- or browser-only, not WebGL's).

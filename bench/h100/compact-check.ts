@@ -1,0 +1,62 @@
+/**
+ * compact's tile-scan formulation on a real GPU, element by element: for each log2 n,
+ * compactTiles over randomU32(n) with flags randomU32(n, 0x1234567) & 1, the output
+ * against compactReference, naming the first output that differs, the input element it
+ * should hold and that element's tile (where a rank goes wrong). SHAPE='{"wg":256,"items":16}'
+ * tries another tile shape than TILES.
+ *
+ *   node .gpu/compact-check.mjs 12 16 20 24   (after bash bench/h100/run.sh pack)
+ */
+import { compactReference, randomU32 } from '@trident/algorithms';
+import { compactTiles, type TileShape, tileShape } from '@trident/algorithms/internal';
+import { createDevice } from 'trident';
+
+const device = await createDevice({ backend: 'webgpu' });
+const custom = process.env.SHAPE ? (JSON.parse(process.env.SHAPE) as TileShape) : undefined;
+for (const log of process.argv.slice(2).map(Number)) {
+  const n = 2 ** log;
+  const host = randomU32(n);
+  const flagsHost = randomU32(n, 0x1234567).map((x) => x & 1);
+  const input = device.createBuffer('u32', host);
+  const flags = device.createBuffer('u32', flagsHost);
+  const shape = custom ?? tileShape(device);
+  const { count, output } = await compactTiles(device, input, flags, shape);
+  const got = await output.read();
+  const want = compactReference(host, flagsHost);
+  let firstBad = -1;
+  let mismatches = 0;
+  for (let i = 0; i < Math.min(got.length, want.length); i++) {
+    if (got[i] === want[i]) continue;
+    if (firstBad < 0) firstBad = i;
+    mismatches++;
+  }
+  // The input element the first bad output should hold, and its tile.
+  let source = -1;
+  for (let i = 0, k = 0; firstBad >= 0 && i < n; i++) {
+    if (!flagsHost[i]) continue;
+    if (k === firstBad) {
+      source = i;
+      break;
+    }
+    k++;
+  }
+  const tile = shape.wg * shape.items;
+  console.log(
+    JSON.stringify({
+      log2n: log,
+      shape,
+      count,
+      expected: want.length,
+      firstBad,
+      mismatches,
+      source,
+      sourceTile: source >= 0 ? Math.floor(source / tile) : -1,
+      inTile: source >= 0 ? source % tile : -1,
+    }),
+  );
+  input.destroy();
+  flags.destroy();
+  output.destroy();
+}
+await device.destroy();
+process.exit(0);
