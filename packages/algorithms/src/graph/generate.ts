@@ -26,7 +26,10 @@ function rng(seed: number): () => number {
   };
 }
 
-/** CSR from an edge list (u, v) with optional weights, rows in source order, optionally symmetrised. */
+/**
+ * CSR from an edge list (u, v) with optional weights, rows in source order, optionally symmetrised:
+ * a counting sort by source (one pass to count, a prefix sum, one pass to place), O(rows + m).
+ */
 export function fromEdges(
   rows: number,
   us: ArrayLike<number>,
@@ -35,29 +38,36 @@ export function fromEdges(
   symmetric = false,
   columns = rows,
 ): GraphInput {
-  const m = us.length * (symmetric ? 2 : 1);
+  const count = us.length;
+  const m = count * (symmetric ? 2 : 1);
   const indptr = new Uint32Array(rows + 1);
-  const add = (u: number) => {
+  for (let e = 0; e < count; e++) {
+    const u = us[e] as number;
     indptr[u + 1] = (indptr[u + 1] as number) + 1;
-  };
-  for (let e = 0; e < us.length; e++) {
-    add(us[e] as number);
-    if (symmetric) add(vs[e] as number);
+    if (symmetric) {
+      const v = vs[e] as number;
+      indptr[v + 1] = (indptr[v + 1] as number) + 1;
+    }
   }
   for (let u = 0; u < rows; u++) indptr[u + 1] = (indptr[u + 1] as number) + (indptr[u] as number);
-  const fill = indptr.slice(0, rows);
+  const next = indptr.slice(0, rows);
   const indices = new Uint32Array(m);
   const weights = ws ? new Float32Array(m) : undefined;
-  const put = (u: number, v: number, w: number) => {
-    const at = fill[u] as number;
-    fill[u] = at + 1;
+  // Each edge placed at its source's next slot, then (symmetric) its reverse at the target's:
+  // a row lists its entries in edge order.
+  for (let e = 0; e < count; e++) {
+    const u = us[e] as number;
+    const v = vs[e] as number;
+    const at = next[u] as number;
+    next[u] = at + 1;
     indices[at] = v;
-    if (weights) weights[at] = w;
-  };
-  for (let e = 0; e < us.length; e++) {
-    const w = ws ? (ws[e] as number) : 1;
-    put(us[e] as number, vs[e] as number, w);
-    if (symmetric) put(vs[e] as number, us[e] as number, w);
+    if (weights) weights[at] = ws?.[e] as number;
+    if (symmetric) {
+      const back = next[v] as number;
+      next[v] = back + 1;
+      indices[back] = u;
+      if (weights) weights[back] = ws?.[e] as number;
+    }
   }
   const shape = { rows, columns, indptr, indices, ...(symmetric ? { symmetric } : {}) };
   return weights ? { ...shape, weights } : shape;
@@ -65,7 +75,9 @@ export function fromEdges(
 
 function weightsFor(m: number, kind: GenerateOptions['weights'], next: () => number): Float32Array | undefined {
   if (kind === undefined) return undefined;
-  return Float32Array.from({ length: m }, () => (kind === 'integer' ? 1 + Math.floor(next() * 4) : 1 + next() * 99));
+  const out = new Float32Array(m);
+  for (let e = 0; e < m; e++) out[e] = kind === 'integer' ? 1 + Math.floor(next() * 4) : 1 + next() * 99;
+  return out;
 }
 
 /** G(n, m): m edges with uniformly random ends (self-loops and duplicates possible, as in real data). */
@@ -86,36 +98,44 @@ export function rmatGraph(scale: number, edgeFactor: number, options: GenerateOp
   const m = edgeFactor * n;
   const us = new Uint32Array(m);
   const vs = new Uint32Array(m);
-  // Quadrants a | b / c | d with a = 0.57, b = c = 0.19, d = 0.05, as u32 thresholds;
-  // the xorshift32 state lives in a local (this loop draws scale numbers per edge).
-  const A = 0.57 * 2 ** 32;
-  const AB = 0.76 * 2 ** 32;
-  const ABC = 0.95 * 2 ** 32;
-  let x = (options.seed ?? 4242) >>> 0 || 1;
-  // Powers of two by table: `2 ** bit` in the inner loop tripled the time of large graphs.
-  const power = Float64Array.from({ length: scale }, (_, i) => 2 ** i);
-  for (let e = 0; e < m; e++) {
+  const end = rmatEdges(us, vs, 0, m, scale, (options.seed ?? 4242) >>> 0 || 1);
+  return fromEdges(n, us, vs, weightsFor(m, options.weights, rng(end)), options.symmetric);
+}
+
+/**
+ * Writes R-MAT edges [from, to) into `us` / `vs` from the xorshift32 state `state` (scale draws
+ * an edge, the most significant bit first) and returns the state after them. Each draw r picks
+ * a quadrant by thresholds a | b / c | d with a = 0.57, b = c = 0.19, d = 0.05: the source's bit
+ * is r >= a + b, the target's (r >= a) ^ (r >= a + b) ^ (r >= a + b + c). The comparisons are
+ * computed without branches (a branch per draw mispredicts about half the time, and the loop
+ * draws scale numbers per edge): for integers r, t below 2^32, ((r - t) * 2^-32 + 1) | 0 is 1
+ * where r >= t and 0 where r < t.
+ */
+function rmatEdges(us: Uint32Array, vs: Uint32Array, from: number, to: number, scale: number, state: number): number {
+  // Thresholds rounded up: r >= 0.57 * 2^32 is r >= ceil(0.57 * 2^32) for integer r.
+  const a = Math.ceil(0.57 * 2 ** 32);
+  const ab = Math.ceil(0.76 * 2 ** 32);
+  const abc = Math.ceil(0.95 * 2 ** 32);
+  const k = 2 ** -32;
+  let x = state | 0;
+  for (let e = from; e < to; e++) {
     let u = 0;
     let v = 0;
-    for (let bit = scale - 1; bit >= 0; bit--) {
+    for (let bit = 0; bit < scale; bit++) {
       x ^= x << 13;
       x ^= x >>> 17;
       x ^= x << 5;
       const r = x >>> 0;
-      if (r >= A) {
-        const b = power[bit] as number;
-        if (r < AB) v += b;
-        else if (r < ABC) u += b;
-        else {
-          u += b;
-          v += b;
-        }
-      }
+      const geA = ((r - a) * k + 1) | 0;
+      const geAB = ((r - ab) * k + 1) | 0;
+      const geABC = ((r - abc) * k + 1) | 0;
+      u = (u << 1) | geAB;
+      v = (v << 1) | (geA ^ geAB ^ geABC);
     }
     us[e] = u;
     vs[e] = v;
   }
-  return fromEdges(n, us, vs, weightsFor(m, options.weights, rng(x)), options.symmetric);
+  return x >>> 0;
 }
 
 /** The path 0 - 1 - … - (n-1) (deep BFS). */
