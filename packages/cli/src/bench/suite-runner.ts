@@ -12,19 +12,18 @@
  * runs long still writes its file.
  */
 import { execFileSync } from 'node:child_process';
-import { zcopy } from '@trident/algorithms';
 import { type BackendKind, createDevice, type Device, registeredBackends } from 'trident';
 import { describeMachine } from '../describe.ts';
 import { describeDevice } from '../device-description.ts';
 import { deviceOptions } from '../device-options.ts';
 import { environmentNotes } from '../environment.ts';
 import { Progress } from './progress.ts';
-import { measureCase } from './runner.ts';
+import { measureCase, warmDevice } from './runner.ts';
 import type { AnchorOutput, BenchDevice, BenchResults, ConformanceRun, Measurement } from './schema.ts';
 import { SCHEMA_ID } from './schema.ts';
 import { readAnchors, readConformance, readLatency } from './suite-inputs.ts';
 import { findCase, type Suite, type SuiteStep } from './suites.ts';
-import { type SustainedSettings, timeSustained } from './sustained.ts';
+import type { SustainedSettings } from './sustained.ts';
 import { installedVersions } from './versions.ts';
 
 export interface SuiteOptions {
@@ -79,21 +78,6 @@ function notRun(device: Device, key: string, n: number, why: string): Measuremen
   };
 }
 
-/** Back-to-back copies for `ms` (wall clock): the clock of a GPU that sat idle comes up before the first row. */
-async function warmDevice(device: Device, log2n: number, ms: number): Promise<void> {
-  if (ms <= 0) return;
-  const n = Math.min(2 ** Math.min(log2n, 26), device.caps.limits.maxBufferElements);
-  const src = device.createBuffer('u32', n);
-  const dst = device.createBuffer('u32', n);
-  try {
-    const copy = (): void => void zcopy(device, src, { output: dst });
-    await timeSustained(device, 'device warm-up', copy, { batches: 0, warmupMs: ms, batchMs: 50, maxBatchRuns: 64 });
-  } finally {
-    src.destroy();
-    dst.destroy();
-  }
-}
-
 const fmtLog2 = (n: number): string => (Number.isInteger(Math.log2(n)) ? `2^${Math.log2(n)}` : String(n));
 
 export async function runSuite(options: SuiteOptions): Promise<BenchResults> {
@@ -124,7 +108,7 @@ export async function runSuite(options: SuiteOptions): Promise<BenchResults> {
     for (const device of devices) {
       adapters[`node/${device.backend}`] = device.info.adapter;
       described.push({ ...describeDevice(device), runtime: 'node' });
-      await warmDevice(device, options.maxLog2n, options.deviceWarmupMs);
+      await warmDevice(device, 2 ** Math.min(options.maxLog2n, 26), options.deviceWarmupMs);
       const limit = device.caps.limits.maxBufferElements;
       const over = options.steps.filter((s) => s.n > limit);
       if (over.length > 0) {
