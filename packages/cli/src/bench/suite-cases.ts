@@ -10,11 +10,19 @@
  * Checks stay exact where the host can afford the reference; sorts of more than 2^22
  * keys are checked for order and multiset (pairs: a stable permutation carrying each
  * key's index, which is exact), bench/checks.ts.
+ *
+ * The suite's BFS and components cases are the local bench's (bench/graph-cases.ts) with
+ * their R-MAT graphs built on worker threads (bench/rmat-threads.ts: the same graphs), each
+ * host phase of a step (generation, CSR, upload, read-back, reference) printed on stderr
+ * beside the suite's progress lines, and the same cases on Graph500's shape (edge factor 16,
+ * variant 'rmat ef16'), the suite's graphs from 2^30 stored edges (bench/suites.ts).
  */
 import { radixSort, randomU32, reduceInto, reduceReference, scan, scanReference, sortReference } from '@trident/algorithms';
 import { type BenchCase, sameArray } from './bench-case.ts';
 import { histogram256Case } from './cases.ts';
 import { isSortedPermutation } from './checks.ts';
+import { bfsCase, componentsCase, type GraphHost } from './graph-cases.ts';
+import { rmatGraphThreads } from './rmat-threads.ts';
 
 /** Above this many keys the exact reference sort costs the host seconds: order and multiset instead. */
 const EXACT_SORT_MAX = 2 ** 22;
@@ -149,6 +157,34 @@ function radixCase(pairs: boolean): BenchCase {
     },
   };
 }
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/** A host phase on stderr, between the suite's progress lines (where a large graph step's minutes go). */
+function printPhase(step: string, what: string): void {
+  process.stderr.write(`  host ${step}: ${what}\n`);
+}
+
+/** R-MAT graphs on worker threads (one per logical CPU), every host phase printed. */
+const THREADED_HOST: GraphHost = {
+  rmat(scale, edgeFactor, seed) {
+    const { graph, times } = rmatGraphThreads(scale, edgeFactor, { symmetric: true, seed });
+    printPhase(
+      `R-MAT scale ${scale}, edge factor ${edgeFactor}`,
+      `generation ${seconds(times.generationMs)}, CSR ${seconds(times.csrMs)} (${times.threads} thread${times.threads > 1 ? 's' : ''})`,
+    );
+    return graph;
+  },
+  phase: (step, what, ms) => printPhase(step, `${what} ${seconds(ms)}`),
+};
+
+/** The suite's graph cases: these replace the local bench's of the same name in a suite (bench/suites.ts). */
+export const SUITE_GRAPH_CASES: readonly BenchCase[] = [
+  bfsCase('rmat', THREADED_HOST),
+  componentsCase('rmat', THREADED_HOST),
+  bfsCase('rmat ef16', THREADED_HOST),
+  componentsCase('rmat ef16', THREADED_HOST),
+];
 
 export const SUITE_CASES: readonly BenchCase[] = [
   reduceSumF32,

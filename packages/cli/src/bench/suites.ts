@@ -12,12 +12,18 @@
  * two). `--max-log2n 12` is the whole suite at toy sizes, for a check on any machine.
  */
 import { type BenchCase, CASES } from './cases.ts';
-import { SUITE_CASES } from './suite-cases.ts';
-
-/** Every case a run can name: the local bench's and the suites' own. */
-export const ALL_CASES: readonly BenchCase[] = [...CASES, ...SUITE_CASES];
+import { SUITE_CASES, SUITE_GRAPH_CASES } from './suite-cases.ts';
 
 export const caseKey = (c: Pick<BenchCase, 'algorithm' | 'variant'>): string => `${c.algorithm}:${c.variant}`;
+
+/**
+ * Every case a run can name: the local bench's and the suites' own. The suite's graph cases
+ * replace the local bench's of the same name (the same graphs, built on worker threads).
+ */
+export const ALL_CASES: readonly BenchCase[] = [
+  ...SUITE_GRAPH_CASES,
+  ...[...CASES, ...SUITE_CASES].filter((c) => !SUITE_GRAPH_CASES.some((g) => caseKey(g) === caseKey(c))),
+];
 
 export function findCase(key: string): BenchCase | undefined {
   return ALL_CASES.find((c) => caseKey(c) === key);
@@ -64,6 +70,15 @@ const ELEMENTWISE = [
 ] as const;
 
 const GRAPHS = ['bfs:rmat', 'components:rmat'] as const;
+/**
+ * From 2^30 stored edges the graphs take Graph500's shape, edge factor 16 (2^30: scale 25,
+ * 2^25 vertices), as a case of its own: a row at edge factor 16 is never set beside one at 8.
+ */
+const GRAPH500 = ['bfs:rmat ef16', 'components:rmat ef16'] as const;
+const GRAPH500_LOG2 = 30;
+
+/** The graph steps at 2^l stored edges, each size's two cases together (one graph generated for both). */
+const graphSteps = (l: number): SuiteStep[] => (l >= GRAPH500_LOG2 ? GRAPH500 : GRAPHS).map((key) => ({ key, n: 2 ** l }));
 
 const log2Steps = (key: string, logs: readonly number[]): SuiteStep[] => [...new Set(logs)].map((l) => ({ key, n: 2 ** l }));
 
@@ -78,8 +93,9 @@ function beyond(maxLog2n: number): number[] {
  * The full suite: every element-wise case at three sizes (and past 2^28 on request),
  * N-body at 2^(k-12) and 2^(k-10) bodies (65536 and 262144 at k = 28), BFS and components on
  * R-MAT graphs of 2^(k-6), 2^(k-4), 2^(k-2) stored edges (scale 18, 20, 22 at edge factor 8),
- * and past 2^28 also of 2^29 … 2^maxLog2n stored edges (scale 25 at 2^29: 2^25 vertices), each
- * graph size's two cases together so each graph is generated once.
+ * and past 2^28 also of 2^29 … 2^maxLog2n stored edges (scale 25 at edge factor 8 at 2^29: 2^25
+ * vertices; from 2^30 edge factor 16, scale 25 at 2^30), each graph size's two cases together so
+ * each graph is generated once.
  */
 const h100: Suite = {
   name: 'h100',
@@ -94,9 +110,8 @@ const h100: Suite = {
         [16 - shift, 18 - shift].map((l) => Math.max(MIN_BODIES_LOG2, l)),
       ),
     );
-    for (const l of new Set([k - 6, k - 4, k - 2].map((x) => Math.max(MIN_GRAPH_LOG2, x))))
-      for (const key of GRAPHS) steps.push({ key, n: 2 ** l });
-    for (const l of beyond(maxLog2n)) for (const key of GRAPHS) steps.push({ key, n: 2 ** l });
+    for (const l of new Set([k - 6, k - 4, k - 2].map((x) => Math.max(MIN_GRAPH_LOG2, x)))) steps.push(...graphSteps(l));
+    for (const l of beyond(maxLog2n)) steps.push(...graphSteps(l));
     return steps;
   },
 };
@@ -104,7 +119,8 @@ const h100: Suite = {
 /**
  * The regression check after a change (`run.sh quick`, about three minutes on the H100): the
  * element-wise cases at the largest size alone (radix keys also at 2^(k-4), the size CUB's
- * launch overhead shows at), N-body at 2^(k-12) bodies, the graphs at 2^(k-4) stored edges.
+ * launch overhead shows at), N-body at 2^(k-12) bodies, the graphs at 2^(k-4) stored edges (and
+ * past 2^28 as the full suite's).
  */
 const h100Quick: Suite = {
   name: 'h100-quick',
@@ -114,7 +130,7 @@ const h100Quick: Suite = {
     const steps = ELEMENTWISE.flatMap((key) => log2Steps(key, [...(key === 'sort:radix keys' ? [k - 4] : []), k, ...beyond(maxLog2n)]));
     const shift = Math.ceil((BASE_LOG2N - k) / 2);
     steps.push(...log2Steps('nbody:accelerations', [Math.max(MIN_BODIES_LOG2, 16 - shift)]));
-    for (const l of [Math.max(MIN_GRAPH_LOG2, k - 4), ...beyond(maxLog2n)]) for (const key of GRAPHS) steps.push({ key, n: 2 ** l });
+    for (const l of [Math.max(MIN_GRAPH_LOG2, k - 4), ...beyond(maxLog2n)]) steps.push(...graphSteps(l));
     return steps;
   },
 };
