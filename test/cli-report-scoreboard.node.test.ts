@@ -139,6 +139,37 @@ describe('plain-JS ceiling rows', () => {
     expect(analysis.portability.find((p) => p.algorithm === 'reduce (sum)')?.application.platforms[0]?.efficiency).toBe(1);
   });
 
+  it('application efficiency holds a GPU-timed row to a wall-clock peer by its own wall time with the read', () => {
+    const gpu = row({
+      label: 'm',
+      algorithm: 'reduce',
+      variant: 'sum',
+      n,
+      backend: 'webgl2',
+      timer: 'gpu-timestamp',
+      ms: stats(1),
+      wallMs: stats(2),
+      wallWithReadMs: stats(4),
+    });
+    const peer = row({
+      label: 'm',
+      algorithm: 'reduce',
+      variant: 'sum',
+      n,
+      implementation: 'TF.js webgl',
+      backend: 'webgl',
+      timer: 'wall',
+      ms: stats(3),
+    });
+    const efficiency = (rows: LabelledMeasurement[]) =>
+      analyze(rows).portability.find((p) => p.algorithm === 'reduce (sum)')?.application.platforms[0]?.efficiency;
+    // GPU time 1 ms against the peer's 3 ms of wall would be 1; call + read (4 ms) against 3 ms is 0.75.
+    expect(efficiency([gpu, peer])).toBe(0.75);
+    // Without the read figure, the wall time to completion (2 ms): ahead of the peer.
+    const { wallWithReadMs: _, ...noRead } = gpu;
+    expect(efficiency([noRead, peer])).toBe(1);
+  });
+
   it('bound only Trident cpu of the same runtime and n', () => {
     const chromium = { ...ours, runtime: 'chromium' as const };
     const all = [chromium, ceiling];

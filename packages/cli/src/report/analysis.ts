@@ -281,8 +281,12 @@ export function analyze(all: readonly LabelledMeasurement[]): Analysis {
         o.throughput && largest.throughput && o.throughput.unit === largest.throughput.unit
           ? (t * largest.throughput.value) / o.throughput.value
           : (median(o) as number);
-      const best = Math.min(t, ...rivals.map(equivalent));
-      app.push({ platform, n: largest.n, efficiency: best / t, competitors: rivals.length });
+      // Like for like: against a rival with only a wall clock (a peer, whose wall time includes reading
+      // its result), our wall time with the read where the row has it, else our wall time to completion.
+      const ours = (o: LabelledMeasurement): number =>
+        o.timer === 'wall' && largest.timer !== 'wall' ? (largest.wallWithReadMs?.median ?? largest.wallMs?.median ?? t) : t;
+      const efficiency = Math.min(1, ...rivals.map((o) => equivalent(o) / ours(o)));
+      app.push({ platform, n: largest.n, efficiency, competitors: rivals.length });
     }
     const archE = arch.map((p) => p.efficiency);
     const archPP = archE.every((e) => e !== undefined) ? pennycook(archE as number[]) : archE.some((e) => e === 0) ? 0 : undefined;
