@@ -15,7 +15,7 @@
  *
  * Node only (worker_threads): the browser page's graph cases keep the sequential generator. The
  * calling thread waits on Atomics while the workers run, so the suite's synchronous case setup
- * can use it. The workers run the source of the functions below that do the work (self-contained:
+ * can use it. The workers write shared memory; the graph returned is a copy in ordinary memory. The workers run the source of the functions below that do the work (self-contained:
  * they read nothing outside their arguments and each other); test/cli-suite-graphs.node.test.ts holds the result equal to
  * rmatGraph's for one and several threads.
  */
@@ -286,10 +286,11 @@ export function rmatGraphThreads(
   const symmetric = options.symmetric === true;
   const threads = Math.max(1, Math.floor(options.threads ?? defaultThreads(m)));
   const seed = (options.seed ?? 4242) >>> 0 || 1;
-  // Shared memory, so that the workers write the arrays in place (views of it upload as any typed array).
-  const shared = (length: number): Uint32Array => new Uint32Array(new SharedArrayBuffer(4 * length));
+  // Shared memory where workers write the arrays in place.
+  const alloc = (length: number): Uint32Array =>
+    threads === 1 ? new Uint32Array(length) : new Uint32Array(new SharedArrayBuffer(4 * length));
   const t0 = performance.now();
-  const edges = { us: shared(m), vs: shared(m), indptr: shared(n + 1), indices: shared(0) };
+  const edges = { us: alloc(m), vs: alloc(m), indptr: alloc(n + 1), indices: alloc(0) };
   const run = (tasks: readonly Task[], arrays: Arrays): void => {
     if (threads === 1) for (const t of tasks) runTask(t, arrays);
     else runOnWorkers(tasks, arrays);
@@ -305,12 +306,15 @@ export function rmatGraphThreads(
   );
   const { indptr } = edges;
   for (let u = 0; u < n; u++) indptr[u + 1] = (indptr[u + 1] as number) + (indptr[u] as number);
-  const arrays = { ...edges, indices: shared(m * (symmetric ? 2 : 1)) };
+  const arrays = { ...edges, indices: alloc(m * (symmetric ? 2 : 1)) };
   run(
     entrySplit(indptr, n, threads).map(([lo, hi]) => ({ kind: 'fill', lo, hi, symmetric })),
     arrays,
   );
+  // The graph in memory of its own: Dawn's queue.writeBuffer crashes the process (a segmentation
+  // fault) on a view of a SharedArrayBuffer, and createGraph uploads typed arrays as they are.
+  const own = (a: Uint32Array): Uint32Array => (a.buffer instanceof SharedArrayBuffer ? a.slice() : a);
+  const graph: GraphInput = { rows: n, columns: n, indptr: own(indptr), indices: own(arrays.indices), ...(symmetric ? { symmetric } : {}) };
   const t2 = performance.now();
-  const graph: GraphInput = { rows: n, columns: n, indptr, indices: arrays.indices, ...(symmetric ? { symmetric } : {}) };
   return { graph, times: { threads, generationMs: t1 - t0, csrMs: t2 - t1 } };
 }
