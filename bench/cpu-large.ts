@@ -283,10 +283,10 @@ function placement(b: Buffer): string {
 /**
  * Warm-up runs, at least MIN_WARM_UP and then until one is within a tenth of the fastest
  * so far (at most MAX_WARM_UP), then `runs` timed ones (device.time: recording and
- * flush). A kernel run as JavaScript starts unoptimized in each worker, and at 2^30 one
- * call is one long loop: V8 swaps in optimized code mid-loop only once its compiler
- * threads get a core, so on a busy machine the first calls take many times as long as
- * later ones, and two slow calls in a row can look alike.
+ * flush). A kernel run as JavaScript at 2^30 is one long loop per worker and call: its
+ * first calls run code V8 compiled mid-loop (on-stack replacement), slower than the code
+ * compiled for later calls, and the first call that writes a fresh output buffer also
+ * faults its pages in (seconds for 4 GiB on a VM); two slow calls in a row can look alike.
  */
 async function timed(device: Device, label: string, body: () => void): Promise<{ runsMs: number[]; warmUpMs: number[] }> {
   const warmUpMs: number[] = [];
