@@ -103,6 +103,18 @@ describe('webgpu backend', () => {
     for (const b of [a, b1, b2]) b.destroy();
   });
 
+  it('takes data from views of shared memory (Dawn in Node crashed on them), whole and in part', async () => {
+    const n = 5000;
+    const shared = new Uint32Array(new SharedArrayBuffer(4 * (n + 8)), 16, n);
+    for (let i = 0; i < n; i++) shared[i] = 3 * i + 1;
+    const b = device.createBuffer('u32', shared);
+    expect([...(await b.read())]).toEqual([...shared]);
+    b.write(shared.subarray(100, 200), 7);
+    const got = await b.read({ offset: 7, length: 100 });
+    expect([...got]).toEqual([...shared.subarray(100, 200)]);
+    b.destroy();
+  });
+
   it('zero fills between dispatches keep stream order: small ones (a fill kernel in the open pass) and large ones (clearBuffer)', async () => {
     // 2^18 u32 = 1 MiB: a whole-buffer fill reaches clearBuffer's threshold; 3 elements stay below it.
     for (const [n, offset, length] of [

@@ -86,6 +86,14 @@ export interface WebGpuDeviceSetup {
  */
 const MAX_SEGMENTED_ELEMENTS = 2 ** 31;
 
+/** Elements a write from shared memory copies into ordinary memory at a time (see writeGpu). */
+const SHARED_WRITE_CHUNK = 2 ** 22;
+
+/** Whether `data` views a SharedArrayBuffer (absent where the page is not cross-origin isolated). */
+function isShared(data: HostArray): boolean {
+  return typeof SharedArrayBuffer !== 'undefined' && data.buffer instanceof SharedArrayBuffer;
+}
+
 const UNIFORM_ALIGN = 256;
 /** Uniform bytes per batch; a batch that fills it is submitted. */
 const ARENA_BYTES = 256 * 1024;
@@ -312,8 +320,16 @@ export class WebGpuDevice implements BackendDevice {
   private writeGpu(gpu: GPUBuffer, at: number, data: HostArray): void {
     if (!this.encoder) {
       // Nothing recorded: the queue orders this after every submitted batch.
-      // writeBuffer accepts views of shared memory too (AllowSharedBufferSource).
-      this.gpu.queue.writeBuffer(gpu, at * 4, data as Uint32Array<ArrayBuffer>);
+      if (!isShared(data)) {
+        this.gpu.queue.writeBuffer(gpu, at * 4, data as Uint32Array<ArrayBuffer>);
+        return;
+      }
+      // WebGPU allows views of shared memory here, but Dawn in Node crashes the process on them:
+      // they go through ordinary memory, a bounded chunk at a time.
+      for (let done = 0; done < data.length; done += SHARED_WRITE_CHUNK) {
+        const part = data.slice(done, Math.min(data.length, done + SHARED_WRITE_CHUNK));
+        this.gpu.queue.writeBuffer(gpu, (at + done) * 4, part as Uint32Array<ArrayBuffer>);
+      }
       return;
     }
     // Recorded work must see the old contents: stage the data and record a copy.
