@@ -14,6 +14,8 @@
 #                                      # -> $OUT/h100-quick.json; with --max-log2n 31 --algorithms A,B,… also 2^29..2^31
 #                                      # and bench/h100/cub-large.cu's CUB rows (a few cases a call: each 2^31 row
 #                                      # costs the host ~30 s of data, upload and checks)
+#   node .gpu/trident-cpu.mjs bench --worker-sweep 1,2,4,8,16 --sizes 2^24,2^26 --label h100 --out $OUT/h100-workers.json
+#                                      # on the GPU machine: the cpu backend in Node at each worker count, beside the copy ceiling
 #   bash bench/h100/run.sh probe       # on the GPU machine: the sort probe and the latency check alone
 #   bash bench/h100/run.sh graph       # on the GPU machine: the BFS formulations' check alone (bench/h100/graph-check.ts)
 #   bash bench/h100/run.sh dev         # on the GPU machine: the CUB anchor, then radix sort's sweep (bench/h100/onesweep-check.ts)
@@ -54,13 +56,21 @@ if [[ $step == pack ]]; then
   # `trident bench` alone (bench/h100/trident-cli.ts): its browser runs and Node peers load these on demand, never in a suite.
   "${esb[@]}" bench/h100/trident-cli.ts --outfile=.gpu/trident.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs \
     --external:playwright-core --external:esbuild --external:gpu.js '--external:@tensorflow/*'
+  # The cpu backend alone (`node .gpu/trident-cpu.mjs bench --worker-sweep …` on the GPU machine's cores), its worker
+  # scripts beside the bundle.
+  "${esb[@]}" bench/h100/trident-cli.ts --outfile=.gpu/trident-cpu.mjs --alias:trident=./bench/h100/trident-cpu-only.mjs \
+    --external:playwright-core --external:esbuild --external:gpu.js '--external:@tensorflow/*'
+  cp packages/backend-cpu/src/{node-worker,worker-loop,protocol,wasm-kernel}.mjs .gpu/
   rm -f .gpu/alg-check.mjs # the suite's former script, retired
   # The commit the bundles were built from (and whether the packages differed from it), for the results file's versions.
   echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- packages bench/h100 || echo ' with uncommitted changes')" > .gpu/commit.txt
   "${esb[@]}" bench/webgpu-h100-ab.ts --outfile=.gpu/webgpu-h100-ab.mjs
   # Per-call latency beside TF.js webgpu (same process, same Dawn instance), and the sort probe.
   for check in latency-check sort-probe graph-check onesweep-check scan-check read-probe bounds-check reduce-check segments-check compact-check; do
-    "${esb[@]}" bench/h100/$check.ts --outfile=.gpu/$check.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs
+    # The latency check runs TF.js webgpu beside Trident; the others load no peer (the bench cases import TF.js on demand).
+    peers=(--external:playwright-core --external:esbuild --external:gpu.js '--external:@tensorflow/*')
+    [[ $check == latency-check ]] && peers=()
+    "${esb[@]}" bench/h100/$check.ts --outfile=.gpu/$check.mjs --alias:trident=./bench/h100/trident-webgpu-only.mjs "${peers[@]}"
   done
   # The conformance specs that run on any backend (not Node- or browser-only, not WebGL's).
   entry=.gpu/conformance-entry.mjs
