@@ -134,7 +134,14 @@ if (process.env.ONESWEEP_STAGING) {
     pairsOnly(`onesweep batched ${batch} window 4, shared staging, 36 pairs`, { ...onesweep, rankBatch: batch }, 36);
   pairsOnly('onesweep batched 4 window 4, shared staging, 30 pairs', { ...onesweep, rankBatch: 4 }, 30);
 }
-if (process.env.ONESWEEP_OS) add('onesweep batched 4 window 4, 14 keys / 36 pairs', { passes: 'onesweep', rank: 'batched', rankBatch: 4, valueStaging: 'shared' }, 4, 14, 36);
+if (process.env.ONESWEEP_OS)
+  add(
+    'onesweep batched 4 window 4, 14 keys / 36 pairs',
+    { passes: 'onesweep', rank: 'batched', rankBatch: 4, valueStaging: 'shared' },
+    4,
+    14,
+    36,
+  );
 if (process.env.ONESWEEP_LARGE) {
   // Arrays past one binding: fewer keys per invocation (fewer segment switches in flight) and onesweep's passes.
   add('reduce-then-scan batched 4, 12 keys / 30 pairs', rts, undefined, 12, 30);
