@@ -17,15 +17,12 @@
  * beside the suite's progress lines, and the same cases on Graph500's shape (edge factor 16,
  * variant 'rmat ef16'), the suite's graphs from 2^30 stored edges (bench/suites.ts).
  */
-import { radixSort, randomU32, reduceInto, reduceReference, scan, scanReference, sortReference } from '@trident/algorithms';
+import { randomU32, reduceInto, reduceReference, scan, scanReference } from '@trident/algorithms';
 import { type BenchCase, sameArray } from './bench-case.ts';
 import { histogram256Case } from './cases.ts';
-import { isSortedPermutation } from './checks.ts';
 import { bfsCase, componentsCase, type GraphHost } from './graph-cases.ts';
+import { radixCase } from './radix-cases.ts';
 import { rmatGraphThreads } from './rmat-threads.ts';
-
-/** Above this many keys the exact reference sort costs the host seconds: order and multiset instead. */
-const EXACT_SORT_MAX = 2 ** 22;
 
 /** Values in [0, 1): sums of 2^28 of them stay within f32's range and checkable. */
 function unitFloats(n: number): Float32Array {
@@ -117,46 +114,6 @@ function scanCase(variant: 'exclusive' | 'inclusive f32' | 'exclusive f32'): Ben
 
 /** Every value in one bin: all atomics on one counter, the histogram's worst case. */
 const histogramAllEqual = histogram256Case('256 bins all-equal', [2 ** 16, 2 ** 20], (n) => new Uint32Array(n).fill(17));
-
-/** 0, 1, …, n - 1 (a plain loop: `Uint32Array.from` with a map function is slow at 2^28). */
-function positions(n: number): Uint32Array {
-  const out = new Uint32Array(n);
-  for (let i = 0; i < n; i++) out[i] = i;
-  return out;
-}
-
-function radixCase(pairs: boolean): BenchCase {
-  return {
-    algorithm: 'sort',
-    variant: pairs ? 'radix pairs' : 'radix keys',
-    dtype: 'u32',
-    sizes: [2 ** 12, 2 ** 14],
-    // Each key (and value) read once and written once, as the CUB anchor's rows count them.
-    bytes: (n) => (pairs ? 16 : 8) * n,
-    setup(device, n) {
-      const host = randomU32(n);
-      const keys = device.createBuffer('u32', host);
-      const output = device.createBuffer('u32', n);
-      // Values are the original positions: the check proves the pairing and the stability.
-      const values = pairs ? device.createBuffer('u32', positions(n)) : undefined;
-      const valuesOutput = pairs ? device.createBuffer('u32', n) : undefined;
-      return {
-        run: () => {
-          if (values && valuesOutput) radixSort(device, keys, { values, output, valuesOutput });
-          else radixSort(device, keys, { output });
-        },
-        verify: async () => {
-          const got = await output.read();
-          if (valuesOutput) return isSortedPermutation(host, got, await valuesOutput.read());
-          return n <= EXACT_SORT_MAX ? sameArray(got, sortReference(host).keys) : isSortedPermutation(host, got);
-        },
-        dispose: () => {
-          for (const b of [keys, output, values, valuesOutput]) b?.destroy();
-        },
-      };
-    },
-  };
-}
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 

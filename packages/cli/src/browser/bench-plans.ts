@@ -49,6 +49,8 @@ export const BROWSER_PLANS = {
       // The formulations side by side, where the device's own choice (sort:auto) is one of them.
       'sort:radix': pow2(16, 24, 4),
       'sort:merge': pow2(16, 24, 4),
+      // The Node suite's sort case (outputs allocated once): browser against Node like for like.
+      'sort:radix keys': pow2(24, 26, 2),
       // Blended atomics beside the packed counting that gather devices run for 256 bins.
       'histogram:256 bins blended': pow2(16, 24, 4),
       'nbody:accelerations': [4096, 16384, 65536],
@@ -70,6 +72,7 @@ export const BROWSER_PLANS = {
       'histogram:256 bins': [2 ** 12, 2 ** 14],
       'compact:half kept': [2 ** 12, 2 ** 14],
       'sort:auto': [2 ** 10, 2 ** 12],
+      'sort:radix keys': [2 ** 10, 2 ** 12],
       'nbody:accelerations': [256, 512],
       'bfs:rmat': rmat([8, 10]),
       'components:rmat': rmat([8, 10]),

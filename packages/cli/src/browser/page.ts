@@ -8,6 +8,7 @@ import { randomU32, reduce } from '@trident/algorithms';
 import { BACKEND_KINDS, type BackendKind, createDevice, probeBackends } from 'trident';
 import { CASES } from '../bench/cases.ts';
 import { CEILING_THREAD_SOURCE, type CeilingThread, CeilingThreads, isCeilingCase, measureCeiling } from '../bench/ceiling.ts';
+import { RADIX_CASES } from '../bench/radix-cases.ts';
 import { measureCase, warmDevice } from '../bench/runner.ts';
 import type { BenchDevice, Measurement } from '../bench/schema.ts';
 import { describeDevice } from '../device-description.ts';
@@ -45,7 +46,7 @@ window.tridentBench = async (config: PageConfig): Promise<PageResult> => {
         await warmDevice(device, Math.min(2 ** 26, Math.max(2 ** 16, largest)), config.deviceWarmupMs);
       }
       for (const pc of config.cases) {
-        const c = CASES.find((x) => `${x.algorithm}:${x.variant}` === pc.key);
+        const c = [...CASES, ...RADIX_CASES].find((x) => `${x.algorithm}:${x.variant}` === pc.key);
         if (!c) throw new Error(`unknown case ${pc.key}`);
         for (const n of pc.sizes) {
           await progress(`chromium ${kind} ${pc.key} n=${n}`);
