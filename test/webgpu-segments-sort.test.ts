@@ -69,14 +69,16 @@ describe('sorts on webgpu buffers past one binding (4 KiB bindings)', () => {
     const many = device(1);
     const n3 = 2 * S + 50;
     const pairKeys = randomU32(n3, 13).map((x) => x & 0x3ff);
-    const values = Uint32Array.from({ length: n3 }, (_, i) => i);
+    // f32 values (their positions, and a NaN with a payload): the values kernel moves them as bits.
+    const values = Float32Array.from({ length: n3 }, (_, i) => i);
+    new Uint32Array(values.buffer)[5] = 0x7fc00123;
     const keys = many.createBuffer('u32', pairKeys);
     expect(segmentsOf(keys)).toHaveLength(3);
     expect(4 * 3 + 1).toBeGreaterThan(many.caps.limits.maxBuffersPerKernel);
-    const pairs = radixSort(many, keys, { values: many.createBuffer('u32', values) });
+    const pairs = radixSort(many, keys, { values: many.createBuffer('f32', values) });
     const want = sortReference(pairKeys, values);
     expectBitsEqual(await pairs.keys.read(), want.keys, 'split pass keys');
-    expectBitsEqual(await (pairs.values as Buffer<'u32'>).read(), want.values as Uint32Array, 'split pass values');
+    expectBitsEqual(await (pairs.values as Buffer<'f32'>).read(), want.values as Float32Array, 'split pass values');
   });
 
   it('merge sort', async () => {
