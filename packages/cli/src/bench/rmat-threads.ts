@@ -73,7 +73,10 @@ export function xorshiftJump(state: number, steps: number): number {
   return x;
 }
 
-// The three functions the workers run (their source is sent to each worker): self-contained.
+// The three functions the workers run (their source is sent to each worker): self-contained. rmatRange
+// repeats generate.ts's rmatEdges rather than sending that function's source: an imported function's
+// callers name it as the bundler or test runner rewrote the import, which the worker's copy would not
+// match; test/cli-suite-graphs.node.test.ts holds the two to the same graphs.
 
 /** R-MAT edges [from, to) from xorshift32 state `state`: packages/algorithms/src/graph/generate.ts's rmatEdges, the same draws. */
 function rmatRange(us: Uint32Array, vs: Uint32Array, from: number, to: number, scale: number, state: number): void {
