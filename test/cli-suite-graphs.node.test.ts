@@ -10,7 +10,7 @@ import { type GraphInput, rmatGraph } from '@trident/algorithms';
 import { type Device, LimitExceededError } from 'trident';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { bfsCase, storedOf } from '../packages/cli/src/bench/graph-cases.ts';
-import { rmatGraphThreads, xorshiftJump } from '../packages/cli/src/bench/rmat-threads.ts';
+import { rmatGraphThreads, runOnWorkers, xorshiftJump } from '../packages/cli/src/bench/rmat-threads.ts';
 import { SUITE_GRAPH_CASES } from '../packages/cli/src/bench/suite-cases.ts';
 import { runSuite } from '../packages/cli/src/bench/suite-runner.ts';
 import { findCase, SUITES, selectSteps } from '../packages/cli/src/bench/suites.ts';
@@ -78,6 +78,20 @@ describe('R-MAT generation', () => {
     // Seed 0 is 1 (xorshift's state must not be 0), more threads than rows of some ranges.
     const directed = rmatGraph(5, 3, { seed: 0 });
     for (const threads of [1, 5]) expectSameGraph(rmatGraphThreads(5, 3, { seed: 0, threads }).graph, directed);
+  });
+
+  it('a worker writes all of an array of 4 GiB (2^30 entries: the CSR of scale 25 at edge factor 16)', () => {
+    // A typed array sent to a worker arrives with its byte length cut to 32 bits: 4 GiB arrived empty and the
+    // worker's writes were dropped. One edge (1, 7) whose row starts at the array's last entry; the untouched
+    // pages of the shared memory are never committed.
+    const shared = (length: number): Uint32Array => new Uint32Array(new SharedArrayBuffer(4 * length));
+    const entries = 2 ** 30;
+    const arrays = { us: shared(1), vs: shared(1), indptr: shared(3), indices: shared(entries) };
+    arrays.us[0] = 1;
+    arrays.vs[0] = 7;
+    arrays.indptr.set([0, entries - 1, entries]);
+    runOnWorkers([{ kind: 'fill', lo: 0, hi: 2, symmetric: false }], arrays);
+    expect(arrays.indices[entries - 1]).toBe(7);
   });
 });
 

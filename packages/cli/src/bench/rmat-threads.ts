@@ -148,12 +148,12 @@ function fillRows(
   }
 }
 
-type Task =
+export type Task =
   | { readonly kind: 'generate'; readonly from: number; readonly to: number; readonly scale: number; readonly state: number }
   | { readonly kind: 'count'; readonly lo: number; readonly hi: number; readonly symmetric: boolean }
   | { readonly kind: 'fill'; readonly lo: number; readonly hi: number; readonly symmetric: boolean };
 
-interface Arrays {
+export interface RmatArrays {
   readonly us: Uint32Array;
   readonly vs: Uint32Array;
   readonly indptr: Uint32Array;
@@ -161,7 +161,7 @@ interface Arrays {
 }
 
 /** Runs one task (also in the workers, by its source: it calls the three functions above by name). */
-function runTask(task: Task, a: Arrays): void {
+function runTask(task: Task, a: RmatArrays): void {
   if (task.kind === 'generate') rmatRange(a.us, a.vs, task.from, task.to, task.scale, task.state);
   else if (task.kind === 'count') countRows(a.us, a.vs, a.indptr, task.lo, task.hi, task.symmetric);
   else fillRows(a.us, a.vs, a.indptr, a.indices, task.lo, task.hi, task.symmetric);
@@ -177,7 +177,9 @@ const rmatRange = ${rmatRange.toString()};
 const countRows = ${countRows.toString()};
 const fillRows = ${fillRows.toString()};
 const runTask = ${runTask.toString()};
-const { task, arrays, done, port } = workerData;
+const { task, buffers, done, port } = workerData;
+const arrays = {};
+for (const name of Object.keys(buffers)) arrays[name] = new Uint32Array(buffers[name]);
 try {
   runTask(task, arrays);
 } catch (err) {
@@ -189,14 +191,29 @@ try {
 }
 `;
 
+/**
+ * The shared memory behind each array, for a worker to view whole. A typed array sent to a worker
+ * arrives with its length cut to 32 bits of bytes (V8's serializer): one of 2^30 u32 (4 GiB, the
+ * CSR of scale 25 at edge factor 16) arrives empty, and every write to it is silently dropped.
+ */
+export function sharedBuffers(arrays: RmatArrays): Record<keyof RmatArrays, SharedArrayBuffer> {
+  const buffer = (a: Uint32Array): SharedArrayBuffer => {
+    if (!(a.buffer instanceof SharedArrayBuffer) || a.byteOffset !== 0 || a.byteLength !== a.buffer.byteLength)
+      throw new Error('rmat-threads: a worker array must view a whole SharedArrayBuffer');
+    return a.buffer;
+  };
+  return { us: buffer(arrays.us), vs: buffer(arrays.vs), indptr: buffer(arrays.indptr), indices: buffer(arrays.indices) };
+}
+
 /** Runs the tasks, one worker each, and blocks until all finished; a task's error is rethrown here. */
-function runOnWorkers(tasks: readonly Task[], arrays: Arrays): void {
+export function runOnWorkers(tasks: readonly Task[], arrays: RmatArrays): void {
+  const buffers = sharedBuffers(arrays);
   const done = new Int32Array(new SharedArrayBuffer(4));
   const ports: MessagePort[] = [];
   for (const task of tasks) {
     const { port1, port2 } = new MessageChannel();
     ports.push(port1);
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { task, arrays, done, port: port2 }, transferList: [port2] });
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { task, buffers, done, port: port2 }, transferList: [port2] });
     // The worker ends by itself once its task is done; nothing here should keep the process alive for it.
     worker.unref();
   }
@@ -294,7 +311,7 @@ export function rmatGraphThreads(
     threads === 1 ? new Uint32Array(length) : new Uint32Array(new SharedArrayBuffer(4 * length));
   const t0 = performance.now();
   const edges = { us: alloc(m), vs: alloc(m), indptr: alloc(n + 1), indices: alloc(0) };
-  const run = (tasks: readonly Task[], arrays: Arrays): void => {
+  const run = (tasks: readonly Task[], arrays: RmatArrays): void => {
     if (threads === 1) for (const t of tasks) runTask(t, arrays);
     else runOnWorkers(tasks, arrays);
   };
