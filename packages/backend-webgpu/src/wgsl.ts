@@ -52,8 +52,9 @@ import {
  * `b_<name>_<count-1>`, all but the last of `size` 32-bit elements. Every helper
  * that touches it picks the segment by dividing the index by the segment's size in
  * view elements (a WGSL literal, so a multiply and a shift) and repeats its access
- * in one `switch` arm per segment: WGSL cannot return a pointer into storage from a
- * function. The allocation's spare element sits in the last segment. Parameters
+ * for each segment (WGSL cannot return a pointer into storage from a function): a
+ * load reads every segment and selects (no branch), a store or an atomic runs in one
+ * `switch` arm per segment. The allocation's spare element sits in the last segment. Parameters
  * without segments are emitted exactly as when no segments are given.
  *
  * A kernel with barriers and `return` lowers `return` to a `done` flag: the
@@ -841,9 +842,20 @@ class WgslGenerator {
     const name = `ld_${buffer}`;
     const value = (a: string, i: string) =>
       d.vector === 3 ? `${t}(${a}[3u * ${i}], ${a}[3u * ${i} + 1u], ${a}[3u * ${i} + 2u])` : `${a}[${i}]`;
-    if (this.segments.has(buffer)) {
-      const arms = this.segmentSwitch(buffer, 'i', false, (seg) => [`return ${value(seg, 'j')};`]);
-      this.helper(name, fnLines(`fn ${name}(i: u32, len: u32) -> ${t} {`, ['if (i < len) {', ...indent(arms), '}', `return ${t}();`]));
+    const seg = this.segments.get(buffer);
+    if (seg) {
+      // Every segment is read, each where the element lies in it and at its element 0 elsewhere (one
+      // address for a subgroup's other lanes, in cache), and the right value selected: loads without a
+      // branch between them stay in flight together, where a switch arm per load left one at a time.
+      const per = `${seg.size / d.vector}u`;
+      const last = seg.count - 1;
+      // An index past the length reads element 0 (and returns zero): every index read is in range.
+      const lines = ['let ok = i < len;', 'let e = select(0u, i, ok);', `let s = min(e / ${per}, ${last}u);`, `let j = e - s * ${per};`];
+      const at = (k: number) => `select(0u, j, s == ${k}u)`;
+      lines.push(`var v = ${value(`b_${buffer}_${last}`, at(last))};`);
+      for (let k = 0; k < last; k++) lines.push(`v = select(v, ${value(`b_${buffer}_${k}`, at(k))}, s == ${k}u);`);
+      lines.push(`return select(${t}(), v, ok);`);
+      this.helper(name, fnLines(`fn ${name}(i: u32, len: u32) -> ${t} {`, lines));
       return name;
     }
     this.helper(
