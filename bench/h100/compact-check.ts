@@ -3,7 +3,8 @@
  * compactTiles over randomU32(n) with flags randomU32(n, 0x1234567) & 1, the output
  * against compactReference, naming the first output that differs, the input element it
  * should hold and that element's tile (where a rank goes wrong). SHAPE='{"wg":256,"items":16}'
- * tries another tile shape than TILES.
+ * tries another tile shape than TILES; SUBGROUPS=0 or 1 forces the workgroup scans' form (subgroup
+ * scans or barriers only) in place of compactTiles' choice.
  *
  *   node .gpu/compact-check.mjs 12 16 20 24   (after bash bench/h100/run.sh pack)
  */
@@ -13,6 +14,7 @@ import { createDevice } from 'trident';
 
 const device = await createDevice({ backend: 'webgpu' });
 const custom = process.env.SHAPE ? (JSON.parse(process.env.SHAPE) as TileShape) : undefined;
+const forceSubgroups = process.env.SUBGROUPS === undefined ? undefined : process.env.SUBGROUPS === '1';
 for (const log of process.argv.slice(2).map(Number)) {
   const n = 2 ** log;
   const host = randomU32(n);
@@ -20,7 +22,7 @@ for (const log of process.argv.slice(2).map(Number)) {
   const input = device.createBuffer('u32', host);
   const flags = device.createBuffer('u32', flagsHost);
   const shape = custom ?? tileShape(device);
-  const { count, output } = await compactTiles(device, input, flags, shape);
+  const { count, output } = await compactTiles(device, input, flags, shape, forceSubgroups);
   const got = await output.read();
   const want = compactReference(host, flagsHost);
   let firstBad = -1;
@@ -45,6 +47,7 @@ for (const log of process.argv.slice(2).map(Number)) {
     JSON.stringify({
       log2n: log,
       shape,
+      subgroups: forceSubgroups ?? 'chosen',
       count,
       expected: want.length,
       firstBad,

@@ -254,6 +254,8 @@ export async function compactTiles<D extends BufferDType>(
   input: Buffer<D>,
   flags: Buffer<'u32'>,
   shape: TileShape,
+  /** Diagnosis only (bench/h100/compact-check.ts): whether the workgroup scans use subgroups, in place of the choice below. */
+  forceSubgroups?: boolean,
 ): Promise<{ count: number; output: Buffer<D> }> {
   const n = input.length;
   const tiles = Math.ceil(n / (shape.wg * shape.items));
@@ -261,7 +263,7 @@ export async function compactTiles<D extends BufferDType>(
   // The scan's subgroup form has each lane read wg / sg² subgroup totals: past 16 (subgroups narrower than
   // a quarter of √wg, such as the CPU backend's single lanes) the Hillis–Steele workgroup scan does less.
   const sg = device.caps.limits.minSubgroupSize;
-  const subgroups = device.caps.features.has('subgroup') && shape.wg <= 16 * sg * sg;
+  const subgroups = forceSubgroups ?? (device.caps.features.has('subgroup') && shape.wg <= 16 * sg * sg);
   // Pooled: written and scanned before this call awaits, so no other call's commands come between. The
   // scan runs over one count more than there are tiles, so that its last element is the total; an exclusive
   // scan never adds its last input, so that count need not be written.
