@@ -398,6 +398,45 @@ describe('WGSL generation', () => {
       expect(plain.bufferParams.every((p) => p.segments === undefined)).toBe(true);
     });
 
+    it('load from a segmented buffer in the form asked for: an if / else chain, or every segment read and selected', () => {
+      const segments = { a: { count: 3, size: 1020 } };
+      const branches = generateWgsl(k, { ...withSubgroups, segments, segmentLoads: 'branches' }).source;
+      expect(branches).toContain(
+        [
+          'fn ld_a(i: u32, len: u32) -> vec4<u32> {',
+          '  if (i < len) {',
+          '    let s = i / 255u;',
+          '    let j = i - s * 255u;',
+          '    if (s == 0u) {',
+          '      return b_a_0[j];',
+          '    } else if (s == 1u) {',
+          '      return b_a_1[j];',
+          '    } else {',
+          '      return b_a_2[j];',
+          '    }',
+          '  }',
+          '  return vec4<u32>();',
+          '}',
+        ].join('\n'),
+      );
+      // Every index read is in range: past the length, element 0 (and the value returned is zero).
+      const select = generateWgsl(k, { ...withSubgroups, segments, segmentLoads: 'select' }).source;
+      expect(select).toContain(
+        [
+          'fn ld_a(i: u32, len: u32) -> vec4<u32> {',
+          '  let ok = i < len;',
+          '  let e = select(0u, i, ok);',
+          '  let s = min(e / 255u, 2u);',
+          '  let j = e - s * 255u;',
+          '  var v = b_a_2[select(0u, j, s == 2u)];',
+          '  v = select(v, b_a_0[select(0u, j, s == 0u)], s == 0u);',
+          '  v = select(v, b_a_1[select(0u, j, s == 1u)], s == 1u);',
+          '  return select(vec4<u32>(), v, ok);',
+          '}',
+        ].join('\n'),
+      );
+    });
+
     it('bind one binding per segment, in parameter order, and pick the segment in each helper', () => {
       const w = generateWgsl(k, {
         ...withSubgroups,
@@ -417,19 +456,20 @@ describe('WGSL generation', () => {
       expect(w.source).toContain('@group(0) @binding(10) var<uniform> P: Params;');
       // Logical lengths are the whole buffer's, in view elements, as without segments.
       expect(w.uniforms.filter((u) => u.kind === 'length').map((u) => u.param)).toEqual(['a', 'c', 'b', 'f']);
-      // Segment sizes in view elements: 1020 scalars are 255 vec4s and 340 vec3s. A load reads every segment,
-      // each at element 0 where the element lies in another, and selects: no branch between loads.
+      // Segment sizes in view elements: 1020 scalars are 255 vec4s and 340 vec3s; the last segment is the default arm.
       expect(w.source).toContain(
         [
           'fn ld_a(i: u32, len: u32) -> vec4<u32> {',
-          '  let ok = i < len;',
-          '  let e = select(0u, i, ok);',
-          '  let s = min(e / 255u, 2u);',
-          '  let j = e - s * 255u;',
-          '  var v = b_a_2[select(0u, j, s == 2u)];',
-          '  v = select(v, b_a_0[select(0u, j, s == 0u)], s == 0u);',
-          '  v = select(v, b_a_1[select(0u, j, s == 1u)], s == 1u);',
-          '  return select(vec4<u32>(), v, ok);',
+          '  if (i < len) {',
+          '    let s = i / 255u;',
+          '    let j = i - s * 255u;',
+          '    switch s {',
+          '      case 0u: { return b_a_0[j]; }',
+          '      case 1u: { return b_a_1[j]; }',
+          '      default: { return b_a_2[j]; }',
+          '    }',
+          '  }',
+          '  return vec4<u32>();',
           '}',
         ].join('\n'),
       );

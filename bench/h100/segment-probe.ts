@@ -6,7 +6,8 @@
  * keys in the first): the same data, the same traffic, only the kernels' variants differ. The
  * first pass reads the input and the last writes the output (the two between use temporaries
  * of n), so "input split" costs its pass and "output split" its own. GPU medians under
- * sustained load; each sort checked.
+ * sustained load; each sort checked. SEGMENT_LOADS=switch|branches|select picks how the kernels
+ * load from a split buffer (the device option webgpu.segmentLoads; default: the device's).
  *
  *   node .gpu/segment-probe.mjs [log2 n]   (after bash bench/h100/run.sh pack; default n: 99 % of one binding)
  */
@@ -17,7 +18,11 @@ import { isSortedPermutation } from '../../packages/cli/src/bench/checks.ts';
 import { sustainedMedian } from '../../packages/cli/src/bench/sustained.ts';
 
 const binding = Number(process.env.SEGMENT_PROBE_BINDING ?? 2 ** 29);
-const device = await createDevice({ backend: 'webgpu', options: { webgpu: { maxStorageBufferBindingSize: binding } } });
+const segmentLoads = process.env.SEGMENT_LOADS as 'switch' | 'branches' | 'select' | undefined;
+const device = await createDevice({
+  backend: 'webgpu',
+  options: { webgpu: { maxStorageBufferBindingSize: binding, ...(segmentLoads ? { segmentLoads } : {}) } },
+});
 // Within one binding, with room for the backend's rounding of segments and temporaries.
 const fits = Math.floor((device.caps.limits.maxStorageBufferBindingSize / 4) * 0.99);
 const n = process.argv[2] ? Math.min(2 ** Number(process.argv[2]), fits) : fits;
@@ -31,6 +36,7 @@ for (const [label, inputLength, outputLength] of [
   ['input split', 2 * n, n],
   ['output split', n, 2 * n],
   ['both split', 2 * n, 2 * n],
+  ['input in three', 3 * n, n],
   ['one binding each (again)', n, n],
 ] as const) {
   const keys = device.createBuffer('u32', inputLength);
@@ -40,7 +46,15 @@ for (const [label, inputLength, outputLength] of [
   sort();
   const ok = isSortedPermutation(host, await out.read({ offset: 0, length: n }));
   const ms = await sustainedMedian(device, label, sort, { reps: 5 });
-  const row = { label, n, inputBindings: bindings(keys), outputBindings: bindings(out), ms: +ms.toFixed(4), ok };
+  const row = {
+    label,
+    segmentLoads: segmentLoads ?? 'default',
+    n,
+    inputBindings: bindings(keys),
+    outputBindings: bindings(out),
+    ms: +ms.toFixed(4),
+    ok,
+  };
   rows.push(row);
   console.log(JSON.stringify(row));
   keys.destroy();

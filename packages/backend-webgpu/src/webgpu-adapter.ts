@@ -2,6 +2,7 @@
 import { type BackendAdapter, type BackendDevice, BackendUnavailableError } from '@trident/core';
 import { type GpuEnvironment, gpuEnvironment, noAdapterReason } from './gpu-environment.ts';
 import { WebGpuDevice } from './webgpu-device.ts';
+import type { SegmentLoads } from './wgsl.ts';
 
 export interface WebGpuBackendOptions {
   /** A `GPU` to use instead of `navigator.gpu` or a fresh Dawn instance (e.g. from a bundle's own `create()`). */
@@ -15,6 +16,8 @@ export interface WebGpuBackendOptions {
    * bindings share one limit.
    */
   readonly maxStorageBufferBindingSize?: number;
+  /** How kernels load from buffers split over bindings (diagnosis: bench/h100/segment-probe.ts); default 'switch'. */
+  readonly segmentLoads?: SegmentLoads;
 }
 
 declare module '@trident/core' {
@@ -69,6 +72,7 @@ export const webgpuAdapter: BackendAdapter<'webgpu'> = {
       runtime: env.runtime,
       keepAlive: env.keepAlive,
       ...(options?.maxStorageBufferBindingSize ? { maxStorageBufferBindingSize: options.maxStorageBufferBindingSize } : {}),
+      ...(options?.segmentLoads ? { segmentLoads: options.segmentLoads } : {}),
     });
   },
 };

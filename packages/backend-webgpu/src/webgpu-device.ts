@@ -22,7 +22,7 @@ import {
   workgroupShapeOf,
 } from '@trident/core';
 import { allocationBytes, BufferPool, type GpuSegment, SPARE_ELEMENTS, StagingPool, WebGpuBuffer } from './webgpu-buffer.ts';
-import { type BufferSegments, generateWgsl, type UniformSlot, type WgslKernel } from './wgsl.ts';
+import { type BufferSegments, generateWgsl, type SegmentLoads, type UniformSlot, type WgslKernel } from './wgsl.ts';
 
 /** A compiled kernel: its WGSL, pipeline and the layout of its per-dispatch uniforms. */
 export interface WebGpuCompiled extends CompiledKernel {
@@ -76,6 +76,8 @@ export interface WebGpuDeviceSetup {
   readonly keepAlive: unknown;
   /** A lower binding limit to behave under (tests). */
   readonly maxStorageBufferBindingSize?: number;
+  /** How kernels load from buffers split over bindings (WgslOptions.segmentLoads). */
+  readonly segmentLoads?: SegmentLoads;
 }
 
 /**
@@ -153,6 +155,7 @@ export class WebGpuDevice implements BackendDevice {
   private readonly hasTimestamps: boolean;
   private readonly hasSubgroups: boolean;
   private readonly maxBindingBytes: number;
+  private readonly segmentLoads: SegmentLoads;
   /** Elements in every segment but the last of a buffer past one binding (webgpu-buffer.ts). */
   private readonly segmentElements: number;
 
@@ -189,6 +192,7 @@ export class WebGpuDevice implements BackendDevice {
     this.hasTimestamps = device.features.has('timestamp-query');
     this.hasSubgroups = device.features.has('subgroups');
     const l = device.limits;
+    this.segmentLoads = setup.segmentLoads ?? 'switch';
     this.maxBindingBytes = Math.min(l.maxStorageBufferBindingSize, setup.maxStorageBufferBindingSize ?? Number.POSITIVE_INFINITY);
     // The largest multiple of 12 elements whose segment, with the last one's spare element and
     // padding to 16 bytes, fits one binding and one GPUBuffer.
@@ -478,7 +482,11 @@ export class WebGpuDevice implements BackendDevice {
       throw new UnsupportedFeatureError('webgpu', 'subgroup', kernel.name, "the adapter lacks the WebGPU 'subgroups' feature");
     }
     const limits = this.caps.limits;
-    const wgsl = generateWgsl(kernel, { subgroups: this.hasSubgroups, backend: 'webgpu', ...(segments ? { segments } : {}) });
+    const wgsl = generateWgsl(kernel, {
+      subgroups: this.hasSubgroups,
+      backend: 'webgpu',
+      ...(segments ? { segments, segmentLoads: this.segmentLoads } : {}),
+    });
     if (wgsl.workgroupStorageBytes > limits.maxComputeWorkgroupStorageSize) {
       throw new LimitExceededError(
         'webgpu',

@@ -52,9 +52,9 @@ import {
  * `b_<name>_<count-1>`, all but the last of `size` 32-bit elements. Every helper
  * that touches it picks the segment by dividing the index by the segment's size in
  * view elements (a WGSL literal, so a multiply and a shift) and repeats its access
- * for each segment (WGSL cannot return a pointer into storage from a function): a
- * load reads every segment and selects (no branch), a store or an atomic runs in one
- * `switch` arm per segment. The allocation's spare element sits in the last segment. Parameters
+ * for each segment (WGSL cannot return a pointer into storage from a function): in one
+ * `switch` arm per segment (a load may also take an if / else chain, or read every
+ * segment and select: `WgslOptions.segmentLoads`). The allocation's spare element sits in the last segment. Parameters
  * without segments are emitted exactly as when no segments are given.
  *
  * A kernel with barriers and `return` lowers `return` to a `done` flag: the
@@ -70,7 +70,12 @@ export interface WgslOptions {
   readonly backend?: string;
   /** Buffer parameters bound as several segments, by name (see the header); the others bind as one. */
   readonly segments?: Readonly<Record<string, BufferSegments>>;
+  /** How a load from a segmented buffer picks its segment (WgslGenerator.segmentedLoad; default 'switch'). */
+  readonly segmentLoads?: SegmentLoads;
 }
+
+/** The forms of a load from a buffer split over bindings (see WgslGenerator.segmentedLoad). */
+export type SegmentLoads = 'switch' | 'branches' | 'select';
 
 /** How a buffer parameter is split over bindings. */
 export interface BufferSegments {
@@ -179,6 +184,7 @@ class WgslGenerator {
   private readonly bufferDecl = new Map<string, { dtype: string; access: string; vector: number }>();
   /** Buffer parameters bound as several segments. */
   private readonly segments = new Map<string, BufferSegments>();
+  private readonly segmentLoads: SegmentLoads;
   private readonly arrayDecl = new Map<number, { type: ValueType; length: number; atomic: boolean }>();
   /** Helper functions, by name, emitted once each before `main`. */
   private readonly helpers = new Map<string, string>();
@@ -193,6 +199,7 @@ class WgslGenerator {
     this.ir = kernel.ir;
     this.backend = options.backend ?? 'webgpu';
     this.subgroups = options.subgroups;
+    this.segmentLoads = options.segmentLoads ?? 'switch';
     for (const v of this.ir.vars) this.varName.set(v.id, /^[0-9]/.test(v.name) ? `v${v.name}` : v.name);
     for (const [name, decl] of this.ir.params) {
       if (decl.kind === 'buffer') this.bufferDecl.set(name, { dtype: decl.dtype, access: decl.access, vector: decl.vector });
@@ -844,18 +851,7 @@ class WgslGenerator {
       d.vector === 3 ? `${t}(${a}[3u * ${i}], ${a}[3u * ${i} + 1u], ${a}[3u * ${i} + 2u])` : `${a}[${i}]`;
     const seg = this.segments.get(buffer);
     if (seg) {
-      // Every segment is read, each where the element lies in it and at its element 0 elsewhere (one
-      // address for a subgroup's other lanes, in cache), and the right value selected: loads without a
-      // branch between them stay in flight together, where a switch arm per load left one at a time.
-      const per = `${seg.size / d.vector}u`;
-      const last = seg.count - 1;
-      // An index past the length reads element 0 (and returns zero): every index read is in range.
-      const lines = ['let ok = i < len;', 'let e = select(0u, i, ok);', `let s = min(e / ${per}, ${last}u);`, `let j = e - s * ${per};`];
-      const at = (k: number) => `select(0u, j, s == ${k}u)`;
-      lines.push(`var v = ${value(`b_${buffer}_${last}`, at(last))};`);
-      for (let k = 0; k < last; k++) lines.push(`v = select(v, ${value(`b_${buffer}_${k}`, at(k))}, s == ${k}u);`);
-      lines.push(`return select(${t}(), v, ok);`);
-      this.helper(name, fnLines(`fn ${name}(i: u32, len: u32) -> ${t} {`, lines));
+      this.helper(name, fnLines(`fn ${name}(i: u32, len: u32) -> ${t} {`, this.segmentedLoad(buffer, seg, t, value)));
       return name;
     }
     this.helper(
@@ -863,6 +859,36 @@ class WgslGenerator {
       `fn ${name}(i: u32, len: u32) -> ${t} {\n  if (i < len) { return ${value(`b_${buffer}`, 'i')}; }\n  return ${t}();\n}`,
     );
     return name;
+  }
+
+  /**
+   * The body of a load helper over a segmented buffer, in the form `options.segmentLoads` names:
+   * - 'switch': a switch arm per segment, each returning its load;
+   * - 'branches': an if / else-if chain, each returning its load;
+   * - 'select': every segment read (at element 0 where the element lies in another: one address
+   *   for the other lanes of a subgroup) and the right value selected, no branch between loads.
+   */
+  private segmentedLoad(buffer: string, seg: BufferSegments, t: string, value: (a: string, i: string) => string): string[] {
+    const form = this.segmentLoads;
+    const per = `${seg.size / this.decl(buffer).vector}u`;
+    const last = seg.count - 1;
+    if (form === 'select') {
+      // An index past the length reads element 0 (and returns zero): every index read is in range.
+      const lines = ['let ok = i < len;', 'let e = select(0u, i, ok);', `let s = min(e / ${per}, ${last}u);`, `let j = e - s * ${per};`];
+      const at = (k: number) => `select(0u, j, s == ${k}u)`;
+      lines.push(`var v = ${value(`b_${buffer}_${last}`, at(last))};`);
+      for (let k = 0; k < last; k++) lines.push(`v = select(v, ${value(`b_${buffer}_${k}`, at(k))}, s == ${k}u);`);
+      return [...lines, `return select(${t}(), v, ok);`];
+    }
+    if (form === 'branches') {
+      const chain = [`let s = i / ${per};`, `let j = i - s * ${per};`];
+      for (let k = 0; k < last; k++)
+        chain.push(`${k === 0 ? 'if' : '} else if'} (s == ${k}u) {`, `  return ${value(`b_${buffer}_${k}`, 'j')};`);
+      chain.push('} else {', `  return ${value(`b_${buffer}_${last}`, 'j')};`, '}');
+      return ['if (i < len) {', ...indent(chain), '}', `return ${t}();`];
+    }
+    const arms = this.segmentSwitch(buffer, 'i', false, (a) => [`return ${value(a, 'j')};`]);
+    return ['if (i < len) {', ...indent(arms), '}', `return ${t}();`];
   }
 
   private storeHelper(buffer: string): string {
