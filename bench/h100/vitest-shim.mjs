@@ -48,6 +48,23 @@ export function describe(name, fn) {
 export function it(name, fn, timeout) {
   current.children.push({ test: { name, fn, timeout: typeof timeout === 'number' ? timeout : 120_000 } });
 }
+/** vitest's printf-style test names: %s %i %d %f %j %o take the case's arguments in turn, %% is a percent sign. */
+function caseName(name, args) {
+  let next = 0;
+  return name.replace(/%([sidfjo%])/g, (whole, kind) => {
+    if (kind === '%') return '%';
+    if (next >= args.length) return whole;
+    const value = args[next++];
+    return kind === 'j' || kind === 'o' ? JSON.stringify(value) : String(value);
+  });
+}
+/** it.each(cases)(name, fn, timeout): one spec a case; an array case is spread into fn's arguments. */
+it.each = (cases) => (name, fn, timeout) => {
+  for (const c of cases) {
+    const args = Array.isArray(c) ? c : [c];
+    it(caseName(name, args), () => fn(...args), timeout);
+  }
+};
 export const test = it;
 export function beforeAll(fn) {
   current.before.push(fn);
