@@ -262,8 +262,12 @@ export async function compactTiles<D extends BufferDType>(
   const width: 1 | 4 = n % 4 === 0 ? 4 : 1;
   // The scan's subgroup form has each lane read wg / sg² subgroup totals: past 16 (subgroups narrower than
   // a quarter of √wg, such as the CPU backend's single lanes) the Hillis–Steele workgroup scan does less.
+  // On the H100 (NVIDIA, Dawn/Vulkan) the subgroup form ranked wrongly wherever a tile had several rounds
+  // and a workgroup several subgroups, while the barrier form was exact (tuning/h100-compact-tiles-2026-11-27.json,
+  // call 3): past one round, the barrier form, until the fault is found.
   const sg = device.caps.limits.minSubgroupSize;
-  const subgroups = forceSubgroups ?? (device.caps.features.has('subgroup') && shape.wg <= 16 * sg * sg);
+  const subgroupForm = shape.items <= 4 || shape.wg <= sg;
+  const subgroups = forceSubgroups ?? (device.caps.features.has('subgroup') && shape.wg <= 16 * sg * sg && subgroupForm);
   // Pooled: written and scanned before this call awaits, so no other call's commands come between. The
   // scan runs over one count more than there are tiles, so that its last element is the total; an exclusive
   // scan never adds its last input, so that count need not be written.
