@@ -196,7 +196,7 @@ try {
  * arrives with its length cut to 32 bits of bytes (V8's serializer): one of 2^30 u32 (4 GiB, the
  * CSR of scale 25 at edge factor 16) arrives empty, and every write to it is silently dropped.
  */
-export function sharedBuffers(arrays: RmatArrays): Record<keyof RmatArrays, SharedArrayBuffer> {
+function sharedBuffers(arrays: RmatArrays): Record<keyof RmatArrays, SharedArrayBuffer> {
   const buffer = (a: Uint32Array): SharedArrayBuffer => {
     if (!(a.buffer instanceof SharedArrayBuffer) || a.byteOffset !== 0 || a.byteLength !== a.buffer.byteLength)
       throw new Error('rmat-threads: a worker array must view a whole SharedArrayBuffer');
