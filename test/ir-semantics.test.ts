@@ -494,4 +494,43 @@ describeEachBackend('IR built-ins, vectors and control flow', (ctx) => {
     d.dispatch(k, { invocations: xs.length }, { x, y });
     expect(Array.from(await y.read())).toEqual(ref);
   });
+  it('a range hint runs its body as written, accesses outside the hinted range included', async () => {
+    // y[i] = x[i] + x[i + 1] + x[0] + (a loop over x[i .. i + 2] with break and continue), the
+    // range hinted as [i, i + 1]: x[0] and x[i + 2] lie outside it for most i, and the last
+    // invocations read past the end (0).
+    const k = defineKernel({
+      name: 'range_hint',
+      workgroupSize: 8,
+      params: { x: buffer('u32', 'read'), y: buffer('u32', 'write') },
+      body: ({ x, y }, k) => {
+        const i = k.let(k.globalIndex);
+        const acc = k.var('u32', 0, 'acc');
+        k.expectRange(x, i, i.add(1), () => {
+          acc.set(x.load(i).add(x.load(i.add(1))).add(x.load(0)));
+          k.for({ from: i, to: i.add(3) }, (j) => {
+            k.if(x.load(j).eq(7), () => k.continue());
+            acc.set(acc.add(x.load(j).mul(100)));
+            k.if(j.eq(5), () => k.break());
+          });
+        });
+        k.expectRange(y, i, i, () => y.store(i, acc));
+      },
+    });
+    const xs = [3, 7, 1, 9, 7, 4, 2, 8, 5, 6, 11];
+    const at = (j: number) => (j < xs.length ? (xs[j] as number) : 0);
+    const ref = xs.map((_, i) => {
+      let acc = at(i) + at(i + 1) + at(0);
+      for (let j = i; j < i + 3; j++) {
+        if (at(j) === 7) continue;
+        acc += at(j) * 100;
+        if (j === 5) break;
+      }
+      return acc;
+    });
+    const d = ctx.device;
+    const x = d.createBuffer('u32', xs);
+    const y = d.createBuffer('u32', xs.length);
+    d.dispatch(k, { invocations: xs.length }, { x, y });
+    expect(Array.from(await y.read())).toEqual(ref);
+  });
 });

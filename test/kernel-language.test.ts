@@ -101,6 +101,45 @@ describe('misuse is refused when the kernel is built', () => {
     ).not.toThrow();
   });
 
+  it('a range hint refuses barriers, subgroup operations, returns and jumps out of its body, and takes loops that keep theirs', () => {
+    const hinted = (name: string, body: (k: KernelBuilder, i: ReturnType<KernelBuilder['let']>) => void) =>
+      buildError(() =>
+        defineKernel({
+          name,
+          workgroupSize: 32,
+          params: { a: buffer('u32', 'read'), out: buffer('u32', 'write') },
+          body: ({ a, out }, k) => {
+            const i = k.let(k.globalIndex);
+            k.for({ from: 0, to: 4 }, () => k.expectRange(a, i, i.add(3), () => body(k, i)));
+            out.store(i, a.load(i));
+          },
+        }),
+      );
+    expect(hinted('hint_barrier', (k) => k.barrier()).message).toMatch(/expectRange\('a'\): its body may not hold a barrier/);
+    expect(hinted('hint_subgroup', (k, i) => void k.let(k.subgroupAdd(i))).message).toMatch(/a subgroup operation/);
+    expect(hinted('hint_return', (k) => k.return()).message).toMatch(/a return/);
+    expect(hinted('hint_break', (k) => k.break()).message).toMatch(/a break out of it/);
+    expect(hinted('hint_continue', (k, i) => k.if(i.eq(1), () => k.continue())).message).toMatch(/a continue out of it/);
+    expect(() =>
+      defineKernel({
+        name: 'hint_inner_loop',
+        workgroupSize: 32,
+        params: { a: buffer('u32', 'read'), out: buffer('u32', 'write') },
+        body: ({ a, out }, k) => {
+          const i = k.let(k.globalIndex);
+          const acc = k.var('u32', 0, 'acc');
+          k.expectRange(a, i, i.add(3), () =>
+            k.for({ from: 0, to: 4 }, (j) => {
+              k.if(j.eq(2), () => k.break());
+              acc.set(acc.add(a.load(i.add(j))));
+            }),
+          );
+          out.store(i, acc);
+        },
+      }),
+    ).not.toThrow();
+  });
+
   it('f32 atomic buffers have atomicAdd, load and store only', () => {
     const e = buildError(() =>
       defineKernel({

@@ -10,6 +10,7 @@
  */
 /// <reference types="@webgpu/types" />
 
+import { generateWgsl } from '@trident/backend-webgpu';
 import {
   compact,
   compactReference,
@@ -92,6 +93,45 @@ describe('webgpu buffers past one binding (4 KiB bindings)', () => {
     const got = await b.read();
     expect(got[0]).toBe(7);
     expectBitsEqual(got.subarray(1), want.subarray(1), 'b after out-of-range accesses');
+  });
+
+  it('range hints: blocks inside one segment, across a boundary and past the end, with accesses outside the hint', async () => {
+    const B = 7; // does not divide the segment size: some blocks straddle a boundary
+    const k = defineKernel({
+      name: 'seg_hint',
+      workgroupSize: 64,
+      params: { a: buffer('u32', 'read'), b: buffer('u32', 'write') },
+      body: ({ a, b }, k) => {
+        const base = k.let(k.globalIndex.mul(B));
+        const acc = k.var('u32', 0, 'acc');
+        k.expectRange(a, base, base.add(B - 1), () => {
+          for (let j = 0; j < B; j++) acc.set(acc.add(a.load(base.add(j)).mul(j + 1)));
+          // Outside the hint: another segment for most blocks.
+          acc.set(acc.add(a.load(a.length.sub(1).sub(base))));
+        });
+        k.expectRange(b, base, base.add(B - 1), () => {
+          for (let j = 0; j < B; j++) b.store(base.add(j), acc.add(j));
+        });
+      },
+    });
+    // The WGSL the device makes for these buffers: each hint's body once per segment, reaching it directly.
+    const segments = { a: { count: 4, size: S }, b: { count: 4, size: S } };
+    const hinted = generateWgsl(k, { subgroups: false, segments }).source;
+    for (const helper of ['ld_a_in0', 'ld_a_in3', 'st_b_in1']) expect(hinted).toContain(`fn ${helper}(`);
+    expect(generateWgsl(k, { subgroups: false, segments, rangeHints: 'ignore' }).source).not.toContain('ld_a_in');
+    const data = randomU32(N, 3);
+    const at = (i: number) => (i >= 0 && i < N ? (data[i] as number) : 0);
+    const want = new Uint32Array(N);
+    for (let base = 0; base < N; base += B) {
+      let acc = 0;
+      for (let j = 0; j < B; j++) acc = (acc + Math.imul(at(base + j), j + 1)) >>> 0;
+      acc = (acc + at(N - 1 - base)) >>> 0;
+      for (let j = 0; j < B && base + j < N; j++) want[base + j] = (acc + j) >>> 0;
+    }
+    const a = device.createBuffer('u32', data);
+    const b = device.createBuffer('u32', N);
+    device.dispatch(k, { invocations: Math.ceil(N / B) + 3 }, { a, b });
+    expectBitsEqual(await b.read(), want, 'b');
   });
 
   it('vec2, vec3 and vec4 views never straddle a segment', async () => {

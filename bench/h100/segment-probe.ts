@@ -7,7 +7,9 @@
  * first pass reads the input and the last writes the output (the two between use temporaries
  * of n), so "input split" costs its pass and "output split" its own. GPU medians under
  * sustained load; each sort checked. SEGMENT_LOADS=switch|branches|select picks how the kernels
- * load from a split buffer (the device option webgpu.segmentLoads; default: the device's).
+ * load from a split buffer (the device option webgpu.segmentLoads; default: the device's);
+ * RANGE_HINTS=use|ignore whether the kernels' range hints pick a binding once per subgroup's keys
+ * (the device option webgpu.rangeHints; default 'use').
  *
  *   node .gpu/segment-probe.mjs [log2 n]   (after bash bench/h100/run.sh pack; default n: 99 % of one binding)
  */
@@ -19,9 +21,12 @@ import { sustainedMedian } from '../../packages/cli/src/bench/sustained.ts';
 
 const binding = Number(process.env.SEGMENT_PROBE_BINDING ?? 2 ** 29);
 const segmentLoads = process.env.SEGMENT_LOADS as 'switch' | 'branches' | 'select' | undefined;
+const rangeHints = process.env.RANGE_HINTS as 'use' | 'ignore' | undefined;
 const device = await createDevice({
   backend: 'webgpu',
-  options: { webgpu: { maxStorageBufferBindingSize: binding, ...(segmentLoads ? { segmentLoads } : {}) } },
+  options: {
+    webgpu: { maxStorageBufferBindingSize: binding, ...(segmentLoads ? { segmentLoads } : {}), ...(rangeHints ? { rangeHints } : {}) },
+  },
 });
 // Within one binding, with room for the backend's rounding of segments and temporaries.
 const fits = Math.floor((device.caps.limits.maxStorageBufferBindingSize / 4) * 0.99);
@@ -49,6 +54,7 @@ for (const [label, inputLength, outputLength] of [
   const row = {
     label,
     segmentLoads: segmentLoads ?? 'default',
+    rangeHints: rangeHints ?? 'default',
     n,
     inputBindings: bindings(keys),
     outputBindings: bindings(out),

@@ -112,6 +112,8 @@ export function planKernel(kernel: Kernel, floatBlend: boolean): KernelPlan {
         visit(s.condPrelude, loopDepth + 1);
         visit(s.body, loopDepth + 1);
         visit(s.update, loopDepth + 1);
+      } else if (s.op === 'expectRange') {
+        visit(s.body, loopDepth);
       }
     }
   };

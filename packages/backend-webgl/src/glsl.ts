@@ -397,6 +397,9 @@ class GlslGenerator {
         this.loops.shift();
         return parts.filter((p) => p.length > 0).join('\n');
       }
+      case 'expectRange':
+        // Textures are not split over bindings: the hint has nothing to choose.
+        return this.block(s.body, ind);
       case 'break': {
         const loop = this.loops[0];
         if (!loop) throw new KernelBuildError(this.ir.name, 'break outside a loop');

@@ -73,7 +73,16 @@ export interface WgslOptions {
   readonly segments?: Readonly<Record<string, BufferSegments>>;
   /** How a load from a segmented buffer picks its segment (WgslGenerator.segmentedLoad; default 'switch'). */
   readonly segmentLoads?: SegmentLoads;
+  /**
+   * 'use' (default): a body under an `expectRange` hint over a segmented buffer picks the
+   * segment once for the range (WgslGenerator.rangeHint); 'ignore': the body is emitted
+   * alone, every access picking its own segment (for probes that time the difference).
+   */
+  readonly rangeHints?: RangeHints;
 }
+
+/** Whether `expectRange` hints shape the WGSL (see WgslOptions.rangeHints). */
+export type RangeHints = 'use' | 'ignore';
 
 /** The forms of a load from a buffer split over bindings (see WgslGenerator.segmentedLoad). */
 export type SegmentLoads = 'switch' | 'branches' | 'select';
@@ -186,6 +195,11 @@ class WgslGenerator {
   /** Buffer parameters bound as several segments. */
   private readonly segments = new Map<string, BufferSegments>();
   private readonly segmentLoads: SegmentLoads;
+  private readonly rangeHints: RangeHints;
+  /** Segmented buffers whose segment an enclosing `expectRange` arm has fixed, by name. */
+  private readonly pinned = new Map<string, number>();
+  /** Hints emitted so far, to name each one's locals apart. */
+  private hintCount = 0;
   private readonly arrayDecl = new Map<number, { type: ValueType; length: number; atomic: boolean }>();
   /** Helper functions, by name, emitted once each before `main`. */
   private readonly helpers = new Map<string, string>();
@@ -201,6 +215,7 @@ class WgslGenerator {
     this.backend = options.backend ?? 'webgpu';
     this.subgroups = options.subgroups;
     this.segmentLoads = options.segmentLoads ?? 'switch';
+    this.rangeHints = options.rangeHints ?? 'use';
     for (const v of this.ir.vars) this.varName.set(v.id, /^[0-9]/.test(v.name) ? `v${v.name}` : v.name);
     for (const [name, decl] of this.ir.params) {
       if (decl.kind === 'buffer') this.bufferDecl.set(name, { dtype: decl.dtype, access: decl.access, vector: decl.vector });
@@ -376,7 +391,7 @@ class WgslGenerator {
       case 'assign':
         return `${ind}${this.name(s.id)} = ${this.expr(s.value)};`;
       case 'store':
-        return `${ind}${this.storeHelper(s.buffer)}(${this.index(s.index)}, ${this.expr(s.value)}, len_${s.buffer});`;
+        return `${ind}${this.pinnedHelper(s.buffer, 'store')}(${this.index(s.index)}, ${this.expr(s.value)}, len_${s.buffer});`;
       case 'wgStore':
         if (this.bounds.within(s.index, this.array(s.array).length))
           return `${ind}wg_${s.array}[${this.index(s.index)}] = ${this.expr(s.value)};`;
@@ -423,6 +438,8 @@ class WgslGenerator {
         parts.push(`${ind}}`);
         return join(parts);
       }
+      case 'expectRange':
+        return this.rangeHint(s, ind, ctx);
       case 'break':
         return `${ind}break;`;
       case 'continue':
@@ -500,7 +517,7 @@ class WgslGenerator {
       case 'bitcast':
         return `bitcast<${e.type}>(${sub(e.a)})`;
       case 'load':
-        return `${this.loadHelper(e.buffer)}(${this.index(e.index)}, len_${e.buffer})`;
+        return `${this.pinnedHelper(e.buffer, 'load')}(${this.index(e.index)}, len_${e.buffer})`;
       case 'length':
         return `len_${e.buffer}`;
       case 'atomic':
@@ -831,6 +848,68 @@ class WgslGenerator {
     }
     lines.push('}');
     return lines;
+  }
+
+  /**
+   * A body under an `expectRange` hint. Where the buffer is segmented and the range's first
+   * and last elements share a segment, the body runs in that segment's switch arm, where its
+   * accesses to the buffer go straight to the segment's binding (pinnedHelper); otherwise, or
+   * unsegmented, it runs as written. The body is emitted once per segment and once more.
+   */
+  private rangeHint(s: Extract<Stmt, { op: 'expectRange' }>, ind: string, ctx: Ctx): string {
+    const seg = this.segments.get(s.buffer);
+    if (!seg || this.rangeHints === 'ignore' || this.pinned.has(s.buffer)) return this.block(s.body, ind, ctx);
+    const per = `${seg.size / this.decl(s.buffer).vector}u`;
+    const h = this.hintCount++;
+    const lines = [
+      `${ind}{`,
+      `${ind}  let hs_${h} = ${this.index(s.first)} / ${per};`,
+      `${ind}  if (${this.index(s.last)} / ${per} == hs_${h}) {`,
+      `${ind}    switch min(hs_${h}, ${seg.count - 1}u) {`,
+    ];
+    for (let k = 0; k < seg.count; k++) {
+      this.pinned.set(s.buffer, k);
+      lines.push(`${ind}      ${k === seg.count - 1 ? 'default' : `case ${k}u`}: {`, this.block(s.body, `${ind}        `, ctx), `${ind}      }`);
+    }
+    this.pinned.delete(s.buffer);
+    lines.push(`${ind}    }`, `${ind}  } else {`, this.block(s.body, `${ind}    `, ctx), `${ind}  }`, `${ind}}`);
+    return join(lines);
+  }
+
+  /**
+   * The load or store helper for `buffer` at this point of the program: inside an
+   * `expectRange` arm that fixed its segment, one that reaches that segment's binding
+   * directly when the element lies there and falls back to the general helper when not
+   * (a hint is not a promise); the general helper elsewhere.
+   */
+  private pinnedHelper(buffer: string, kind: 'load' | 'store'): string {
+    const general = kind === 'load' ? this.loadHelper(buffer) : this.storeHelper(buffer);
+    const k = this.pinned.get(buffer);
+    const seg = this.segments.get(buffer);
+    if (k === undefined || !seg) return general;
+    const d = this.decl(buffer);
+    const t = this.elementType(buffer);
+    const per = seg.size / d.vector;
+    const base = `${k * per}u`;
+    const a = `b_${buffer}_${k}`;
+    // j < span and i < len: the element lies in this segment (j wraps past span when i < base).
+    const span = k === seg.count - 1 ? 'len - min(len, base)' : `${per}u`;
+    const head = [`let base = ${base};`, `let j = i - base;`, `let span = ${span};`];
+    const name = `${kind === 'load' ? 'ld' : 'st'}_${buffer}_in${k}`;
+    if (kind === 'load') {
+      const value = d.vector === 3 ? `${t}(${a}[3u * j], ${a}[3u * j + 1u], ${a}[3u * j + 2u])` : `${a}[j]`;
+      this.helper(
+        name,
+        fnLines(`fn ${name}(i: u32, len: u32) -> ${t} {`, [...head, `if (j < span && i < len) { return ${value}; }`, `return ${general}(i, len);`]),
+      );
+    } else {
+      const write = d.vector === 3 ? `${a}[3u * j] = v.x; ${a}[3u * j + 1u] = v.y; ${a}[3u * j + 2u] = v.z;` : `${a}[j] = v;`;
+      this.helper(
+        name,
+        fnLines(`fn ${name}(i: u32, v: ${t}, len: u32) {`, [...head, `if (j < span && i < len) { ${write} } else { ${general}(i, v, len); }`]),
+      );
+    }
+    return name;
   }
 
   // ---------- helper functions ----------

@@ -326,6 +326,9 @@ class JsGenerator {
         this.loops.shift();
         return parts.filter((p) => p.length > 0).join('\n');
       }
+      case 'expectRange':
+        // Buffers are single arrays here: the hint has nothing to choose.
+        return this.stmts(s.body, ind);
       case 'break':
       case 'continue': {
         const loop = this.loops[0];

@@ -87,6 +87,7 @@ export function walkStmts(stmts: readonly Stmt[], fn: (s: Stmt) => void): void {
 export function childBlocks(s: Stmt): ReadonlyArray<readonly Stmt[]> {
   if (s.op === 'if') return [s.thenBlock, s.elseBlock];
   if (s.op === 'loop') return [s.condPrelude, s.body, s.update];
+  if (s.op === 'expectRange') return [s.body];
   return [];
 }
 
@@ -113,6 +114,10 @@ export function forEachExprOfStmt(s: Stmt, fn: (e: Expr) => void): void {
       break;
     case 'loop':
       fn(s.cond);
+      break;
+    case 'expectRange':
+      fn(s.first);
+      fn(s.last);
       break;
     default:
       break;

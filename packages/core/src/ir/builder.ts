@@ -1,5 +1,5 @@
 import type { BufferDType } from '../dtype.ts';
-import { analyzeKernel, forEachExprOfStmt, type KernelInfo } from './analyze.ts';
+import { analyzeKernel, childBlocks, forEachExprOfStmt, type KernelInfo, walkExpr } from './analyze.ts';
 import {
   type AtomicFn,
   type BufferAccess,
@@ -418,6 +418,22 @@ export class KernelBuilder {
   }
 
   /**
+   * Runs `body` with the hint that its accesses to `buffer` lie in elements [first, last]
+   * (see the 'expectRange' statement): where a backend splits the buffer over several
+   * bindings, it may then pick the binding once for the range rather than at every
+   * access. Only a hint: accesses outside the range are still correct, only not faster.
+   * The body may hold no barrier, subgroup operation or return, and no break or continue
+   * out of it, because it may run under control flow that is not uniform.
+   */
+  expectRange(buffer: BufferHandle<ValueType, BufferAccess>, first: Index, last: Index, body: () => void): void {
+    const firstIndex = this.index(first);
+    const lastIndex = this.index(last);
+    const block = this.block(body);
+    checkRangeBody(block, 0, buffer.name);
+    this.emit({ op: 'expectRange', buffer: buffer.name, first: firstIndex, last: lastIndex, body: block });
+  }
+
+  /**
    * Workgroup barrier: all invocations of the workgroup must reach it (uniform control
    * flow). It orders workgroup memory and the kernel's storage-buffer accesses between
    * the invocations of one workgroup.
@@ -560,6 +576,28 @@ export class KernelBuilder {
       this.blocks.pop();
     }
     return block;
+  }
+}
+
+/** Refuses what an `expectRange` body may not hold (see KernelBuilder.expectRange). */
+function checkRangeBody(stmts: readonly Stmt[], loops: number, buffer: string): void {
+  const refuse = (what: string) => {
+    throw buildError(`expectRange('${buffer}'): its body may not hold ${what} (it may run under non-uniform control flow)`);
+  };
+  for (const s of stmts) {
+    if (s.op === 'barrier') refuse('a barrier');
+    if (s.op === 'return') refuse('a return');
+    if ((s.op === 'break' || s.op === 'continue') && loops === 0) refuse(`a ${s.op} out of it`);
+    forEachExprOfStmt(s, (root) =>
+      walkExpr(root, (e) => {
+        if (e.op === 'subgroup') refuse('a subgroup operation');
+      }),
+    );
+    if (s.op === 'loop') {
+      checkRangeBody(s.condPrelude, loops + 1, buffer);
+      checkRangeBody(s.body, loops + 1, buffer);
+      checkRangeBody(s.update, loops + 1, buffer);
+    } else for (const child of childBlocks(s)) checkRangeBody(child, loops, buffer);
   }
 }
 

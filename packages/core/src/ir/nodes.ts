@@ -174,6 +174,22 @@ export type Stmt =
       readonly body: readonly Stmt[];
       readonly update: readonly Stmt[];
     }
+  /**
+   * `body`, whose accesses to buffer `buffer` are expected to lie in elements [first, last]
+   * (of the buffer's view). A hint, never a contract: the body runs exactly as it would
+   * alone, wherever its accesses fall. A backend that splits a buffer over several
+   * bindings may pick the segment once for the whole range (WGSL: one branch, then the
+   * body's loads straight from that segment) instead of at every access. The body holds
+   * no barrier, subgroup operation, return, or break / continue out of it (the builder's
+   * `expectRange` checks), so a backend may run it under non-uniform control flow.
+   */
+  | {
+      readonly op: 'expectRange';
+      readonly buffer: string;
+      readonly first: Expr;
+      readonly last: Expr;
+      readonly body: readonly Stmt[];
+    }
   | { readonly op: 'break' }
   | { readonly op: 'continue' }
   /** Ends this invocation. */

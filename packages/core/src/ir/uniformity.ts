@@ -128,6 +128,10 @@ export function checkBarrierUniformity(ir: KernelIR): void {
           }
           break;
         }
+        case 'expectRange':
+          // Runs as its body would in place (the builder keeps barriers and jumps out of it).
+          jumps.push(...walk(s.body, ctx, check));
+          break;
         case 'break':
         case 'continue':
           if (ctx !== undefined) jumps.push({ op: s.op, why: ctx });

@@ -39,7 +39,9 @@
  * backend's width 1) keep the 4-bit formulation in radix-sort.ts.
  */
 import {
+  type BufferAccess,
   type BufferDType,
+  type BufferHandle,
   buffer,
   countOneBits,
   type DeviceCaps,
@@ -315,7 +317,7 @@ interface Ranked {
 function multisplit(
   k: KernelBuilder,
   shape: MultisplitShape,
-  keys: { load(i: U): U },
+  keys: KeysIn,
   rows: CounterRows,
   n: U,
   shift: U,
@@ -330,12 +332,16 @@ function multisplit(
   // Every key is loaded before the first barrier, so the loads overlap instead of
   // each waiting behind the previous item's barrier.
   for (let j = 0; j < shape.items; j++) {
-    const i = k.let(sgBase.add(S.mul(j)).add(lane), `i${j}`);
-    out.index.push(i);
-    const key = k.let(keys.load(i), `k${j}`);
-    out.key.push(key);
-    out.digit.push(k.let(select(i.lt(n), key.shr(shift).and(DIGITS - 1), DIGITS - 1), `d${j}`));
+    out.index.push(k.let(sgBase.add(S.mul(j)).add(lane), `i${j}`));
+    out.key.push(k.var('u32', 0, `k${j}`));
   }
+  // The subgroup's keys are consecutive: an array split over bindings picks its binding once.
+  k.expectRange(keys, sgBase, sgBase.add(S.mul(shape.items)).sub(1), () => {
+    out.index.forEach((i, j) => (out.key[j] as Var<'u32'>).set(keys.load(i)));
+  });
+  out.index.forEach((i, j) => {
+    out.digit.push(k.let(select(i.lt(n), (out.key[j] as U).shr(shift).and(DIGITS - 1), DIGITS - 1), `d${j}`));
+  });
   if (shape.rank === 'batched') {
     rankBatched(k, shape, rows, everyLane, rowBase, below, out);
     return out;
@@ -454,21 +460,13 @@ export function countKernel(shape: MultisplitShape) {
         leaveIfPast(k, t, tiles);
         const tileBase = k.let(t.mul(wg * items), 'tileBase');
         // Order does not matter here: coalesced rows of wg keys, all loaded before any atomic.
-        const digits: U[] = [];
-        const valids: Array<Val<'bool'>> = [];
-        for (let j = 0; j < items; j++) {
-          const i = k.let(tileBase.add(k.localIndex.add(j * wg)), `i${j}`);
-          valids.push(k.let(i.lt(n), `ok${j}`));
-          digits.push(
-            k.let(
-              keys
-                .load(i)
-                .shr(shift)
-                .and(DIGITS - 1),
-              `d${j}`,
-            ),
-          );
-        }
+        const at = Array.from({ length: items }, (_, j) => k.let(tileBase.add(k.localIndex.add(j * wg)), `i${j}`));
+        const valids = at.map((i, j) => k.let(i.lt(n), `ok${j}`));
+        const digits = at.map((_, j) => k.var('u32', 0, `d${j}`));
+        // The tile's keys are consecutive: an array split over bindings picks its binding once.
+        k.expectRange(keys, tileBase, tileBase.add(wg * items - 1), () => {
+          at.forEach((i, j) => (digits[j] as Var<'u32'>).set(keys.load(i).shr(shift).and(DIGITS - 1)));
+        });
         if (shape.count === 'ballot') {
           const hist = k.workgroupArray('u32', DIGITS, { atomic: true });
           const below = lanesBelow(k, k.let(k.subgroupInvocation, 'lane'), shape.words);
@@ -501,11 +499,14 @@ export function countKernel(shape: MultisplitShape) {
   );
 }
 
+/** The keys a pass reads: a buffer, so that loads of consecutive keys can carry a range hint. */
+type KeysIn = BufferHandle<'u32', BufferAccess>;
+
 /** The handles a rank + scatter body reads and writes. */
 export interface ScatterIO {
-  readonly keys: { load(i: U): U };
+  readonly keys: KeysIn;
   readonly keysOut: { store(i: U, v: U): void };
-  readonly vals: { load(i: U): Val<'u32' | 'i32' | 'f32'> };
+  readonly vals: BufferHandle<'u32' | 'i32' | 'f32', BufferAccess>;
   readonly valsOut: { store(i: U, v: never): void };
   readonly n: U;
   readonly shift: U;
@@ -580,10 +581,15 @@ export function rankAndScatter(
   const early: U[] = [];
   if (valueType && shape.valueLoads === 'early') {
     const lane = k.let(k.subgroupInvocation, 'vlane');
-    for (let j = 0; j < items; j++) {
-      const v = vals.load(sgBase.add(S.mul(j)).add(lane));
-      early.push(k.let(valueType === 'u32' ? (v as U) : (v as Val<'i32' | 'f32'>).bitcast('u32'), `v${j}`));
-    }
+    const at = Array.from({ length: items }, (_, j) => k.let(sgBase.add(S.mul(j)).add(lane), `vi${j}`));
+    const bits = at.map((_, j) => k.var('u32', 0, `v${j}`));
+    k.expectRange(vals, sgBase, sgBase.add(S.mul(items)).sub(1), () => {
+      at.forEach((i, j) => {
+        const v = vals.load(i);
+        (bits[j] as Var<'u32'>).set(valueType === 'u32' ? (v as U) : (v as Val<'i32' | 'f32'>).bitcast('u32'));
+      });
+    });
+    early.push(...bits);
   }
   const r = multisplit(k, shape, keys, rows, n, shift, sgBase, rowBase);
   const groups = k.let(u32(wg).add(S).sub(1).div(S), 'groups');
