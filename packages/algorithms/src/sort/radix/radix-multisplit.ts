@@ -47,6 +47,7 @@ import {
   type DeviceCaps,
   defineKernel,
   type KernelBuilder,
+  max,
   min,
   select,
   u32,
@@ -121,6 +122,13 @@ export interface MultisplitShape {
   /** Items per batch of the 'batched' ranking (see rankBatched). */
   readonly rankBatch: number;
   /**
+   * Whether each row of the tile's write-out (one key or value an invocation) carries a
+   * range hint over its outputs: the row's slots are consecutive in the digit-sorted
+   * tile, so its outputs rise from its first slot's to its last slot's, and an array
+   * split over bindings can pick its binding once a row. Costs four workgroup loads a row.
+   */
+  readonly storeRanges: boolean;
+  /**
    * Diagnosis only (bench/h100/onesweep-check.ts), the output is not sorted:
    * 'coalesced-writes' writes each tile's locally sorted keys (and values) back to the
    * tile's own range instead of to their digits' destinations, so the same data moves
@@ -144,6 +152,7 @@ export interface MultisplitOptions {
   readonly passes?: MultisplitPasses;
   readonly rank?: MultisplitRank;
   readonly rankBatch?: number;
+  readonly storeRanges?: boolean;
   readonly probe?: 'coalesced-writes';
 }
 
@@ -208,6 +217,7 @@ export function multisplitShape(
         passes,
         rank,
         rankBatch,
+        storeRanges: options.storeRanges ?? false,
         ...(options.probe ? { probe: options.probe } : {}),
       };
   }
@@ -465,7 +475,14 @@ export function countKernel(shape: MultisplitShape) {
         const digits = at.map((_, j) => k.var('u32', 0, `d${j}`));
         // The tile's keys are consecutive: an array split over bindings picks its binding once.
         k.expectRange(keys, tileBase, tileBase.add(wg * items - 1), () => {
-          at.forEach((i, j) => (digits[j] as Var<'u32'>).set(keys.load(i).shr(shift).and(DIGITS - 1)));
+          at.forEach((i, j) =>
+            (digits[j] as Var<'u32'>).set(
+              keys
+                .load(i)
+                .shr(shift)
+                .and(DIGITS - 1),
+            ),
+          );
         });
         if (shape.count === 'ballot') {
           const hist = k.workgroupArray('u32', DIGITS, { atomic: true });
@@ -505,9 +522,10 @@ type KeysIn = BufferHandle<'u32', BufferAccess>;
 /** The handles a rank + scatter body reads and writes. */
 export interface ScatterIO {
   readonly keys: KeysIn;
-  readonly keysOut: { store(i: U, v: U): void };
+  /** Absent: the values' own scatter, which writes no keys. */
+  readonly keysOut?: BufferHandle<'u32', BufferAccess>;
   readonly vals: BufferHandle<'u32' | 'i32' | 'f32', BufferAccess>;
-  readonly valsOut: { store(i: U, v: never): void };
+  readonly valsOut: BufferHandle<'u32' | 'i32' | 'f32', BufferAccess>;
   readonly n: U;
   readonly shift: U;
   readonly tiles: U;
@@ -640,18 +658,41 @@ export function rankAndScatter(
   }
   k.barrier();
   const inTile = k.let(select(tileBase.lt(n), min(n.sub(tileBase), tile), 0), 'inTile');
+  const outputOf = (p: U, key: U): U =>
+    shape.probe === 'coalesced-writes' ? tileBase.add(p) : dest.load(key.shr(shift).and(DIGITS - 1)).add(p);
+  // Each row's first and last outputs (storeRanges), kept for the values' round when values are staged after the keys.
+  const rowRanges = shape.storeRanges && shape.probe === undefined ? k.workgroupArray('u32', 2 * items) : undefined;
+  const rowRange = (q: number): [U, U] => {
+    if (!rowRanges) return [u32(0), u32(0)];
+    const first = u32(q * wg);
+    // A row past the tile's count stores nothing: its hint may be anything.
+    const last = k.let(max(min(inTile, u32((q + 1) * wg)), u32(q * wg + 1)).sub(1), `rowLast${q}`) as U;
+    return [k.let(outputOf(first, stagedKeys.load(first)), `lo${q}`), k.let(outputOf(last, stagedKeys.load(last)), `hi${q}`)];
+  };
+  /** The stores of row q, under its range hint where the shape has them. */
+  const inRow = (out: BufferHandle<'u32' | 'i32' | 'f32', BufferAccess> | undefined, lo: U, hi: U, body: () => void) =>
+    rowRanges && out ? k.expectRange(out, lo, hi, body) : body();
   // Output indices kept for the values' round when values are staged after the keys.
   const outputs: Array<Var<'u32'>> = [];
   for (let q = 0; q < items; q++) {
     const p = k.let(lid.add(q * wg), `p${q}`);
     const kept = sharedStaging ? k.var('u32', 0, `at${q}`) : undefined;
     if (kept) outputs.push(kept);
+    const [lo, hi] = rowRange(q);
+    if (rowRanges && sharedStaging) {
+      k.if(lid.eq(0), () => {
+        rowRanges.store(2 * q, lo);
+        rowRanges.store(2 * q + 1, hi);
+      });
+    }
     k.if(p.lt(inTile), () => {
       const key = k.let(stagedKeys.load(p), 'key');
-      const at =
-        shape.probe === 'coalesced-writes' ? k.let(tileBase.add(p), 'at') : k.let(dest.load(key.shr(shift).and(DIGITS - 1)).add(p), 'at');
-      keysOut.store(at, key);
-      if (stagedVals) writeValue(stagedVals.load(p), at);
+      const at = k.let(outputOf(p, key), 'at');
+      if (keysOut) inRow(keysOut, lo, hi, () => keysOut.store(at, key));
+      if (stagedVals) {
+        const bits = k.let(stagedVals.load(p), 'bits');
+        inRow(valsOut, lo, hi, () => writeValue(bits, at));
+      }
       kept?.set(at);
     });
   }
@@ -662,7 +703,12 @@ export function rankAndScatter(
     k.barrier();
     for (let q = 0; q < items; q++) {
       const p = k.let(lid.add(q * wg), `vp${q}`);
-      k.if(p.lt(inTile), () => writeValue(stagedKeys.load(p), outputs[q] as U));
+      const lo = rowRanges ? k.let(rowRanges.load(2 * q), `vlo${q}`) : u32(0);
+      const hi = rowRanges ? k.let(rowRanges.load(2 * q + 1), `vhi${q}`) : u32(0);
+      k.if(p.lt(inTile), () => {
+        const bits = k.let(stagedKeys.load(p), 'bits');
+        inRow(valsOut, lo, hi, () => writeValue(bits, outputs[q] as U));
+      });
     }
   }
 
@@ -675,7 +721,7 @@ export function rankAndScatter(
 export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
   return cachedKernel(
-    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.valueStaging}:${shape.rank}:${shape.rankBatch}:${shape.offsets}:${valueType ?? 'none'}:${shape.probe ?? ''}`,
+    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.valueStaging}:${shape.rank}:${shape.rankBatch}:${shape.offsets}:${shape.storeRanges}:${valueType ?? 'none'}:${shape.probe ?? ''}`,
     () =>
       defineKernel({
         name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
@@ -691,13 +737,7 @@ export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | u
           tiles: uniform('u32'),
         },
         body: ({ keys, keysOut, vals, valsOut, offsets, n, shift, tiles }, k) => {
-          rankAndScatter(
-            k,
-            shape,
-            valueType,
-            { keys, keysOut, vals, valsOut: valsOut as never, n, shift, tiles },
-            offsetsFrom(offsets, tiles),
-          );
+          rankAndScatter(k, shape, valueType, { keys, keysOut, vals, valsOut, n, shift, tiles }, offsetsFrom(offsets, tiles));
         },
       }),
   );
@@ -712,7 +752,7 @@ export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | u
 export function valueScatterKernel(shape: MultisplitShape, valueType: BufferDType) {
   const { wg, items } = shape;
   return cachedKernel(
-    `radix8-scatter-values:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.valueStaging}:${shape.rank}:${shape.rankBatch}:${shape.offsets}:${valueType}`,
+    `radix8-scatter-values:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.valueStaging}:${shape.rank}:${shape.rankBatch}:${shape.offsets}:${shape.storeRanges}:${valueType}`,
     () =>
       defineKernel({
         name: `radix8_scatter_values_${valueType}`,
@@ -727,14 +767,7 @@ export function valueScatterKernel(shape: MultisplitShape, valueType: BufferDTyp
           tiles: uniform('u32'),
         },
         body: ({ keys, vals, valsOut, offsets, n, shift, tiles }, k) => {
-          const keysOut = { store: (): void => undefined };
-          rankAndScatter(
-            k,
-            shape,
-            valueType,
-            { keys, keysOut, vals, valsOut: valsOut as never, n, shift, tiles },
-            offsetsFrom(offsets, tiles),
-          );
+          rankAndScatter(k, shape, valueType, { keys, vals, valsOut, n, shift, tiles }, offsetsFrom(offsets, tiles));
         },
       }),
   );
