@@ -506,7 +506,12 @@ describeEachBackend('IR built-ins, vectors and control flow', (ctx) => {
         const i = k.let(k.globalIndex);
         const acc = k.var('u32', 0, 'acc');
         k.expectRange(x, i, i.add(1), () => {
-          acc.set(x.load(i).add(x.load(i.add(1))).add(x.load(0)));
+          acc.set(
+            x
+              .load(i)
+              .add(x.load(i.add(1)))
+              .add(x.load(0)),
+          );
           k.for({ from: i, to: i.add(3) }, (j) => {
             k.if(x.load(j).eq(7), () => k.continue());
             acc.set(acc.add(x.load(j).mul(100)));

@@ -10,7 +10,6 @@
  */
 /// <reference types="@webgpu/types" />
 
-import { generateWgsl } from '@trident/backend-webgpu';
 import {
   compact,
   compactReference,
@@ -25,6 +24,7 @@ import {
   sumAbs,
   zcopy,
 } from '@trident/algorithms';
+import { generateWgsl } from '@trident/backend-webgpu';
 import { buffer, type Device, defineKernel, f32, LimitExceededError, uniform } from 'trident';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectBitsEqual } from './alg-helpers.ts';

@@ -3,4 +3,12 @@ export { DAWN_TOGGLES, type GpuEnvironment, gpuEnvironment, noAdapterReason, nod
 export { type WebGpuBackendOptions, webgpuAdapter } from './webgpu-adapter.ts';
 export { BufferPool, WebGpuBuffer } from './webgpu-buffer.ts';
 export { type WebGpuCompiled, WebGpuDevice } from './webgpu-device.ts';
-export { generateWgsl, type RangeHints, type SegmentLoads, type UniformSlot, type WgslKernel, type WgslOptions, workgroupElementBytes } from './wgsl.ts';
+export {
+  generateWgsl,
+  type RangeHints,
+  type SegmentLoads,
+  type UniformSlot,
+  type WgslKernel,
+  type WgslOptions,
+  workgroupElementBytes,
+} from './wgsl.ts';

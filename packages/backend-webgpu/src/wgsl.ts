@@ -869,7 +869,11 @@ class WgslGenerator {
     ];
     for (let k = 0; k < seg.count; k++) {
       this.pinned.set(s.buffer, k);
-      lines.push(`${ind}      ${k === seg.count - 1 ? 'default' : `case ${k}u`}: {`, this.block(s.body, `${ind}        `, ctx), `${ind}      }`);
+      lines.push(
+        `${ind}      ${k === seg.count - 1 ? 'default' : `case ${k}u`}: {`,
+        this.block(s.body, `${ind}        `, ctx),
+        `${ind}      }`,
+      );
     }
     this.pinned.delete(s.buffer);
     lines.push(`${ind}    }`, `${ind}  } else {`, this.block(s.body, `${ind}    `, ctx), `${ind}  }`, `${ind}}`);
@@ -900,13 +904,20 @@ class WgslGenerator {
       const value = d.vector === 3 ? `${t}(${a}[3u * j], ${a}[3u * j + 1u], ${a}[3u * j + 2u])` : `${a}[j]`;
       this.helper(
         name,
-        fnLines(`fn ${name}(i: u32, len: u32) -> ${t} {`, [...head, `if (j < span && i < len) { return ${value}; }`, `return ${general}(i, len);`]),
+        fnLines(`fn ${name}(i: u32, len: u32) -> ${t} {`, [
+          ...head,
+          `if (j < span && i < len) { return ${value}; }`,
+          `return ${general}(i, len);`,
+        ]),
       );
     } else {
       const write = d.vector === 3 ? `${a}[3u * j] = v.x; ${a}[3u * j + 1u] = v.y; ${a}[3u * j + 2u] = v.z;` : `${a}[j] = v;`;
       this.helper(
         name,
-        fnLines(`fn ${name}(i: u32, v: ${t}, len: u32) {`, [...head, `if (j < span && i < len) { ${write} } else { ${general}(i, v, len); }`]),
+        fnLines(`fn ${name}(i: u32, v: ${t}, len: u32) {`, [
+          ...head,
+          `if (j < span && i < len) { ${write} } else { ${general}(i, v, len); }`,
+        ]),
       );
     }
     return name;

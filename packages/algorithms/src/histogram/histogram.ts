@@ -180,7 +180,9 @@ function sharedKernel(width: 1 | 4, bins: number, plan: SharedHistogramPlan) {
             // An array split over bindings picks its binding once for the `unroll` elements.
             const xs = Array.from({ length: unroll }, (_, u) => k.var(values.type, undefined, `x${u}`));
             k.expectRange(values, i, i.add(last), () => {
-              xs.forEach((x, u) => x.set(values.load(u === 0 ? i : i.add(inner.mul(u)))));
+              xs.forEach((x, u) => {
+                x.set(values.load(u === 0 ? i : i.add(inner.mul(u))));
+              });
             });
             for (const x of xs) countAll(x);
             i.set(i.add(outer));

@@ -283,7 +283,7 @@ function lookbackKernel(p: Params) {
         const quads = Array.from({ length: vecs }, (_, q) => k.var(vecType(dtype, 4), undefined, `x${q}`));
         if (probe !== 'no-data') {
           k.expectRange(src, tileFirst, tileLast, () => {
-            quads.forEach((quad, q) => quad.set(loadQuad(dtype, src as never, quadIndex(q), width, n) as never));
+            for (const [q, quad] of quads.entries()) quad.set(loadQuad(dtype, src as never, quadIndex(q), width, n) as never);
           });
         }
         const xs = quads.map((quad) => [0, 1, 2, 3].map((c) => component(quad as never, c)));
@@ -459,7 +459,7 @@ function lookbackKernel(p: Params) {
         }
         if (probe !== 'no-data') {
           k.expectRange(dst, tileFirst, tileLast, () => {
-            outputs.forEach((outs, q) => storeQuad(k, dtype, dst as never, quadIndex(q), outs, width, n));
+            for (const [q, outs] of outputs.entries()) storeQuad(k, dtype, dst as never, quadIndex(q), outs, width, n);
           });
         }
       },

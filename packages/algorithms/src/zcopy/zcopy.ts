@@ -49,8 +49,12 @@ function copyKernel(dtype: BufferDType, width: 1 | 4, wg: number, strided: boole
             // An array split over bindings picks its binding once for the UNROLL elements (they
             // rarely straddle a boundary).
             const xs = Array.from({ length: UNROLL }, (_, u) => k.var(src.type, undefined, `x${u}`));
-            k.expectRange(src, i, end, () => xs.forEach((x, u) => x.set(src.load(at(u)))));
-            k.expectRange(dst, i, end, () => xs.forEach((x, u) => dst.store(at(u), x)));
+            k.expectRange(src, i, end, () => {
+              for (const [u, x] of xs.entries()) x.set(src.load(at(u)));
+            });
+            k.expectRange(dst, i, end, () => {
+              for (const [u, x] of xs.entries()) dst.store(at(u), x);
+            });
             i.set(i.add(stride.mul(UNROLL)));
           },
         );

@@ -347,7 +347,7 @@ function multisplit(
   }
   // The subgroup's keys are consecutive: an array split over bindings picks its binding once.
   k.expectRange(keys, sgBase, sgBase.add(S.mul(shape.items)).sub(1), () => {
-    out.index.forEach((i, j) => (out.key[j] as Var<'u32'>).set(keys.load(i)));
+    for (const [j, i] of out.index.entries()) (out.key[j] as Var<'u32'>).set(keys.load(i));
   });
   out.index.forEach((i, j) => {
     out.digit.push(k.let(select(i.lt(n), (out.key[j] as U).shr(shift).and(DIGITS - 1), DIGITS - 1), `d${j}`));
@@ -475,14 +475,13 @@ export function countKernel(shape: MultisplitShape) {
         const digits = at.map((_, j) => k.var('u32', 0, `d${j}`));
         // The tile's keys are consecutive: an array split over bindings picks its binding once.
         k.expectRange(keys, tileBase, tileBase.add(wg * items - 1), () => {
-          at.forEach((i, j) =>
+          for (const [j, i] of at.entries())
             (digits[j] as Var<'u32'>).set(
               keys
                 .load(i)
                 .shr(shift)
                 .and(DIGITS - 1),
-            ),
-          );
+            );
         });
         if (shape.count === 'ballot') {
           const hist = k.workgroupArray('u32', DIGITS, { atomic: true });
