@@ -177,13 +177,8 @@ function sharedKernel(width: 1 | 4, bins: number, plan: SharedHistogramPlan) {
         k.while(
           () => i.add(last).lt(n),
           () => {
-            // An array split over bindings picks its binding once for the `unroll` elements.
-            const xs = Array.from({ length: unroll }, (_, u) => k.var(values.type, undefined, `x${u}`));
-            k.expectRange(values, i, i.add(last), () => {
-              xs.forEach((x, u) => {
-                x.set(values.load(u === 0 ? i : i.add(inner.mul(u))));
-              });
-            });
+            const xs: Array<Val<'u32' | 'vec4<u32>'>> = [];
+            for (let u = 0; u < unroll; u++) xs.push(values.load(u === 0 ? i : i.add(inner.mul(u))));
             for (const x of xs) countAll(x);
             i.set(i.add(outer));
           },

@@ -196,14 +196,8 @@ function blockKernel(dtype: BufferDType, op: ReduceOp, width: 1 | 4, wg: number,
         k.while(
           () => i.add(last).lt(n),
           () => {
-            // An array split over bindings picks its binding once for the UNROLL elements.
-            const loaded = Array.from({ length: UNROLL }, (_, u) => k.var(input.type, undefined, `x${u}`));
-            k.expectRange(input, i, i.add(last), () => {
-              loaded.forEach((x, u) => {
-                x.set(input.load(u === 0 ? i : i.add(stride.mul(u))));
-              });
-            });
-            const xs = loaded.map((x) => toAcc(x as Val<ValueType>));
+            const xs: Array<Val<ValueType>> = [];
+            for (let u = 0; u < UNROLL; u++) xs.push(toAcc(input.load(u === 0 ? i : i.add(stride.mul(u)))));
             a.set(apply(op, a, pairwise(op, xs)));
             i.set(i.add(stride.mul(UNROLL)));
           },

@@ -64,7 +64,6 @@ import {
   type Val,
   type Var,
   vec,
-  vecType,
 } from '@trident/core';
 import { blockSize, cachedKernel, dispatchGroups, hasAll, scratch, workgroupScan } from '../common.ts';
 import { tuned } from '../device-class.ts';
@@ -275,18 +274,16 @@ function lookbackKernel(p: Params) {
               ? runStart
               : runStart.add(L.width.mul(q));
 
-        // The tile's elements in the arrays' views: an array split over bindings picks its binding once a tile.
-        const tileFirst = width === 4 ? firstQuad : k.let(firstQuad.shl(2), 'tileFirst');
-        const tileLast = k.let(tileFirst.add(width === 4 ? tileQuads - 1 : 4 * tileQuads - 1), 'tileLast');
-
         // ---- load the tile ----
-        const quads = Array.from({ length: vecs }, (_, q) => k.var(vecType(dtype, 4), undefined, `x${q}`));
-        if (probe !== 'no-data') {
-          k.expectRange(src, tileFirst, tileLast, () => {
-            for (const [q, quad] of quads.entries()) quad.set(loadQuad(dtype, src as never, quadIndex(q), width, n) as never);
-          });
+        const xs: Array<Array<Val<Num>>> = [];
+        for (let q = 0; q < vecs; q++) {
+          const loaded =
+            probe === 'no-data'
+              ? (vec(dtype as 'u32', 0, 0, 0, 0) as unknown as Quad)
+              : loadQuad(dtype, src as never, quadIndex(q), width, n);
+          const quad = k.let(loaded, `x${q}`) as unknown as Quad;
+          xs.push([0, 1, 2, 3].map((c) => component(quad as never, c)));
         }
-        const xs = quads.map((quad) => [0, 1, 2, 3].map((c) => component(quad as never, c)));
 
         // ---- the look-back, run by the first subgroup once it knows the tile's total ----
         const publish = (t: Val<'u32'>, value: Val<Num>, flag: number) => {
@@ -445,7 +442,6 @@ function lookbackKernel(p: Params) {
         const tilePrefix = k.let(fromBits(dtype, shared.load(1)), 'tilePrefix') as Val<Num>;
 
         // ---- outputs ----
-        const outputs: Array<Array<Val<Num>>> = [];
         for (let q = 0; q < vecs; q++) {
           const offset = k.let(tilePrefix.add(localOffset(q) as never), `offset${q}`) as Val<Num>;
           const outs: Array<Val<Num>> = [];
@@ -455,12 +451,7 @@ function lookbackKernel(p: Params) {
             else if ((layout !== 'blocked' && layout !== 'subgroup-blocked') || q === 0) outs.push(offset);
             else outs.push(offset.add(inclusive[q - 1]?.[3] as never));
           }
-          outputs.push(outs.map((o, c) => k.let(o, `out${q}_${c}`) as Val<Num>));
-        }
-        if (probe !== 'no-data') {
-          k.expectRange(dst, tileFirst, tileLast, () => {
-            for (const [q, outs] of outputs.entries()) storeQuad(k, dtype, dst as never, quadIndex(q), outs, width, n);
-          });
+          if (probe !== 'no-data') storeQuad(k, dtype, dst as never, quadIndex(q), outs, width, n);
         }
       },
     }),

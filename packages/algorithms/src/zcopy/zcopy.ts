@@ -45,16 +45,9 @@ function copyKernel(dtype: BufferDType, width: 1 | 4, wg: number, strided: boole
           () => i.add(last).lt(n),
           () => {
             const at = (u: number) => (u === 0 ? i : i.add(stride.mul(u)));
-            const end = k.let(i.add(last), 'end');
-            // An array split over bindings picks its binding once for the UNROLL elements (they
-            // rarely straddle a boundary).
-            const xs = Array.from({ length: UNROLL }, (_, u) => k.var(src.type, undefined, `x${u}`));
-            k.expectRange(src, i, end, () => {
-              for (const [u, x] of xs.entries()) x.set(src.load(at(u)));
-            });
-            k.expectRange(dst, i, end, () => {
-              for (const [u, x] of xs.entries()) dst.store(at(u), x);
-            });
+            const xs = [];
+            for (let u = 0; u < UNROLL; u++) xs.push(k.let(src.load(at(u)), `x${u}`));
+            for (let u = 0; u < UNROLL; u++) dst.store(at(u), xs[u] as (typeof xs)[number]);
             i.set(i.add(stride.mul(UNROLL)));
           },
         );

@@ -47,7 +47,6 @@ import {
   type DeviceCaps,
   defineKernel,
   type KernelBuilder,
-  max,
   min,
   select,
   u32,
@@ -122,13 +121,6 @@ export interface MultisplitShape {
   /** Items per batch of the 'batched' ranking (see rankBatched). */
   readonly rankBatch: number;
   /**
-   * Whether each row of the tile's write-out (one key or value an invocation) carries a
-   * range hint over its outputs: the row's slots are consecutive in the digit-sorted
-   * tile, so its outputs rise from its first slot's to its last slot's, and an array
-   * split over bindings can pick its binding once a row. Costs four workgroup loads a row.
-   */
-  readonly storeRanges: boolean;
-  /**
    * Diagnosis only (bench/h100/onesweep-check.ts), the output is not sorted:
    * 'coalesced-writes' writes each tile's locally sorted keys (and values) back to the
    * tile's own range instead of to their digits' destinations, so the same data moves
@@ -152,7 +144,6 @@ export interface MultisplitOptions {
   readonly passes?: MultisplitPasses;
   readonly rank?: MultisplitRank;
   readonly rankBatch?: number;
-  readonly storeRanges?: boolean;
   readonly probe?: 'coalesced-writes';
 }
 
@@ -217,7 +208,6 @@ export function multisplitShape(
         passes,
         rank,
         rankBatch,
-        storeRanges: options.storeRanges ?? false,
         ...(options.probe ? { probe: options.probe } : {}),
       };
   }
@@ -313,8 +303,8 @@ interface Ranked {
 }
 
 /**
- * Loads the subgroup's keys item by item, counts them into the subgroup's row of
- * `rows` and returns each key's rank among the equal digits of its subgroup before
+ * Loads the subgroup's keys item by item (under a range hint where `hintRange`), counts
+ * them into the subgroup's row of `rows` and returns each key's rank among the equal digits of its subgroup before
  * it (stable). Uniform control flow; ends with a barrier.
  *
  * The last tile's slots past n rank as keys of digit 255 rather than being left out:
@@ -333,6 +323,7 @@ function multisplit(
   shift: U,
   sgBase: U,
   rowBase: U,
+  hintRange: boolean,
 ): Ranked {
   const S = k.subgroupSize;
   const lane = k.let(k.subgroupInvocation, 'lane');
@@ -345,10 +336,14 @@ function multisplit(
     out.index.push(k.let(sgBase.add(S.mul(j)).add(lane), `i${j}`));
     out.key.push(k.var('u32', 0, `k${j}`));
   }
-  // The subgroup's keys are consecutive: an array split over bindings picks its binding once.
-  k.expectRange(keys, sgBase, sgBase.add(S.mul(shape.items)).sub(1), () => {
+  // All loads first, then the digits: with the digits between them, the loads from an array split
+  // over bindings did not overlap (LEDGER.md radix.segments). The subgroup's keys are consecutive,
+  // which a range hint can tell.
+  const load = () => {
     for (const [j, i] of out.index.entries()) (out.key[j] as Var<'u32'>).set(keys.load(i));
-  });
+  };
+  if (hintRange) k.expectRange(keys, sgBase, sgBase.add(S.mul(shape.items)).sub(1), load);
+  else load();
   out.index.forEach((i, j) => {
     out.digit.push(k.let(select(i.lt(n), (out.key[j] as U).shr(shift).and(DIGITS - 1), DIGITS - 1), `d${j}`));
   });
@@ -598,17 +593,13 @@ export function rankAndScatter(
   const early: U[] = [];
   if (valueType && shape.valueLoads === 'early') {
     const lane = k.let(k.subgroupInvocation, 'vlane');
-    const at = Array.from({ length: items }, (_, j) => k.let(sgBase.add(S.mul(j)).add(lane), `vi${j}`));
-    const bits = at.map((_, j) => k.var('u32', 0, `v${j}`));
-    k.expectRange(vals, sgBase, sgBase.add(S.mul(items)).sub(1), () => {
-      at.forEach((i, j) => {
-        const v = vals.load(i);
-        (bits[j] as Var<'u32'>).set(valueType === 'u32' ? (v as U) : (v as Val<'i32' | 'f32'>).bitcast('u32'));
-      });
-    });
-    early.push(...bits);
+    for (let j = 0; j < items; j++) {
+      const v = vals.load(sgBase.add(S.mul(j)).add(lane));
+      early.push(k.let(valueType === 'u32' ? (v as U) : (v as Val<'i32' | 'f32'>).bitcast('u32'), `v${j}`));
+    }
   }
-  const r = multisplit(k, shape, keys, rows, n, shift, sgBase, rowBase);
+  // Range hints on the keys alone: with values, the copies of the loads per binding cost more than they save.
+  const r = multisplit(k, shape, keys, rows, n, shift, sgBase, rowBase, valueType === undefined);
   const groups = k.let(u32(wg).add(S).sub(1).div(S), 'groups');
   // Digit totals of this invocation's digits, then their exclusive scan over the tile.
   const totals: U[] = [];
@@ -657,41 +648,18 @@ export function rankAndScatter(
   }
   k.barrier();
   const inTile = k.let(select(tileBase.lt(n), min(n.sub(tileBase), tile), 0), 'inTile');
-  const outputOf = (p: U, key: U): U =>
-    shape.probe === 'coalesced-writes' ? tileBase.add(p) : dest.load(key.shr(shift).and(DIGITS - 1)).add(p);
-  // Each row's first and last outputs (storeRanges), kept for the values' round when values are staged after the keys.
-  const rowRanges = shape.storeRanges && shape.probe === undefined ? k.workgroupArray('u32', 2 * items) : undefined;
-  const rowRange = (q: number): [U, U] => {
-    if (!rowRanges) return [u32(0), u32(0)];
-    const first = u32(q * wg);
-    // A row past the tile's count stores nothing: its hint may be anything.
-    const last = k.let(max(min(inTile, u32((q + 1) * wg)), u32(q * wg + 1)).sub(1), `rowLast${q}`) as U;
-    return [k.let(outputOf(first, stagedKeys.load(first)), `lo${q}`), k.let(outputOf(last, stagedKeys.load(last)), `hi${q}`)];
-  };
-  /** The stores of row q, under its range hint where the shape has them. */
-  const inRow = (out: BufferHandle<'u32' | 'i32' | 'f32', BufferAccess> | undefined, lo: U, hi: U, body: () => void) =>
-    rowRanges && out ? k.expectRange(out, lo, hi, body) : body();
   // Output indices kept for the values' round when values are staged after the keys.
   const outputs: Array<Var<'u32'>> = [];
   for (let q = 0; q < items; q++) {
     const p = k.let(lid.add(q * wg), `p${q}`);
     const kept = sharedStaging ? k.var('u32', 0, `at${q}`) : undefined;
     if (kept) outputs.push(kept);
-    const [lo, hi] = rowRange(q);
-    if (rowRanges && sharedStaging) {
-      k.if(lid.eq(0), () => {
-        rowRanges.store(2 * q, lo);
-        rowRanges.store(2 * q + 1, hi);
-      });
-    }
     k.if(p.lt(inTile), () => {
       const key = k.let(stagedKeys.load(p), 'key');
-      const at = k.let(outputOf(p, key), 'at');
-      if (keysOut) inRow(keysOut, lo, hi, () => keysOut.store(at, key));
-      if (stagedVals) {
-        const bits = k.let(stagedVals.load(p), 'bits');
-        inRow(valsOut, lo, hi, () => writeValue(bits, at));
-      }
+      const at =
+        shape.probe === 'coalesced-writes' ? k.let(tileBase.add(p), 'at') : k.let(dest.load(key.shr(shift).and(DIGITS - 1)).add(p), 'at');
+      keysOut?.store(at, key);
+      if (stagedVals) writeValue(stagedVals.load(p), at);
       kept?.set(at);
     });
   }
@@ -702,12 +670,7 @@ export function rankAndScatter(
     k.barrier();
     for (let q = 0; q < items; q++) {
       const p = k.let(lid.add(q * wg), `vp${q}`);
-      const lo = rowRanges ? k.let(rowRanges.load(2 * q), `vlo${q}`) : u32(0);
-      const hi = rowRanges ? k.let(rowRanges.load(2 * q + 1), `vhi${q}`) : u32(0);
-      k.if(p.lt(inTile), () => {
-        const bits = k.let(stagedKeys.load(p), 'bits');
-        inRow(valsOut, lo, hi, () => writeValue(bits, outputs[q] as U));
-      });
+      k.if(p.lt(inTile), () => writeValue(stagedKeys.load(p), outputs[q] as U));
     }
   }
 
@@ -720,7 +683,7 @@ export function rankAndScatter(
 export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | undefined) {
   const { wg, items } = shape;
   return cachedKernel(
-    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.valueStaging}:${shape.rank}:${shape.rankBatch}:${shape.offsets}:${shape.storeRanges}:${valueType ?? 'none'}:${shape.probe ?? ''}`,
+    `radix8-scatter:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.valueStaging}:${shape.rank}:${shape.rankBatch}:${shape.offsets}:${valueType ?? 'none'}:${shape.probe ?? ''}`,
     () =>
       defineKernel({
         name: `radix8_scatter${valueType ? `_pairs_${valueType}` : ''}`,
@@ -751,7 +714,7 @@ export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | u
 export function valueScatterKernel(shape: MultisplitShape, valueType: BufferDType) {
   const { wg, items } = shape;
   return cachedKernel(
-    `radix8-scatter-values:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.valueStaging}:${shape.rank}:${shape.rankBatch}:${shape.offsets}:${shape.storeRanges}:${valueType}`,
+    `radix8-scatter-values:${wg}:${items}:${shape.rows}:${shape.words}:${shape.valueLoads}:${shape.valueStaging}:${shape.rank}:${shape.rankBatch}:${shape.offsets}:${valueType}`,
     () =>
       defineKernel({
         name: `radix8_scatter_values_${valueType}`,
