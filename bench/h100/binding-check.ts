@@ -44,7 +44,7 @@ for (const m of [limit - 1, limit]) {
       },
     });
     const bufs = Object.fromEntries(Array.from({ length: m }, (_, b) => [`b${b}`, device.createBuffer('u32', 1)]));
-    device.dispatch(k, { invocations: 1 }, bufs);
+    device.dispatch(k, { invocations: 1 }, bufs as never);
     const got = await Promise.all(Object.values(bufs).map(async (b) => (await b.read())[0]));
     return got.every((v, b) => v === b + 1) ? 'ok' : `wrong: ${got.join(',')}`;
   });
