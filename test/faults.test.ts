@@ -177,4 +177,50 @@ if (TEST_BACKENDS.includes('webgpu')) {
       await device.destroy();
     }
   });
+
+  it('webgpu: memory a batch of work could not get (out-of-memory, simulated) → LimitExceededError (deviceMemory) naming its kernels, not the invalid objects it left', async () => {
+    const device = await createDevice({ backend: 'webgpu' });
+    try {
+      const gpu = (device.impl as unknown as WebGpuDevice).gpu;
+      const k = defineKernel({
+        name: 'oom_batch',
+        workgroupSize: 1,
+        params: { out: buffer('u32', 'write') },
+        body: ({ out }) => out.store(0, 7),
+      });
+      const out = device.createBuffer('u32', 1);
+      device.compile(k);
+      await device.flush();
+      // The batch's scopes answer as a driver that ran out of memory while binding would: the memory
+      // error in the out-of-memory scope, and in the validation scope the invalid bind group it left.
+      const push = gpu.pushErrorScope.bind(gpu);
+      const pop = gpu.popErrorScope.bind(gpu);
+      const filters: GPUErrorFilter[] = [];
+      gpu.pushErrorScope = (filter: GPUErrorFilter) => {
+        filters.push(filter);
+        push(filter);
+      };
+      gpu.popErrorScope = () => {
+        const filter = filters.pop();
+        void pop();
+        if (filter === 'out-of-memory') return Promise.resolve(new GPUOutOfMemoryError('simulated: out of memory'));
+        return Promise.resolve(new GPUValidationError('simulated: Invalid BindGroup "oom_batch" due to a previous error'));
+      };
+      let err: unknown;
+      try {
+        device.dispatch(k, { invocations: 1 }, { out });
+        err = await rejection(device.flush());
+      } finally {
+        gpu.pushErrorScope = push;
+        gpu.popErrorScope = pop;
+      }
+      expect(err, String(err)).toBeInstanceOf(LimitExceededError);
+      expect((err as LimitExceededError).limit).toBe('deviceMemory');
+      expect((err as Error).message).toMatch(/the work of oom_batch exceeds limit 'deviceMemory' of backend 'webgpu': not available/);
+      device.dispatch(k, { invocations: 1 }, { out });
+      expect([...(await out.read())]).toEqual([7]);
+    } finally {
+      await device.destroy();
+    }
+  });
 }

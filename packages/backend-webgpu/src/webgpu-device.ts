@@ -689,6 +689,10 @@ export class WebGpuDevice implements BackendDevice {
       this.pass = undefined;
     }
     if (!this.encoder) {
+      // Memory can also run out while a batch is recorded (bind groups, the driver's own
+      // allocations): its own scope, so that the first such error is not lost behind the
+      // validation errors it causes ("invalid ... due to a previous error").
+      this.gpu.pushErrorScope('out-of-memory');
       this.gpu.pushErrorScope('validation');
       this.encoder = this.gpu.createCommandEncoder();
     }
@@ -786,7 +790,9 @@ export class WebGpuDevice implements BackendDevice {
     this.gpu.queue.submit([encoder.finish()]);
     this.counters.submits++;
     const names = [...this.batchKernels];
-    this.checks.push({ what: names.length ? names.join(', ') : '(copies)', error: this.gpu.popErrorScope() });
+    const what = names.length ? names.join(', ') : '(copies)';
+    this.checks.push({ what, error: this.gpu.popErrorScope() }); // validation
+    this.checks.push({ what: `the work of ${what}`, error: this.gpu.popErrorScope() }); // out-of-memory
     this.encoder = undefined;
     this.batchKernels = new Set();
     this.arenaUsed = 0;
@@ -806,11 +812,11 @@ export class WebGpuDevice implements BackendDevice {
     const checks = this.checks;
     this.checks = [];
     const results = await Promise.all(checks.map(async (c) => ({ c, error: await c.error })));
-    // A pipeline's own error, or an allocation the device could not hold, explains the batch errors
-    // that follow from it: report it first.
+    // A pipeline's own error, or memory the device could not give (to a buffer or to a batch of
+    // work), explains the batch errors that follow from it: report it first.
     const failed =
       results.find((r) => r.error && r.c.compile) ??
-      results.find((r) => r.error && r.c.bytes !== undefined && isOutOfMemory(r.error)) ??
+      results.find((r) => r.error && isOutOfMemory(r.error)) ??
       results.find((r) => r.error);
     // Every rejected pipeline is forgotten, so a later dispatch of it fails the same way instead of on an invalid pipeline.
     for (const r of results) {
@@ -821,8 +827,8 @@ export class WebGpuDevice implements BackendDevice {
     }
     if (failed?.error) {
       if (failed.c.key !== undefined) throw this.rejected.get(failed.c.key) as KernelBuildError;
-      if (failed.c.bytes !== undefined && isOutOfMemory(failed.error)) {
-        throw new LimitExceededError('webgpu', 'deviceMemory', failed.c.bytes, Number.NaN, failed.c.what);
+      if (isOutOfMemory(failed.error)) {
+        throw new LimitExceededError('webgpu', 'deviceMemory', failed.c.bytes ?? Number.NaN, Number.NaN, failed.c.what);
       }
       throw new KernelExecutionError('webgpu', failed.c.what, failed.error.message);
     }
