@@ -6,7 +6,7 @@
  */
 /// <reference types="@webgpu/types" />
 import type { WebGpuDevice } from '@trident/backend-webgpu';
-import { buffer, createDevice, type Device, DeviceLostError, defineKernel, LimitExceededError, u32 } from 'trident';
+import { buffer, createDevice, type Device, DeviceLostError, defineKernel, KernelExecutionError, LimitExceededError, u32 } from 'trident';
 import { describe, expect, it } from 'vitest';
 import { describeEachBackend, TEST_BACKENDS, TEST_DEVICE_OPTIONS } from './harness.ts';
 
@@ -152,12 +152,16 @@ if (TEST_BACKENDS.includes('webgpu')) {
       // A real out-of-memory would take the machine's memory: the error scope answers as the device would.
       const push = gpu.pushErrorScope.bind(gpu);
       const pop = gpu.popErrorScope.bind(gpu);
-      let scoped = false;
+      const filters: GPUErrorFilter[] = [];
       gpu.pushErrorScope = (filter: GPUErrorFilter) => {
-        scoped = filter === 'out-of-memory';
-        if (!scoped) push(filter);
+        filters.push(filter);
+        push(filter);
       };
-      gpu.popErrorScope = () => (scoped ? Promise.resolve(new GPUOutOfMemoryError('simulated: out of memory')) : pop());
+      gpu.popErrorScope = () => {
+        const filter = filters.pop();
+        const real = pop();
+        return filter === 'out-of-memory' ? real.then(() => new GPUOutOfMemoryError('simulated: out of memory')) : real;
+      };
       let big: unknown;
       try {
         big = device.createBuffer('u32', 1 << 20);
@@ -178,47 +182,45 @@ if (TEST_BACKENDS.includes('webgpu')) {
     }
   });
 
-  it('webgpu: memory a batch of work could not get (out-of-memory, simulated) → LimitExceededError (deviceMemory) naming its kernels, not the invalid objects it left', async () => {
+  it('webgpu: a buffer the device refuses (simulated) is the error reported, not the bind groups that use it', async () => {
     const device = await createDevice({ backend: 'webgpu' });
     try {
       const gpu = (device.impl as unknown as WebGpuDevice).gpu;
       const k = defineKernel({
-        name: 'oom_batch',
+        name: 'refused_buffer',
         workgroupSize: 1,
         params: { out: buffer('u32', 'write') },
         body: ({ out }) => out.store(0, 7),
       });
-      const out = device.createBuffer('u32', 1);
       device.compile(k);
       await device.flush();
-      // The batch's scopes answer as a driver that ran out of memory while binding would: the memory
-      // error in the out-of-memory scope, and in the validation scope the invalid bind group it left.
       const push = gpu.pushErrorScope.bind(gpu);
       const pop = gpu.popErrorScope.bind(gpu);
       const filters: GPUErrorFilter[] = [];
+      let validations = 0;
       gpu.pushErrorScope = (filter: GPUErrorFilter) => {
         filters.push(filter);
         push(filter);
       };
       gpu.popErrorScope = () => {
         const filter = filters.pop();
-        void pop();
-        if (filter === 'out-of-memory') return Promise.resolve(new GPUOutOfMemoryError('simulated: out of memory'));
-        return Promise.resolve(new GPUValidationError('simulated: Invalid BindGroup "oom_batch" due to a previous error'));
+        const real = pop();
+        if (filter !== 'validation') return real;
+        // The first validation scope closed is the buffer's; the batch's then holds what the invalid buffer caused.
+        const message = validations++ === 0 ? 'buffer refused' : 'Invalid BindGroup "refused_buffer" due to a previous error';
+        return real.then(() => new GPUValidationError(`simulated: ${message}`));
       };
       let err: unknown;
       try {
+        const out = device.createBuffer('u32', 1);
         device.dispatch(k, { invocations: 1 }, { out });
         err = await rejection(device.flush());
       } finally {
         gpu.pushErrorScope = push;
         gpu.popErrorScope = pop;
       }
-      expect(err, String(err)).toBeInstanceOf(LimitExceededError);
-      expect((err as LimitExceededError).limit).toBe('deviceMemory');
-      expect((err as Error).message).toMatch(/the work of oom_batch exceeds limit 'deviceMemory' of backend 'webgpu': not available/);
-      device.dispatch(k, { invocations: 1 }, { out });
-      expect([...(await out.read())]).toEqual([7]);
+      expect(err, String(err)).toBeInstanceOf(KernelExecutionError);
+      expect((err as Error).message).toMatch(/a buffer of \d+ bytes.*simulated: buffer refused/);
     } finally {
       await device.destroy();
     }

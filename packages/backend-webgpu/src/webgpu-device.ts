@@ -689,10 +689,6 @@ export class WebGpuDevice implements BackendDevice {
       this.pass = undefined;
     }
     if (!this.encoder) {
-      // Memory can also run out while a batch is recorded (bind groups, the driver's own
-      // allocations): its own scope, so that the first such error is not lost behind the
-      // validation errors it causes ("invalid ... due to a previous error").
-      this.gpu.pushErrorScope('out-of-memory');
       this.gpu.pushErrorScope('validation');
       this.encoder = this.gpu.createCommandEncoder();
     }
@@ -790,9 +786,7 @@ export class WebGpuDevice implements BackendDevice {
     this.gpu.queue.submit([encoder.finish()]);
     this.counters.submits++;
     const names = [...this.batchKernels];
-    const what = names.length ? names.join(', ') : '(copies)';
-    this.checks.push({ what, error: this.gpu.popErrorScope() }); // validation
-    this.checks.push({ what: `the work of ${what}`, error: this.gpu.popErrorScope() }); // out-of-memory
+    this.checks.push({ what: names.length ? names.join(', ') : '(copies)', error: this.gpu.popErrorScope() });
     this.encoder = undefined;
     this.batchKernels = new Set();
     this.arenaUsed = 0;
@@ -812,11 +806,12 @@ export class WebGpuDevice implements BackendDevice {
     const checks = this.checks;
     this.checks = [];
     const results = await Promise.all(checks.map(async (c) => ({ c, error: await c.error })));
-    // A pipeline's own error, or memory the device could not give (to a buffer or to a batch of
-    // work), explains the batch errors that follow from it: report it first.
+    // A pipeline's own error, or a buffer the device could not make (out of memory first), explains
+    // the batch errors that follow from it: report it first.
     const failed =
       results.find((r) => r.error && r.c.compile) ??
-      results.find((r) => r.error && isOutOfMemory(r.error)) ??
+      results.find((r) => r.error && r.c.bytes !== undefined && isOutOfMemory(r.error)) ??
+      results.find((r) => r.error && r.c.bytes !== undefined) ??
       results.find((r) => r.error);
     // Every rejected pipeline is forgotten, so a later dispatch of it fails the same way instead of on an invalid pipeline.
     for (const r of results) {
@@ -827,10 +822,14 @@ export class WebGpuDevice implements BackendDevice {
     }
     if (failed?.error) {
       if (failed.c.key !== undefined) throw this.rejected.get(failed.c.key) as KernelBuildError;
-      if (isOutOfMemory(failed.error)) {
-        throw new LimitExceededError('webgpu', 'deviceMemory', failed.c.bytes ?? Number.NaN, Number.NaN, failed.c.what);
+      if (failed.c.bytes !== undefined && isOutOfMemory(failed.error)) {
+        throw new LimitExceededError('webgpu', 'deviceMemory', failed.c.bytes, Number.NaN, failed.c.what);
       }
-      throw new KernelExecutionError('webgpu', failed.c.what, failed.error.message);
+      // An error no scope caught (a buffer made between batches) came before this one: say both.
+      const earlier = this.uncaptured;
+      this.uncaptured = undefined;
+      const message = earlier === undefined ? failed.error.message : `${earlier} (first, uncaptured); then: ${failed.error.message}`;
+      throw new KernelExecutionError('webgpu', failed.c.what, message);
     }
     this.check();
   }
@@ -843,9 +842,14 @@ export class WebGpuDevice implements BackendDevice {
   private newBuffer(descriptor: GPUBufferDescriptor): GPUBuffer {
     this.counters.buffersCreated++;
     // Memory runs out asynchronously in WebGPU: the next flush or read reports it as LimitExceededError.
+    // A buffer refused for another reason is caught here too, so that its error, not those of the
+    // bind groups that later use the invalid buffer, is the one reported.
+    const what = `a buffer of ${descriptor.size} bytes`;
     this.gpu.pushErrorScope('out-of-memory');
+    this.gpu.pushErrorScope('validation');
     const gpu = this.gpu.createBuffer(descriptor);
-    this.checks.push({ what: `a buffer of ${descriptor.size} bytes`, bytes: descriptor.size, error: this.gpu.popErrorScope() });
+    this.checks.push({ what, bytes: descriptor.size, error: this.gpu.popErrorScope() }); // validation
+    this.checks.push({ what, bytes: descriptor.size, error: this.gpu.popErrorScope() }); // out-of-memory
     return gpu;
   }
 

@@ -80,16 +80,9 @@ export class LimitExceededError extends TridentError {
   readonly limit: string;
   readonly requested: number;
   readonly allowed: number;
-  /**
-   * `allowed` is NaN where the limit is not a number known in advance (memory the host could not
-   * give); `requested` is NaN where the amount is not known either (memory a batch of GPU work needed).
-   */
+  /** `allowed` is NaN where the limit is not a number known in advance (memory the host could not give). */
   constructor(backend: string, limit: string, requested: number, allowed: number, what?: string) {
-    const amount = Number.isNaN(requested)
-      ? 'not available'
-      : Number.isNaN(allowed)
-        ? `${requested} requested, not available`
-        : `${requested} > ${allowed}`;
+    const amount = Number.isNaN(allowed) ? `${requested} requested, not available` : `${requested} > ${allowed}`;
     super('LIMIT_EXCEEDED', `${what ?? 'request'} exceeds limit '${limit}' of backend '${backend}': ${amount}`);
     this.backend = backend;
     this.limit = limit;
