@@ -825,7 +825,7 @@ export class WebGpuDevice implements BackendDevice {
       if (failed.c.bytes !== undefined && isOutOfMemory(failed.error)) {
         throw new LimitExceededError('webgpu', 'deviceMemory', failed.c.bytes, Number.NaN, failed.c.what);
       }
-      // An error no scope caught (a buffer made between batches) came before this one: say both.
+      // An error no scope caught came before this one, which may only be its consequence: say both.
       const earlier = this.uncaptured;
       this.uncaptured = undefined;
       const message = earlier === undefined ? failed.error.message : `${earlier} (first, uncaptured); then: ${failed.error.message}`;

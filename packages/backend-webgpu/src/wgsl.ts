@@ -54,9 +54,11 @@ import {
  * view elements (a WGSL literal, so a multiply and a shift) and repeats its access
  * for each segment (WGSL cannot return a pointer into storage from a function): in one
  * `switch` arm per segment (a load may also take an if / else chain, or read every
- * segment and select: `WgslOptions.segmentLoads`). The allocation's spare element
- * sits in the last segment. Parameters without segments are emitted exactly as when
- * no segments are given.
+ * segment and select: `WgslOptions.segmentLoads`). Inside an `expectRange` hint whose
+ * range lies in one segment, the body is emitted once per segment and its accesses go
+ * to that segment directly (rangeHint). The allocation's spare element sits in the
+ * last segment. Parameters without segments are emitted exactly as when no segments
+ * are given.
  *
  * A kernel with barriers and `return` lowers `return` to a `done` flag: the
  * invocation skips all further work but still reaches the barriers, which is

@@ -304,8 +304,8 @@ interface Ranked {
 
 /**
  * Loads the subgroup's keys item by item (under a range hint where `hintRange`), counts
- * them into the subgroup's row of `rows` and returns each key's rank among the equal digits of its subgroup before
- * it (stable). Uniform control flow; ends with a barrier.
+ * them into the subgroup's row of `rows` and returns each key's rank among the equal
+ * digits of its subgroup before it (stable). Uniform control flow; ends with a barrier.
  *
  * The last tile's slots past n rank as keys of digit 255 rather than being left out:
  * no ballot of the valid lanes per item and no branch around the run's add (faster:
