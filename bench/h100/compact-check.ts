@@ -4,13 +4,15 @@
  * against compactReference, naming the first output that differs, the input element it
  * should hold and that element's tile (where a rank goes wrong). SHAPE='{"wg":256,"items":16}'
  * tries another tile shape than TILES; SUBGROUPS=0 or 1 forces the workgroup scans' form (subgroup
- * scans or barriers only) in place of compactTiles' choice.
+ * scans or barriers only) in place of compactTiles' choice. TIME=1 also times each exact size (GPU
+ * median under sustained load, the count's read between the two submissions not counted).
  *
  *   node .gpu/compact-check.mjs 12 16 20 24   (after bash bench/h100/run.sh pack)
  */
 import { compactReference, randomU32 } from '@trident/algorithms';
 import { compactTiles, type TileShape, tileShape } from '@trident/algorithms/internal';
 import { createDevice } from 'trident';
+import { sustainedMedian } from '../../packages/cli/src/bench/sustained.ts';
 
 const device = await createDevice({ backend: 'webgpu' });
 const custom = process.env.SHAPE ? (JSON.parse(process.env.SHAPE) as TileShape) : undefined;
@@ -43,6 +45,17 @@ for (const log of process.argv.slice(2).map(Number)) {
     k++;
   }
   const tile = shape.wg * shape.items;
+  const timed = process.env.TIME === '1' && mismatches === 0 && count === want.length;
+  const ms = timed
+    ? await sustainedMedian(
+        device,
+        'compact',
+        async () => (await compactTiles(device, input, flags, shape, forceSubgroups)).output.destroy(),
+        {
+          reps: 5,
+        },
+      )
+    : undefined;
   console.log(
     JSON.stringify({
       log2n: log,
@@ -55,6 +68,7 @@ for (const log of process.argv.slice(2).map(Number)) {
       source,
       sourceTile: source >= 0 ? Math.floor(source / tile) : -1,
       inTile: source >= 0 ? source % tile : -1,
+      ...(ms !== undefined ? { ms: +ms.toFixed(4) } : {}),
     }),
   );
   input.destroy();
