@@ -134,6 +134,42 @@ describe('webgpu buffers past one binding (4 KiB bindings)', () => {
     expectBitsEqual(await b.read(), want, 'b');
   });
 
+  it('range hints over vec3 and vec4 views: each element whole, on both sides of every boundary', async () => {
+    for (const width of [3, 4] as const) {
+      const k = defineKernel({
+        name: `seg_hint_v${width}`,
+        workgroupSize: 64,
+        params: { a: buffer('u32', 'read', { vector: width }), b: buffer('u32', 'write', { vector: width }) },
+        // Two vectors an invocation, under hints that cross a boundary now and then.
+        body: ({ a, b }, k) => {
+          const v = k.let(k.globalIndex.mul(2));
+          const x = k.var(a.type, undefined, 'x');
+          const y = k.var(a.type, undefined, 'y');
+          k.expectRange(a, v, v.add(1), () => {
+            x.set(a.load(v));
+            y.set(a.load(v.add(1)));
+          });
+          k.expectRange(b, v, v.add(1), () => {
+            b.store(v, y);
+            b.store(v.add(1), x);
+          });
+        },
+      });
+      const length = N - (N % (2 * width));
+      const data = randomU32(length, 17);
+      const a = device.createBuffer('u32', data);
+      const b = device.createBuffer('u32', length);
+      device.dispatch(k, { invocations: length / (2 * width) + 2 }, { a, b });
+      // Each pair of vectors swapped.
+      const want = new Uint32Array(length);
+      for (let v = 0; v < length / width; v += 2) {
+        want.set(data.subarray((v + 1) * width, (v + 2) * width), v * width);
+        want.set(data.subarray(v * width, (v + 1) * width), (v + 1) * width);
+      }
+      expectBitsEqual(await b.read(), want, `vec${width}`);
+    }
+  });
+
   it('vec2, vec3 and vec4 views never straddle a segment', async () => {
     for (const width of [2, 3, 4] as const) {
       const k = defineKernel({
