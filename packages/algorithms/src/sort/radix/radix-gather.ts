@@ -21,7 +21,9 @@
  *               (d, s) of I between two samples, the block of s by a binary search
  *               of P over 16 blocks, and its key by E and Q; the next outputs step
  *               through that block, the next blocks and the next entries. Keys (and
- *               values) are read at their source positions and written as one texel.
+ *               values) are read at their source positions and written as one texel;
+ *               where keys and values together would take more bindings than a kernel
+ *               may have, two dispatches move them apart, each finding the sources.
  * i32 / f32 keys are mapped to order keys first and back after (radix-sort.ts).
  *
  * Work: O(n) per pass: about 0.25 + 0.5 texel reads per key in the block and
@@ -43,7 +45,7 @@ import {
   type Var,
   vec,
 } from '@trident/core';
-import { cachedKernel, gatherSize, lowerBound, scratch } from '../../common.ts';
+import { bindingsOf, cachedKernel, gatherSize, lowerBound, scratch } from '../../common.ts';
 import { recordGatherBlockScan } from '../../scan/scan-gather.ts';
 
 const BITS = 4;
@@ -255,17 +257,26 @@ function byteAt(v: V4, w: Val<'u32'>, sh: Val<'u32'>): Val<'u32'> {
   return component(v, w).shr(sh).and(0xff);
 }
 
-/** Step 6: output texel t = the keys (and values) of outputs 4t … 4t + 3. */
-function gatherKernel(valueType: BufferDType | undefined, wg: number) {
-  return cachedKernel(`radix-gather-move:${valueType ?? 'keys'}:${wg}`, () =>
+/**
+ * What a move dispatch carries: the keys, the values (of this dtype), or both. Keys and
+ * values move apart where their four arrays together would take more bindings than a
+ * kernel may have (arrays past one binding take one per segment); both dispatches find
+ * the same sources.
+ */
+type Moves = { readonly keys: true; readonly values?: BufferDType } | { readonly keys: false; readonly values: BufferDType };
+
+/** Step 6: output texel t = the keys and / or values of outputs 4t … 4t + 3. */
+function gatherKernel(moves: Moves, wg: number) {
+  const valueType = moves.values;
+  const suffix = `${moves.keys ? '' : '_values'}${valueType ? `${moves.keys ? '_pairs' : ''}_${valueType}` : ''}`;
+  return cachedKernel(`radix-gather-move:${moves.keys}:${valueType ?? 'none'}:${wg}`, () =>
     defineKernel({
-      name: `radix_gather_move${valueType ? `_pairs_${valueType}` : ''}`,
+      name: `radix_gather_move${suffix}`,
       workgroupSize: wg,
       params: {
-        keys: buffer('u32', 'read'),
-        vals: buffer(valueType ?? 'u32', 'read'),
-        keysOut: buffer('u32', 'write', { vector: 4 }),
-        valsOut: buffer(valueType ?? 'u32', 'write', { vector: 4 }),
+        // Only the sides that move: every binding counts against the kernel's limit.
+        ...(moves.keys ? { keys: buffer('u32', 'read'), keysOut: buffer('u32', 'write', { vector: 4 }) } : {}),
+        ...(valueType ? { vals: buffer(valueType, 'read'), valsOut: buffer(valueType, 'write', { vector: 4 }) } : {}),
         offsets: buffer('u32', 'read', { vector: 4 }),
         order: buffer('u32', 'read', { vector: 4 }),
         prefix: buffer('u32', 'read', { vector: 4 }),
@@ -277,7 +288,8 @@ function gatherKernel(valueType: BufferDType | undefined, wg: number) {
         supers: uniform('u32'),
       },
       body: (p, k) => {
-        const { keys, vals, incl, samples, n, m, blocks, supers } = p;
+        const { incl, samples, n, m, blocks, supers } = p;
+        const sides = p as unknown as Partial<Record<'keys' | 'vals', Loader<'u32'>> & Record<'keysOut' | 'valsOut', Storer<'vec4<u32>'>>>;
         const offsets = p.offsets as unknown as Loader<'vec4<u32>'>;
         const order = p.order as unknown as Loader<'vec4<u32>'>;
         const prefix = p.prefix as unknown as Loader<'vec4<u32>'>;
@@ -386,16 +398,18 @@ function gatherKernel(valueType: BufferDType | undefined, wg: number) {
             const pos = k.let(first.add(r), 'pos');
             const word = select(pos.lt(8), qx, qy);
             const src = k.let(base.add(word.shr(pos.and(7).mul(4)).and(15)), 'src');
-            outs.push(k.let(keys.load(src), `o${c}`));
-            if (valueType) outVals.push(k.let(vals.load(src) as Val<'u32'>, `ov${c}`));
+            if (sides.keys) outs.push(k.let(sides.keys.load(src), `o${c}`));
+            if (sides.vals) outVals.push(k.let(sides.vals.load(src), `ov${c}`));
             r.set(r.add(1));
           }
-          const [a0, a1, a2, a3] = outs as unknown as [Val<'u32'>, Val<'u32'>, Val<'u32'>, Val<'u32'>];
-          (p.keysOut as unknown as Storer<'vec4<u32>'>).store(t, vec('u32', a0, a1, a2, a3));
-          if (valueType) {
+          if (sides.keysOut) {
+            const [a0, a1, a2, a3] = outs as unknown as [Val<'u32'>, Val<'u32'>, Val<'u32'>, Val<'u32'>];
+            sides.keysOut.store(t, vec('u32', a0, a1, a2, a3));
+          }
+          if (sides.valsOut) {
             // Values of any dtype move as they are.
             const [v0, v1, v2, v3] = outVals as unknown as [Val<'u32'>, Val<'u32'>, Val<'u32'>, Val<'u32'>];
-            (p.valsOut as unknown as Storer<'vec4<u32>'>).store(t, vec(valueType as 'u32', v0, v1, v2, v3));
+            sides.valsOut.store(t, vec(valueType as 'u32', v0, v1, v2, v3));
           }
         });
       },
@@ -430,7 +444,6 @@ export function recordGatherRadixSort(
   const counts = scratch(device, 'radixg.counts', 'u32', m);
   const incl = scratch(device, 'radixg.incl', 'u32', m);
   const samples = scratch(device, 'radixg.samples', 'u32', slots);
-  const dummy = scratch(device, 'radixg.dummy', 'u32', 4);
   // The last pass writes the outputs directly where they are whole texels (vec4 views), else a copy follows.
   const keysDirect = keysOut.length % 4 === 0;
   const valuesDirect = valuesOut !== undefined && valuesOut.length % 4 === 0;
@@ -448,21 +461,30 @@ export function recordGatherRadixSort(
     device.dispatch(countsKernel(wg), { invocations: m }, { offsets, order, prefix, counts, blocks, supers });
     recordGatherBlockScan(device, counts, incl, m, false, 'values', 'radixg.scan');
     device.dispatch(sampleKernel(wg), { invocations: slots }, { incl, samples, n, m, slots });
-    device.dispatch(gatherKernel(values?.dtype, wg), { invocations: texels }, {
-      keys: src,
-      vals: vsrc ?? dummy,
-      keysOut: dst,
-      valsOut: vdst ?? scratch(device, 'radixg.dummyOut', 'u32', 4),
-      offsets,
-      order,
-      prefix,
-      incl,
-      samples,
-      n,
-      m,
-      blocks,
-      supers,
-    } as never);
+    const search = { offsets, order, prefix, incl, samples, n, m, blocks, supers };
+    const searchBindings = [offsets, order, prefix, incl, samples].reduce((sum, b) => sum + bindingsOf(device, b), 0);
+    if (vsrc && vdst) {
+      const sides = bindingsOf(device, src) + bindingsOf(device, dst) + bindingsOf(device, vsrc) + bindingsOf(device, vdst);
+      if (sides + searchBindings > device.caps.limits.maxBuffersPerKernel) {
+        // Keys first: the values' dispatch reads the same search arrays, which the keys' does not change.
+        device.dispatch(gatherKernel({ keys: true }, wg), { invocations: texels }, { keys: src, keysOut: dst, ...search } as never);
+        device.dispatch(gatherKernel({ keys: false, values: vsrc.dtype }, wg), { invocations: texels }, {
+          vals: vsrc,
+          valsOut: vdst,
+          ...search,
+        } as never);
+      } else {
+        device.dispatch(gatherKernel({ keys: true, values: vsrc.dtype }, wg), { invocations: texels }, {
+          keys: src,
+          vals: vsrc,
+          keysOut: dst,
+          valsOut: vdst,
+          ...search,
+        } as never);
+      }
+    } else {
+      device.dispatch(gatherKernel({ keys: true }, wg), { invocations: texels }, { keys: src, keysOut: dst, ...search } as never);
+    }
     src = dst;
     vsrc = vdst;
   }
