@@ -144,31 +144,46 @@ if (TEST_BACKENDS.includes('cpu')) {
   });
 }
 
+/**
+ * Runs `body` while `gpu`'s error scopes answer as `answer` says: each scope is still pushed and
+ * popped on the device, and where `answer(filter)` gives an error, the pop resolves to it instead.
+ */
+async function withScopeAnswers<T>(
+  gpu: GPUDevice,
+  answer: (filter: GPUErrorFilter) => GPUError | undefined,
+  body: () => T,
+): Promise<Awaited<T>> {
+  const push = gpu.pushErrorScope.bind(gpu);
+  const pop = gpu.popErrorScope.bind(gpu);
+  const open: GPUErrorFilter[] = [];
+  gpu.pushErrorScope = (filter: GPUErrorFilter) => {
+    open.push(filter);
+    push(filter);
+  };
+  gpu.popErrorScope = () => {
+    const real = pop();
+    const simulated = answer(open.pop() as GPUErrorFilter);
+    return simulated ? real.then(() => simulated) : real;
+  };
+  try {
+    return await body();
+  } finally {
+    gpu.pushErrorScope = push;
+    gpu.popErrorScope = pop;
+  }
+}
+
 if (TEST_BACKENDS.includes('webgpu')) {
   it('webgpu: a buffer the GPU cannot hold (out-of-memory, simulated) → LimitExceededError (deviceMemory) at the next flush; the device goes on', async () => {
     const device = await createDevice({ backend: 'webgpu' });
     try {
       const gpu = (device.impl as unknown as WebGpuDevice).gpu;
       // A real out-of-memory would take the machine's memory: the error scope answers as the device would.
-      const push = gpu.pushErrorScope.bind(gpu);
-      const pop = gpu.popErrorScope.bind(gpu);
-      const filters: GPUErrorFilter[] = [];
-      gpu.pushErrorScope = (filter: GPUErrorFilter) => {
-        filters.push(filter);
-        push(filter);
-      };
-      gpu.popErrorScope = () => {
-        const filter = filters.pop();
-        const real = pop();
-        return filter === 'out-of-memory' ? real.then(() => new GPUOutOfMemoryError('simulated: out of memory')) : real;
-      };
-      let big: unknown;
-      try {
-        big = device.createBuffer('u32', 1 << 20);
-      } finally {
-        gpu.pushErrorScope = push;
-        gpu.popErrorScope = pop;
-      }
+      const big = await withScopeAnswers(
+        gpu,
+        (filter) => (filter === 'out-of-memory' ? new GPUOutOfMemoryError('simulated: out of memory') : undefined),
+        () => device.createBuffer('u32', 1 << 20),
+      );
       expect(big).toBeDefined();
       const err = await rejection(device.flush());
       expect(err, String(err)).toBeInstanceOf(LimitExceededError);
@@ -194,31 +209,21 @@ if (TEST_BACKENDS.includes('webgpu')) {
       });
       device.compile(k);
       await device.flush();
-      const push = gpu.pushErrorScope.bind(gpu);
-      const pop = gpu.popErrorScope.bind(gpu);
-      const filters: GPUErrorFilter[] = [];
       let validations = 0;
-      gpu.pushErrorScope = (filter: GPUErrorFilter) => {
-        filters.push(filter);
-        push(filter);
-      };
-      gpu.popErrorScope = () => {
-        const filter = filters.pop();
-        const real = pop();
-        if (filter !== 'validation') return real;
-        // The first validation scope closed is the buffer's; the batch's then holds what the invalid buffer caused.
-        const message = validations++ === 0 ? 'buffer refused' : 'Invalid BindGroup "refused_buffer" due to a previous error';
-        return real.then(() => new GPUValidationError(`simulated: ${message}`));
-      };
-      let err: unknown;
-      try {
-        const out = device.createBuffer('u32', 1);
-        device.dispatch(k, { invocations: 1 }, { out });
-        err = await rejection(device.flush());
-      } finally {
-        gpu.pushErrorScope = push;
-        gpu.popErrorScope = pop;
-      }
+      const err = await withScopeAnswers(
+        gpu,
+        (filter) => {
+          if (filter !== 'validation') return undefined;
+          // The first validation scope closed is the buffer's; the batch's then holds what the invalid buffer caused.
+          const message = validations++ === 0 ? 'buffer refused' : 'Invalid BindGroup "refused_buffer" due to a previous error';
+          return new GPUValidationError(`simulated: ${message}`);
+        },
+        () => {
+          const out = device.createBuffer('u32', 1);
+          device.dispatch(k, { invocations: 1 }, { out });
+          return rejection(device.flush());
+        },
+      );
       expect(err, String(err)).toBeInstanceOf(KernelExecutionError);
       expect((err as Error).message).toMatch(/a buffer of \d+ bytes.*simulated: buffer refused/);
     } finally {
