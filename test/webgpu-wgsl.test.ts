@@ -437,6 +437,31 @@ describe('WGSL generation', () => {
       );
     });
 
+    it('store to a segmented buffer by an if / else chain where asked', () => {
+      const segments = { b: { count: 3, size: 1020 } };
+      const branches = generateWgsl(k, { ...withSubgroups, segments, segmentStores: 'branches' }).source;
+      const write = (k: number) => `b_b_${k}[3u * j] = v.x; b_b_${k}[3u * j + 1u] = v.y; b_b_${k}[3u * j + 2u] = v.z;`;
+      expect(branches).toContain(
+        [
+          'fn st_b(i: u32, v: vec3<f32>, len: u32) {',
+          '  if (i < len) {',
+          '    let s = i / 340u;',
+          '    let j = i - s * 340u;',
+          '    if (s == 0u) {',
+          `      ${write(0)}`,
+          '    } else if (s == 1u) {',
+          `      ${write(1)}`,
+          '    } else {',
+          `      ${write(2)}`,
+          '    }',
+          '  }',
+          '}',
+        ].join('\n'),
+      );
+      // Loads keep their own form (the default switch).
+      expect(branches).toMatch(/fn ld_b\(i: u32, len: u32\) -> vec3<f32> \{\n  if \(i < len\) \{\n    let s = i \/ 340u;\n    let j = i - s \* 340u;\n    switch s \{/);
+    });
+
     it('bind one binding per segment, in parameter order, and pick the segment in each helper', () => {
       const w = generateWgsl(k, {
         ...withSubgroups,

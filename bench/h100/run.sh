@@ -66,7 +66,7 @@ if [[ $step == pack ]]; then
   echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- packages bench/h100 || echo ' with uncommitted changes')" > .gpu/commit.txt
   "${esb[@]}" bench/webgpu-h100-ab.ts --outfile=.gpu/webgpu-h100-ab.mjs
   # Per-call latency beside TF.js webgpu (same process, same Dawn instance), and the sort probe.
-  for check in latency-check sort-probe graph-check onesweep-check scan-check read-probe bounds-check reduce-check segments-check compact-check segment-probe split-probe binding-check; do
+  for check in latency-check sort-probe graph-check onesweep-check scan-check read-probe bounds-check reduce-check segments-check compact-check segment-probe split-probe binding-check flat-probe big-sort-probe; do
     # The latency check runs TF.js webgpu beside Trident; the others load no peer (the bench cases import TF.js on demand).
     peers=(--external:playwright-core --external:esbuild --external:gpu.js '--external:@tensorflow/*')
     [[ $check == latency-check ]] && peers=()

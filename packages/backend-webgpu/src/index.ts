@@ -7,6 +7,7 @@ export {
   generateWgsl,
   type RangeHints,
   type SegmentLoads,
+  type SegmentStores,
   type UniformSlot,
   type WgslKernel,
   type WgslOptions,

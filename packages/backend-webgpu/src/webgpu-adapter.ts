@@ -2,7 +2,7 @@
 import { type BackendAdapter, type BackendDevice, BackendUnavailableError } from '@trident/core';
 import { type GpuEnvironment, gpuEnvironment, noAdapterReason } from './gpu-environment.ts';
 import { WebGpuDevice } from './webgpu-device.ts';
-import type { RangeHints, SegmentLoads } from './wgsl.ts';
+import type { RangeHints, SegmentLoads, SegmentStores } from './wgsl.ts';
 
 export interface WebGpuBackendOptions {
   /** A `GPU` to use instead of `navigator.gpu` or a fresh Dawn instance (e.g. from a bundle's own `create()`). */
@@ -18,6 +18,8 @@ export interface WebGpuBackendOptions {
   readonly maxStorageBufferBindingSize?: number;
   /** How kernels load from buffers split over bindings (diagnosis: bench/h100/segment-probe.ts); default 'switch'. */
   readonly segmentLoads?: SegmentLoads;
+  /** How kernels store to buffers split over bindings (diagnosis: bench/h100/flat-probe.ts); default 'switch'. */
+  readonly segmentStores?: SegmentStores;
   /** 'ignore': kernels' range hints do not shape their WGSL (diagnosis: bench/h100/segment-probe.ts); default 'use'. */
   readonly rangeHints?: RangeHints;
 }
@@ -75,6 +77,7 @@ export const webgpuAdapter: BackendAdapter<'webgpu'> = {
       keepAlive: env.keepAlive,
       ...(options?.maxStorageBufferBindingSize ? { maxStorageBufferBindingSize: options.maxStorageBufferBindingSize } : {}),
       ...(options?.segmentLoads ? { segmentLoads: options.segmentLoads } : {}),
+      ...(options?.segmentStores ? { segmentStores: options.segmentStores } : {}),
       ...(options?.rangeHints ? { rangeHints: options.rangeHints } : {}),
     });
   },

@@ -22,7 +22,7 @@ import {
   workgroupShapeOf,
 } from '@trident/core';
 import { allocationBytes, BufferPool, type GpuSegment, SPARE_ELEMENTS, StagingPool, WebGpuBuffer } from './webgpu-buffer.ts';
-import { type BufferSegments, generateWgsl, type RangeHints, type SegmentLoads, type UniformSlot, type WgslKernel } from './wgsl.ts';
+import { type BufferSegments, generateWgsl, type RangeHints, type SegmentLoads, type SegmentStores, type UniformSlot, type WgslKernel } from './wgsl.ts';
 
 /** A compiled kernel: its WGSL, pipeline and the layout of its per-dispatch uniforms. */
 export interface WebGpuCompiled extends CompiledKernel {
@@ -78,6 +78,8 @@ export interface WebGpuDeviceSetup {
   readonly maxStorageBufferBindingSize?: number;
   /** How kernels load from buffers split over bindings (WgslOptions.segmentLoads). */
   readonly segmentLoads?: SegmentLoads;
+  /** How kernels store to buffers split over bindings (WgslOptions.segmentStores). */
+  readonly segmentStores?: SegmentStores;
   /** Whether `expectRange` hints shape the WGSL (WgslOptions.rangeHints). */
   readonly rangeHints?: RangeHints;
 }
@@ -158,6 +160,7 @@ export class WebGpuDevice implements BackendDevice {
   private readonly hasSubgroups: boolean;
   private readonly maxBindingBytes: number;
   private readonly segmentLoads: SegmentLoads;
+  private readonly segmentStores: SegmentStores;
   private readonly rangeHints: RangeHints;
   /** Elements in every segment but the last of a buffer past one binding (webgpu-buffer.ts). */
   private readonly segmentElements: number;
@@ -196,6 +199,7 @@ export class WebGpuDevice implements BackendDevice {
     this.hasSubgroups = device.features.has('subgroups');
     const l = device.limits;
     this.segmentLoads = setup.segmentLoads ?? 'switch';
+    this.segmentStores = setup.segmentStores ?? 'switch';
     this.rangeHints = setup.rangeHints ?? 'use';
     this.maxBindingBytes = Math.min(l.maxStorageBufferBindingSize, setup.maxStorageBufferBindingSize ?? Number.POSITIVE_INFINITY);
     // The largest multiple of 12 elements whose segment, with the last one's spare element and
@@ -489,7 +493,7 @@ export class WebGpuDevice implements BackendDevice {
     const wgsl = generateWgsl(kernel, {
       subgroups: this.hasSubgroups,
       backend: 'webgpu',
-      ...(segments ? { segments, segmentLoads: this.segmentLoads, rangeHints: this.rangeHints } : {}),
+      ...(segments ? { segments, segmentLoads: this.segmentLoads, segmentStores: this.segmentStores, rangeHints: this.rangeHints } : {}),
     });
     if (wgsl.workgroupStorageBytes > limits.maxComputeWorkgroupStorageSize) {
       throw new LimitExceededError(

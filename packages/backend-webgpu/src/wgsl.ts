@@ -54,7 +54,8 @@ import {
  * view elements (a WGSL literal, so a multiply and a shift) and repeats its access
  * for each segment (WGSL cannot return a pointer into storage from a function): in one
  * `switch` arm per segment (a load may also take an if / else chain, or read every
- * segment and select: `WgslOptions.segmentLoads`). Inside an `expectRange` hint whose
+ * segment and select: `WgslOptions.segmentLoads`; a store an if / else chain:
+ * `WgslOptions.segmentStores`). Inside an `expectRange` hint whose
  * range lies in one segment, the body is emitted once per segment and its accesses go
  * to that segment directly (rangeHint). The allocation's spare element sits in the
  * last segment. Parameters without segments are emitted exactly as when no segments
@@ -75,6 +76,8 @@ export interface WgslOptions {
   readonly segments?: Readonly<Record<string, BufferSegments>>;
   /** How a load from a segmented buffer picks its segment (WgslGenerator.segmentedLoad; default 'switch'). */
   readonly segmentLoads?: SegmentLoads;
+  /** How a store to a segmented buffer picks its segment (WgslGenerator.storeHelper; default 'switch'). */
+  readonly segmentStores?: SegmentStores;
   /**
    * 'use' (default): a body under an `expectRange` hint over a segmented buffer picks the
    * segment once for the range (WgslGenerator.rangeHint); 'ignore': the body is emitted
@@ -88,6 +91,9 @@ export type RangeHints = 'use' | 'ignore';
 
 /** The forms of a load from a buffer split over bindings (see WgslGenerator.segmentedLoad). */
 export type SegmentLoads = 'switch' | 'branches' | 'select';
+
+/** The forms of a store to a buffer split over bindings (see WgslGenerator.storeHelper). */
+export type SegmentStores = 'switch' | 'branches';
 
 /** How a buffer parameter is split over bindings. */
 export interface BufferSegments {
@@ -197,6 +203,7 @@ class WgslGenerator {
   /** Buffer parameters bound as several segments. */
   private readonly segments = new Map<string, BufferSegments>();
   private readonly segmentLoads: SegmentLoads;
+  private readonly segmentStores: SegmentStores;
   private readonly rangeHints: RangeHints;
   /** Segmented buffers whose segment an enclosing `expectRange` arm has fixed, by name. */
   private readonly pinned = new Map<string, number>();
@@ -217,6 +224,7 @@ class WgslGenerator {
     this.backend = options.backend ?? 'webgpu';
     this.subgroups = options.subgroups;
     this.segmentLoads = options.segmentLoads ?? 'switch';
+    this.segmentStores = options.segmentStores ?? 'switch';
     this.rangeHints = options.rangeHints ?? 'use';
     for (const v of this.ir.vars) this.varName.set(v.id, /^[0-9]/.test(v.name) ? `v${v.name}` : v.name);
     for (const [name, decl] of this.ir.params) {
@@ -853,6 +861,22 @@ class WgslGenerator {
   }
 
   /**
+   * The lines of an if / else-if chain over the segments of a buffer (the 'branches' forms):
+   * `s` is the segment of element `i`, `j` its index there, and branch k runs `arm(k)`
+   * (the last segment's is the final else).
+   */
+  private segmentChain(buffer: string, arm: (k: number) => string): string[] {
+    const seg = this.segments.get(buffer);
+    if (!seg) throw new KernelBuildError(this.ir.name, `internal: buffer '${buffer}' is not segmented`);
+    const per = `${seg.size / this.decl(buffer).vector}u`;
+    const last = seg.count - 1;
+    const chain = [`let s = i / ${per};`, `let j = i - s * ${per};`];
+    for (let k = 0; k < last; k++) chain.push(`${k === 0 ? 'if' : '} else if'} (s == ${k}u) {`, `  ${arm(k)}`);
+    chain.push('} else {', `  ${arm(last)}`, '}');
+    return chain;
+  }
+
+  /**
    * A body under an `expectRange` hint. Where the buffer is segmented and the range's first
    * and last elements share a segment, the body runs in that segment's switch arm, where its
    * accesses to the buffer go straight to the segment's binding (pinnedHelper); otherwise, or
@@ -974,10 +998,7 @@ class WgslGenerator {
       return [...lines, `return select(${t}(), v, ok);`];
     }
     if (form === 'branches') {
-      const chain = [`let s = i / ${per};`, `let j = i - s * ${per};`];
-      for (let k = 0; k < last; k++)
-        chain.push(`${k === 0 ? 'if' : '} else if'} (s == ${k}u) {`, `  return ${value(`b_${buffer}_${k}`, 'j')};`);
-      chain.push('} else {', `  return ${value(`b_${buffer}_${last}`, 'j')};`, '}');
+      const chain = this.segmentChain(buffer, (k) => `return ${value(`b_${buffer}_${k}`, 'j')};`);
       return ['if (i < len) {', ...indent(chain), '}', `return ${t}();`];
     }
     const arms = this.segmentSwitch(buffer, 'i', false, (a) => [`return ${value(a, 'j')};`]);
@@ -990,8 +1011,12 @@ class WgslGenerator {
     const name = `st_${buffer}`;
     const body = (a: string, i: string) =>
       d.vector === 3 ? `${a}[3u * ${i}] = v.x; ${a}[3u * ${i} + 1u] = v.y; ${a}[3u * ${i} + 2u] = v.z;` : `${a}[${i}] = v;`;
-    if (this.segments.has(buffer)) {
-      const arms = this.segmentSwitch(buffer, 'i', false, (seg) => [body(seg, 'j')]);
+    const seg = this.segments.get(buffer);
+    if (seg) {
+      const arms =
+        this.segmentStores === 'branches'
+          ? this.segmentChain(buffer, (k) => body(`b_${buffer}_${k}`, 'j'))
+          : this.segmentSwitch(buffer, 'i', false, (a) => [body(a, 'j')]);
       this.helper(name, fnLines(`fn ${name}(i: u32, v: ${t}, len: u32) {`, ['if (i < len) {', ...indent(arms), '}']));
       return name;
     }
