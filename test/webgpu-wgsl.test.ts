@@ -459,7 +459,9 @@ describe('WGSL generation', () => {
         ].join('\n'),
       );
       // Loads keep their own form (the default switch).
-      expect(branches).toMatch(/fn ld_b\(i: u32, len: u32\) -> vec3<f32> \{\n  if \(i < len\) \{\n    let s = i \/ 340u;\n    let j = i - s \* 340u;\n    switch s \{/);
+      expect(branches).toMatch(
+        /fn ld_b\(i: u32, len: u32\) -> vec3<f32> \{\n {2}if \(i < len\) \{\n {4}let s = i \/ 340u;\n {4}let j = i - s \* 340u;\n {4}switch s \{/,
+      );
     });
 
     it('bind one binding per segment, in parameter order, and pick the segment in each helper', () => {

@@ -22,7 +22,15 @@ import {
   workgroupShapeOf,
 } from '@trident/core';
 import { allocationBytes, BufferPool, type GpuSegment, SPARE_ELEMENTS, StagingPool, WebGpuBuffer } from './webgpu-buffer.ts';
-import { type BufferSegments, generateWgsl, type RangeHints, type SegmentLoads, type SegmentStores, type UniformSlot, type WgslKernel } from './wgsl.ts';
+import {
+  type BufferSegments,
+  generateWgsl,
+  type RangeHints,
+  type SegmentLoads,
+  type SegmentStores,
+  type UniformSlot,
+  type WgslKernel,
+} from './wgsl.ts';
 
 /** A compiled kernel: its WGSL, pipeline and the layout of its per-dispatch uniforms. */
 export interface WebGpuCompiled extends CompiledKernel {
