@@ -2,7 +2,7 @@
  * Conformance of compact: the kept elements in order, exact count, for every
  * dtype, size and flag pattern; typed errors on bad input.
  */
-import { compact, compactFormulation, compactReference } from '@trident/algorithms';
+import { compact, compactFormulation, compactInto, compactReference } from '@trident/algorithms';
 import { compactChunked, compactTiles, type TileShape, tileShape } from '@trident/algorithms/internal';
 import { type Buffer, type Device, InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
@@ -212,6 +212,83 @@ describeEachBackend('compact', (ctx) => {
       a.filter((x) => x % 3 === 0),
       'multiples of 3',
     );
+  });
+
+  it('compactInto: the kept elements from element 0 and their count, the rest of the output as it was', async () => {
+    for (const { label, device } of formulations(ctx.device, ctx.kind)) {
+      for (const n of [0, 1, 5, 1028, 4099]) {
+        const data = f32Values(n);
+        const input = device.createBuffer('f32', data);
+        // Longer than the input, and filled with a sentinel that no kept element has.
+        const sentinel = new Float32Array(n + 3).fill(12345.5);
+        for (const [pattern, flagData] of Object.entries(flagPatterns(n))) {
+          const flags = device.createBuffer('u32', flagData);
+          const output = device.createBuffer('f32', sentinel);
+          const count = device.createBuffer('u32', [7, 8]);
+          await compactInto(device, input, flags, { output, count });
+          const want = compactReference(data, flagData);
+          const what = `${label} n=${n} ${pattern}`;
+          expectBitsEqual(await count.read(), Uint32Array.from([want.length, 8]), `${what} count (element 1 untouched)`);
+          const got = await output.read();
+          expectBitsEqual(got.subarray(0, want.length), want, what);
+          expectBitsEqual(got.subarray(want.length), sentinel.subarray(want.length), `${what} past the count`);
+          for (const b of [flags, output, count]) b.destroy();
+        }
+        input.destroy();
+      }
+    }
+  });
+
+  it('compactInto: back-to-back calls on pooled temporaries, each into its own output', async () => {
+    const device = ctx.device;
+    const n = isSlow(device) ? 3001 : 20011;
+    const data = randomU32(n, 23);
+    const input = device.createBuffer('u32', data);
+    const runs = [1, 2, 3].map((j) => {
+      const flagData = Uint32Array.from(data, (x) => (((x >>> j) & 3) === 0 ? 1 : 0));
+      return {
+        flagData,
+        flags: device.createBuffer('u32', flagData),
+        output: device.createBuffer('u32', n),
+        count: device.createBuffer('u32', 1),
+      };
+    });
+    // Recorded one after another with no read between them (a workgroup device records all three).
+    await Promise.all(runs.map(({ flags, output, count }) => compactInto(device, input, flags, { output, count })));
+    for (const [j, { flagData, output, count }] of runs.entries()) {
+      const want = compactReference(data, flagData);
+      expect((await count.read())[0], `call ${j} count`).toBe(want.length);
+      expectBitsEqual((await output.read()).subarray(0, want.length), want, `call ${j}`);
+    }
+  });
+
+  it('compactInto rejects bad buffers with typed errors, naming the argument', async () => {
+    const device = ctx.device;
+    const input = device.createBuffer('u32', [1, 2, 3]);
+    const flags = device.createBuffer('u32', [1, 0, 1]);
+    const output = device.createBuffer('u32', 3);
+    const count = device.createBuffer('u32', 1);
+    const cases: Array<[() => Promise<unknown>, string]> = [
+      [() => compactInto(device, input, device.createBuffer('u32', 4), { output, count }), 'flags'],
+      [() => compactInto(device, input, flags, { output: device.createBuffer('u32', 2), count }), 'options.output'],
+      [() => compactInto(device, input, flags, { output: device.createBuffer('f32', 3) as never, count }), 'options.output'],
+      [() => compactInto(device, input, flags, { output: input, count }), 'options.output'],
+      [() => compactInto(device, input, flags, { output: flags, count }), 'options.output'],
+      [() => compactInto(device, input, flags, { output, count: device.createBuffer('u32', 0) }), 'options.count'],
+      [() => compactInto(device, input, flags, { output, count: device.createBuffer('i32', 1) as never }), 'options.count'],
+      [() => compactInto(device, input, flags, { output, count: output }), 'options.count'],
+      [() => compactInto(device, input, flags, null as never), 'options'],
+    ];
+    for (const [fn, argument] of cases) {
+      const error = await fn().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error, argument).toBeInstanceOf(InvalidArgumentError);
+      expect((error as InvalidArgumentError).argument).toBe(argument);
+    }
+    expectBitsEqual(await output.read(), new Uint32Array(3), 'output untouched');
+    expectBitsEqual(await count.read(), new Uint32Array(1), 'count untouched');
   });
 
   it('rejects bad input with typed errors and leaves buffers untouched', async () => {

@@ -52,6 +52,7 @@ describe('the h100 suite', () => {
       'scan:inclusive',
       'histogram:256 bins',
       'compact:half kept',
+      'compact:half kept (into)',
       'sort:radix keys',
       'sort:radix pairs',
     ])
@@ -150,7 +151,7 @@ describe('the anchors', () => {
       'cuda zcopy:copy 2^24 0.0524',
       'cub reduce:sum 2^24 0.0317',
       'cub sort:radix pairs 2^28 9.1234',
-      'cub compact:half kept 2^30 1.5',
+      'cub compact:half kept (into) 2^30 1.5',
     ]);
     for (const m of measurements) {
       expect(m).toMatchObject({ backend: 'cuda', runtime: 'native', timer: 'gpu-timestamp', adapter: 'Test GPU', repeats: 1 });

@@ -6,8 +6,10 @@
  * - Functions that need no host readback are synchronous: they validate, record
  *   the work in the device's stream and return the output buffers at once (stream
  *   order makes them safe to use). Functions that read back are async: `reduce`
- *   (returns the number), `compact` (needs the count to size its output) and
- *   `quickSort` (the host drives the partitioning).
+ *   (returns the number), `compact` (needs the count to size its output),
+ *   `compactInto` (reads the count back on serial-workgroup and gather devices only;
+ *   on workgroup devices it records and resolves at once) and `quickSort` (the host
+ *   drives the partitioning).
  * - Every algorithm has a plain sequential reference (`*Reference`), used by the
  *   conformance suite and the CLI.
  * - Bad arguments throw before anything is recorded: InvalidArgumentError naming
@@ -17,7 +19,14 @@
  *   with what shape (plan.ts holds the rule, `<algorithm>/tuning.ts` the shapes).
  */
 
-export { type CompactFormulationName, type CompactResult, compact, compactFormulation } from './compact/compact.ts';
+export {
+  type CompactFormulationName,
+  type CompactIntoOptions,
+  type CompactResult,
+  compact,
+  compactFormulation,
+  compactInto,
+} from './compact/compact.ts';
 export { type DeviceClass, deviceClass, fewInvocations, type Tuned, type TuningTable } from './device-class.ts';
 export { APSP_BLOCK, apsp } from './graph/apsp.ts';
 export { type BfsFormulation, bfs, bfsFormulation } from './graph/bfs.ts';

@@ -246,6 +246,52 @@ function scatterKernel(dtype: Num, width: 1 | 4, shape: TileShape, subgroups: bo
 }
 
 /**
+ * Whether the tile scans use subgroup operations for `shape` on `device` (`force`: the
+ * diagnosis override of bench/h100/compact-check.ts). The scan's subgroup form has each
+ * lane read wg / sg² subgroup totals: past 16 (subgroups narrower than a quarter of √wg,
+ * such as the CPU backend's single lanes) the Hillis–Steele workgroup scan does less.
+ * On the H100 (NVIDIA, Dawn/Vulkan) the subgroup form ranked wrongly wherever a tile had
+ * several rounds and a workgroup several subgroups, while the barrier form was exact
+ * (tuning/h100-compact-tiles-2026-11-27.json, call 3): past one round, the barrier form,
+ * until the fault is found.
+ */
+function useSubgroups(device: Device, shape: TileShape, force: boolean | undefined): boolean {
+  const sg = device.caps.limits.minSubgroupSize;
+  const subgroupForm = shape.items <= 4 || shape.wg <= sg;
+  return force ?? (device.caps.features.has('subgroup') && shape.wg <= 16 * sg * sg && subgroupForm);
+}
+
+/**
+ * Records the count pass and the scan of the tile counts into `offsets` (tiles + 1
+ * elements; the last is the total). The scan runs over one count more than there are
+ * tiles, so that its last element is the total; an exclusive scan never adds its last
+ * input, so that count need not be written.
+ */
+function recordTileOffsets(device: Device, flags: Buffer<'u32'>, shape: TileShape, subgroups: boolean, offsets: Buffer<'u32'>): number {
+  const n = flags.length;
+  const tiles = Math.ceil(n / (shape.wg * shape.items));
+  // Pooled: written and scanned before the caller awaits anything, so no other call's commands come between.
+  const counts = scratch(device, 'compact.tileCounts', 'u32', tiles + 1);
+  dispatchGroups(device, countKernel(n % 4 === 0 ? 4 : 1, shape, subgroups), tiles, { flags, counts, tiles });
+  recordScan(device, counts, offsets, tiles + 1, true);
+  return tiles;
+}
+
+function recordTileScatter<D extends BufferDType>(
+  device: Device,
+  input: Buffer<D>,
+  flags: Buffer<'u32'>,
+  shape: TileShape,
+  subgroups: boolean,
+  offsets: Buffer<'u32'>,
+  output: Buffer<D>,
+  tiles: number,
+): void {
+  const width: 1 | 4 = input.length % 4 === 0 ? 4 : 1;
+  dispatchGroups(device, scatterKernel(input.dtype as Num, width, shape, subgroups), tiles, { input, flags, offsets, out: output, tiles });
+}
+
+/**
  * The tile-scan compaction of `input` (n >= 1 elements) by `flags`: resolves to the
  * count and a new buffer of exactly the kept elements, in input order.
  */
@@ -257,37 +303,14 @@ export async function compactTiles<D extends BufferDType>(
   /** Diagnosis only (bench/h100/compact-check.ts): whether the workgroup scans use subgroups, in place of the choice below. */
   forceSubgroups?: boolean,
 ): Promise<{ count: number; output: Buffer<D> }> {
-  const n = input.length;
-  const tiles = Math.ceil(n / (shape.wg * shape.items));
-  const width: 1 | 4 = n % 4 === 0 ? 4 : 1;
-  // The scan's subgroup form has each lane read wg / sg² subgroup totals: past 16 (subgroups narrower than
-  // a quarter of √wg, such as the CPU backend's single lanes) the Hillis–Steele workgroup scan does less.
-  // On the H100 (NVIDIA, Dawn/Vulkan) the subgroup form ranked wrongly wherever a tile had several rounds
-  // and a workgroup several subgroups, while the barrier form was exact (tuning/h100-compact-tiles-2026-11-27.json,
-  // call 3): past one round, the barrier form, until the fault is found.
-  const sg = device.caps.limits.minSubgroupSize;
-  const subgroupForm = shape.items <= 4 || shape.wg <= sg;
-  const subgroups = forceSubgroups ?? (device.caps.features.has('subgroup') && shape.wg <= 16 * sg * sg && subgroupForm);
-  // Pooled: written and scanned before this call awaits, so no other call's commands come between. The
-  // scan runs over one count more than there are tiles, so that its last element is the total; an exclusive
-  // scan never adds its last input, so that count need not be written.
-  const counts = scratch(device, 'compact.tileCounts', 'u32', tiles + 1);
+  const subgroups = useSubgroups(device, shape, forceSubgroups);
   // Fresh: the scatter pass reads it after the await, when a pooled buffer could have been taken meanwhile.
-  const offsets = device.createBuffer('u32', tiles + 1);
+  const offsets = device.createBuffer('u32', Math.ceil(input.length / (shape.wg * shape.items)) + 1);
   try {
-    dispatchGroups(device, countKernel(width, shape, subgroups), tiles, { flags, counts, tiles });
-    recordScan(device, counts, offsets, tiles + 1, true);
+    const tiles = recordTileOffsets(device, flags, shape, subgroups, offsets);
     const count = (await offsets.read({ offset: tiles, length: 1 }))[0] as number;
     const output = device.createBuffer(input.dtype, count);
-    if (count > 0) {
-      dispatchGroups(device, scatterKernel(input.dtype as Num, width, shape, subgroups), tiles, {
-        input,
-        flags,
-        offsets,
-        out: output,
-        tiles,
-      });
-    }
+    if (count > 0) recordTileScatter(device, input, flags, shape, subgroups, offsets, output, tiles);
     return { count, output };
   } finally {
     void device
@@ -295,4 +318,24 @@ export async function compactTiles<D extends BufferDType>(
       .catch(() => undefined)
       .finally(() => offsets.destroy());
   }
+}
+
+/**
+ * The tile-scan compaction recorded whole, with nothing read back: the kept elements to
+ * `output` from element 0 (it holds at least n), their count to `count[0]`.
+ */
+export function compactTilesInto<D extends BufferDType>(
+  device: Device,
+  input: Buffer<D>,
+  flags: Buffer<'u32'>,
+  shape: TileShape,
+  output: Buffer<D>,
+  count: Buffer<'u32'>,
+): void {
+  const subgroups = useSubgroups(device, shape, undefined);
+  // Pooled: nothing awaits between the passes that write and read it.
+  const offsets = scratch(device, 'compact.tileOffsets', 'u32', Math.ceil(input.length / (shape.wg * shape.items)) + 1);
+  const tiles = recordTileOffsets(device, flags, shape, subgroups, offsets);
+  recordTileScatter(device, input, flags, shape, subgroups, offsets, output, tiles);
+  device.copyBuffer(offsets, count, { srcOffset: tiles, length: 1 });
 }

@@ -36,7 +36,7 @@ import { cachedKernel, checkBuffer, gatherSize, lowerBound, scratch } from '../c
 import { chooseFamily, type Formulation } from '../plan.ts';
 import { recordBlockSums, recordGatherBlockScan } from '../scan/scan-gather.ts';
 import { compactChunked } from './compact-chunked.ts';
-import { compactTiles, type TileShape, tileShape } from './compact-tiles.ts';
+import { compactTiles, compactTilesInto, type TileShape, tileShape } from './compact-tiles.ts';
 
 const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
 
@@ -261,6 +261,14 @@ export function compactFormulation(device: Device): Formulation<CompactFormulati
   return { family, name: 'inverted-map', shape: undefined, summary: 'scan + binary-search gather (inverted map)' };
 }
 
+/** The arguments every compaction checks: input and flags of this device, flags u32 and as long. */
+function checkCompactArgs(device: Device, input: Buffer, flags: Buffer): void {
+  checkBuffer(device, input, 'input', DTYPES);
+  checkBuffer(device, flags, 'flags', ['u32']);
+  if (flags.length !== input.length)
+    throw new InvalidArgumentError('flags', `length ${flags.length} differs from the input length ${input.length}`);
+}
+
 /**
  * Keeps the elements of `input` whose entry in `flags` (u32, same length) is
  * non-zero, preserving their order, and resolves to the count and a new buffer of
@@ -279,16 +287,69 @@ export function compactFormulation(device: Device): Formulation<CompactFormulati
  * dtype other than u32, or a length mismatch; the inputs are never modified.
  */
 export async function compact<D extends BufferDType>(device: Device, input: Buffer<D>, flags: Buffer<'u32'>): Promise<CompactResult<D>> {
-  checkBuffer(device, input, 'input', DTYPES);
-  checkBuffer(device, flags, 'flags', ['u32']);
-  if (flags.length !== input.length)
-    throw new InvalidArgumentError('flags', `length ${flags.length} differs from the input length ${input.length}`);
+  checkCompactArgs(device, input, flags);
   const { family, shape } = compactFormulation(device);
   const n = input.length;
   if (n === 0) return { count: 0, output: device.createBuffer(input.dtype, 0) };
   if (family === 'serial') return compactChunked(device, input, flags);
   if (shape !== undefined) return compactTiles(device, input, flags, shape);
   return compactGather(device, input, flags, n, gatherSize(device.caps));
+}
+
+export interface CompactIntoOptions<D extends BufferDType> {
+  /** Receives the kept elements from element 0: at least as long as the input, not the input or the flags. */
+  readonly output: Buffer<D>;
+  /** A u32 buffer whose element 0 receives the number kept (other elements untouched): not the output. */
+  readonly count: Buffer<'u32'>;
+}
+
+/**
+ * `compact` into buffers the caller holds: writes the kept elements of `input` (those
+ * whose flag is non-zero), in order, to `options.output` from element 0, and their
+ * number to `options.count[0]`. Output elements from the count on are left as they were.
+ * For pipelines that keep working on the GPU: on workgroup devices (the tile-scan
+ * formulation) the work is only recorded — no readback, no allocation — and the promise
+ * resolves at once, the count staying on the device for later kernels. Serial-workgroup
+ * and gather devices read the count back as `compact` does, then copy the kept elements
+ * into `output` (one more pass over them).
+ *
+ * Throws InvalidArgumentError for bad buffers, a flags dtype other than u32, a length
+ * mismatch, an output shorter than the input or of another dtype, an output that is the
+ * input or the flags, or a count buffer that is not u32, is empty or is the output.
+ */
+export async function compactInto<D extends BufferDType>(
+  device: Device,
+  input: Buffer<D>,
+  flags: Buffer<'u32'>,
+  options: CompactIntoOptions<D>,
+): Promise<void> {
+  checkCompactArgs(device, input, flags);
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'must be an object with output and count');
+  const { output, count } = options;
+  checkBuffer(device, output, 'options.output', [input.dtype]);
+  if (output.length < input.length)
+    throw new InvalidArgumentError('options.output', `length ${output.length} is shorter than the input length ${input.length}`);
+  if ((output as Buffer) === input || (output as Buffer) === flags)
+    throw new InvalidArgumentError('options.output', 'must not be the input or the flags buffer');
+  checkBuffer(device, count, 'options.count', ['u32']);
+  if (count.length < 1) throw new InvalidArgumentError('options.count', 'must hold at least one element');
+  if ((count as Buffer) === output) throw new InvalidArgumentError('options.count', 'must not be the output buffer');
+  if (input.length === 0) {
+    count.write([0]);
+    return;
+  }
+  const { shape } = compactFormulation(device);
+  if (shape !== undefined) {
+    compactTilesInto(device, input, flags, shape, output, count);
+    return;
+  }
+  const kept = await compact(device, input, flags);
+  try {
+    if (kept.count > 0) device.copyBuffer(kept.output, output, { length: kept.count });
+    count.write([kept.count]);
+  } finally {
+    kept.output.destroy();
+  }
 }
 
 /**

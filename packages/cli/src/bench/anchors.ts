@@ -37,9 +37,10 @@ const CUB_OPERATIONS: ReadonlyMap<string, AnchorOperation> = new Map([
   ['CUB radix sort keys u32', { implementation: 'cub', algorithm: 'sort', variant: 'radix keys', bytes: (n) => 8 * n }],
   ['CUB radix sort pairs u32/u32', { implementation: 'cub', algorithm: 'sort', variant: 'radix pairs', bytes: (n) => 16 * n }],
   ['CUB histogram 256 bins', { implementation: 'cub', algorithm: 'histogram', variant: '256 bins', bytes: (n) => 4 * n + 4 * 256 }],
-  // Select-if on a predicate (odd values: half kept) beside Trident's compaction by a flags array of the same density;
+  // Select-if on a predicate (odd values: half kept) beside Trident's compaction by a flags array of the same density,
+  // in its form with buffers given and the count left on the device (compactInto), as select-if is called;
   // counted as Trident's case counts its traffic, so the rate ratio is the time ratio at the same n.
-  ['CUB select if u32 (half kept)', { implementation: 'cub', algorithm: 'compact', variant: 'half kept', bytes: (n) => 10 * n }],
+  ['CUB select if u32 (half kept)', { implementation: 'cub', algorithm: 'compact', variant: 'half kept (into)', bytes: (n) => 10 * n }],
 ]);
 
 const CUB_LINE = /^n=2\^(\d+)\s+(.+?):\s+(\d+(?:\.\d+)?)\s+ms\b/;

@@ -10,6 +10,7 @@
 import {
   bitonicSort,
   compact,
+  compactInto,
   compactReference,
   histogram,
   histogramReference,
@@ -163,13 +164,41 @@ export const CASES: readonly BenchCase[] = [
         verify: async () => {
           if (!last) return false;
           const got = await last.output.read();
-          // Past 2^24 the reference's index list would cost the host seconds (and past 2^29 its heap): one streaming pass.
+          // Past 2^24 the reference would cost the host seconds: one streaming pass.
           return n <= 2 ** 24 ? sameArray(got, compactReference(host, flagsHost)) : isCompaction(host, flagsHost, got);
         },
         dispose: () => {
           last?.output.destroy();
           src.destroy();
           flags.destroy();
+        },
+      };
+    },
+  },
+  {
+    // compactInto: the same compaction into an output of n held across runs, the count left on the device
+    // (no readback, no allocation on workgroup devices), as CUB's select-if writes into buffers it is given.
+    algorithm: 'compact',
+    variant: 'half kept (into)',
+    dtype: 'u32',
+    sizes: MEMORY_SIZES,
+    bytes: (n) => 4 * n + 4 * n + 2 * n,
+    setup(device, n) {
+      const host = randomU32(n);
+      const flagsHost = randomU32(n, 0x1234567).map((x) => x & 1);
+      const src = device.createBuffer('u32', host);
+      const flags = device.createBuffer('u32', flagsHost);
+      const output = device.createBuffer('u32', n);
+      const count = device.createBuffer('u32', 1);
+      return {
+        run: () => compactInto(device, src, flags, { output, count }),
+        verify: async () => {
+          const kept = (await count.read())[0] as number;
+          const got = await output.read({ offset: 0, length: kept });
+          return n <= 2 ** 24 ? sameArray(got, compactReference(host, flagsHost)) : isCompaction(host, flagsHost, got);
+        },
+        dispose: () => {
+          for (const b of [src, flags, output, count]) b.destroy();
         },
       };
     },

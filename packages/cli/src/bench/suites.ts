@@ -65,6 +65,7 @@ const ELEMENTWISE = [
   'histogram:256 bins',
   'histogram:256 bins all-equal',
   'compact:half kept',
+  'compact:half kept (into)',
   'sort:radix keys',
   'sort:radix pairs',
 ] as const;
