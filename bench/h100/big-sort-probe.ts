@@ -1,37 +1,21 @@
 /**
- * One radix sort at a size the suite reaches only after its smaller ones (default: key-value
- * pairs of 2^31, which failed on the H100 with a bind group "invalid due to a previous error"):
- * n keys (random) and values (their positions) written in slices, radixSort called as the suite
- * calls it, the result checked on a sample of slices, and any error printed whole, with its
- * class and cause, so the first error is named. Then the time of a second sort (GPU, one run).
- * SLICE (env) sets the slice length (default 2^26; smaller ones test the check on small n).
+ * Large radix sorts one after another on one device, as the suite runs its sizes (pairs of 2^31
+ * failed on the H100 with a bind group "invalid due to a previous error" after 2^24 … 2^30 had run,
+ * and sorted when run alone): for each size, n keys (random) and values (their positions) written
+ * in slices, radixSort called as the suite calls it, the result checked on a sample of slices,
+ * the time of a second sort (GPU, one run), then every buffer destroyed. Any error is printed
+ * whole, with its class and cause, so the first error is named. SLICE (env) sets the slice
+ * length (default 2^26; smaller ones test the check on small n).
  *
- *   node .gpu/big-sort-probe.mjs [log2 n] [keys|pairs]   (after bash bench/h100/run.sh pack)
+ *   node .gpu/big-sort-probe.mjs keys|pairs log2n...   (after bash bench/h100/run.sh pack)
  */
 import { radixSort, randomU32 } from '@trident/algorithms';
-import { createDevice } from 'trident';
+import { type Buffer, createDevice, type Device } from 'trident';
 
-const n = 2 ** Number(process.argv[2] ?? 31);
-const pairs = (process.argv[3] ?? 'pairs') === 'pairs';
-// Slices of the host data (generated and checked a slice at a time).
-const SLICE = Math.min(Number(process.env.SLICE ?? 2 ** 26), n);
+const pairs = (process.argv[2] ?? 'pairs') === 'pairs';
+const sizes = process.argv.slice(3).map((l) => 2 ** Number(l));
 const device = await createDevice({ backend: 'webgpu' });
-console.log(JSON.stringify({ adapter: device.info.adapter, n, pairs, limits: device.caps.limits }));
-const started = performance.now();
-const keys = device.createBuffer('u32', n);
-const output = device.createBuffer('u32', n);
-const values = pairs ? device.createBuffer('u32', n) : undefined;
-const valuesOutput = pairs ? device.createBuffer('u32', n) : undefined;
-for (let offset = 0; offset < n; offset += SLICE) {
-  const length = Math.min(SLICE, n - offset);
-  keys.write(randomU32(length, offset / SLICE + 1), offset);
-  if (values) {
-    const positions = new Uint32Array(length);
-    for (let i = 0; i < length; i++) positions[i] = offset + i;
-    values.write(positions, offset);
-  }
-}
-console.log(`written in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+console.log(JSON.stringify({ adapter: device.info.adapter, pairs, sizes, limits: device.caps.limits }));
 
 function describe(e: unknown): string {
   if (!(e instanceof Error)) return String(e);
@@ -39,28 +23,38 @@ function describe(e: unknown): string {
   return `${e.constructor.name}: ${e.message}${cause}`;
 }
 
-/** Slice s of the keys as written (regenerated, kept for the next sample). */
-const slices = new Map<number, Uint32Array>();
-function slice(s: number): Uint32Array {
-  let keys = slices.get(s);
-  if (!keys) {
-    keys = randomU32(Math.min(SLICE, n - s * SLICE), s + 1);
-    slices.set(s, keys);
+/** n keys from slices of `slice` elements, slice s = randomU32(length, s + 1); values = positions. */
+function sortInputs(device: Device, n: number, slice: number): { keys: Buffer<'u32'>; values?: Buffer<'u32'> } {
+  const keys = device.createBuffer('u32', n);
+  const values = pairs ? device.createBuffer('u32', n) : undefined;
+  for (let offset = 0; offset < n; offset += slice) {
+    const length = Math.min(slice, n - offset);
+    keys.write(randomU32(length, offset / slice + 1), offset);
+    if (values) {
+      const positions = new Uint32Array(length);
+      for (let i = 0; i < length; i++) positions[i] = offset + i;
+      values.write(positions, offset);
+    }
   }
-  return keys;
+  return values ? { keys, values } : { keys };
 }
 
-try {
-  const t0 = performance.now();
-  radixSort(device, keys, values && valuesOutput ? { values, output, valuesOutput } : { output });
-  await device.flush();
-  console.log(`sorted in ${(performance.now() - t0).toFixed(0)} ms (wall, first call)`);
-  // Sorted within and across a few slices; values still index their keys (a sample).
+/** Sorted within and across the first, a middle and the last slice; sampled values index their keys. */
+async function sampleCheck(n: number, slice: number, output: Buffer<'u32'>, valuesOutput: Buffer<'u32'> | undefined): Promise<boolean> {
+  const slices = new Map<number, Uint32Array>();
+  const keysOf = (s: number) => {
+    let keys = slices.get(s);
+    if (!keys) {
+      keys = randomU32(Math.min(slice, n - s * slice), s + 1);
+      slices.set(s, keys);
+    }
+    return keys;
+  };
   let ok = true;
   let previous = 0;
-  // The first, a middle and the last slice, each once and in order (the check across slices needs both).
-  for (const offset of new Set([0, Math.floor(n / 2 / SLICE) * SLICE, n - SLICE])) {
-    const got = await output.read({ offset, length: SLICE });
+  // Each slice once and in order (the check across slices compares with the one before).
+  for (const offset of new Set([0, Math.floor(n / 2 / slice) * slice, n - slice])) {
+    const got = await output.read({ offset, length: slice });
     if (offset > 0 && (got[0] as number) < previous) ok = false;
     for (let i = 1; i < got.length; i++) if ((got[i] as number) < (got[i - 1] as number)) ok = false;
     previous = got[got.length - 1] as number;
@@ -68,18 +62,35 @@ try {
       const idx = await valuesOutput.read({ offset, length: 1024 });
       for (let i = 0; i < idx.length; i += 97) {
         const at = idx[i] as number;
-        if (slice(Math.floor(at / SLICE))[at % SLICE] !== got[i]) ok = false;
+        if (keysOf(Math.floor(at / slice))[at % slice] !== got[i]) ok = false;
       }
     }
   }
-  console.log(`sample check: ${ok ? 'ok' : 'WRONG'}`);
-  const ms = await device.time('second sort', () => {
-    radixSort(device, keys, values && valuesOutput ? { values, output, valuesOutput } : { output });
-  });
-  console.log(`second sort: ${JSON.stringify(ms)}`);
-} catch (e) {
-  console.log(`FAILED: ${describe(e)}`);
-  process.exitCode = 1;
+  return ok;
+}
+
+for (const n of sizes) {
+  const slice = Math.min(Number(process.env.SLICE ?? 2 ** 26), n);
+  const started = performance.now();
+  const { keys, values } = sortInputs(device, n, slice);
+  const output = device.createBuffer('u32', n);
+  const valuesOutput = pairs ? device.createBuffer('u32', n) : undefined;
+  const sort = () => void radixSort(device, keys, values && valuesOutput ? { values, output, valuesOutput } : { output });
+  const row: Record<string, unknown> = { n, pairs, writtenS: +((performance.now() - started) / 1000).toFixed(1) };
+  try {
+    const t0 = performance.now();
+    sort();
+    await device.flush();
+    row.firstSortWallMs = Math.round(performance.now() - t0);
+    row.sampleCheck = (await sampleCheck(n, slice, output, valuesOutput)) ? 'ok' : 'WRONG';
+    row.secondSortGpuMs = +(await device.time('second sort', sort)).ms.toFixed(3);
+  } catch (e) {
+    row.failed = describe(e);
+    process.exitCode = 1;
+  }
+  console.log(JSON.stringify(row));
+  for (const b of [keys, values, output, valuesOutput]) b?.destroy();
+  if (row.failed) break;
 }
 await device.destroy();
 process.exit(process.exitCode ?? 0);
