@@ -197,6 +197,30 @@ if (TEST_BACKENDS.includes('webgpu')) {
     }
   });
 
+  it('webgpu: a write to a buffer the device could not make is reported at the next flush, not as an uncaptured error', async () => {
+    const device = await createDevice({ backend: 'webgpu' });
+    try {
+      const gpu = (device.impl as unknown as WebGpuDevice).gpu;
+      // A GPUBuffer the device refused (an invalid usage; its own error consumed here), standing in for one
+      // whose memory ran out: writes to it fail validation as "invalid due to a previous error".
+      gpu.pushErrorScope('validation');
+      const invalid = gpu.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.STORAGE });
+      expect(await gpu.popErrorScope()).not.toBeNull();
+      const b = device.createBuffer('u32', 4);
+      Object.defineProperty(b.impl, 'gpu', { value: invalid });
+      Object.defineProperty(b.impl, 'segments', { value: [{ gpu: invalid, id: -1 }] });
+      b.write([1, 2, 3, 4]);
+      const err = await rejection(device.flush());
+      expect(err, String(err)).toBeInstanceOf(KernelExecutionError);
+      // The write's own scope holds it (an uncaptured error would name '(device)').
+      expect((err as KernelExecutionError).kernel).toBe('(write)');
+      const ok = device.createBuffer('u32', [5]);
+      expect([...(await ok.read())]).toEqual([5]);
+    } finally {
+      await device.destroy();
+    }
+  });
+
   it('webgpu: a buffer the device refuses (simulated) is the error reported, not the bind groups that use it', async () => {
     const device = await createDevice({ backend: 'webgpu' });
     try {

@@ -5,7 +5,8 @@
  * in slices, radixSort called as the suite calls it, the result checked on a sample of slices,
  * the time of a second sort (GPU, one run), then every buffer destroyed. Any error is printed
  * whole, with its class and cause, so the first error is named. SLICE (env) sets the slice
- * length (default 2^26; smaller ones test the check on small n).
+ * length (default 2^26; smaller ones test the check on small n); SETTLE=0 skips the flush between
+ * sizes that lets the device hand destroyed buffers' memory back.
  *
  *   node .gpu/big-sort-probe.mjs keys|pairs log2n...   (after bash bench/h100/run.sh pack)
  */
@@ -91,6 +92,8 @@ for (const n of sizes) {
   console.log(JSON.stringify(row));
   for (const b of [keys, values, output, valuesOutput]) b?.destroy();
   if (row.failed) break;
+  // Destroyed buffers' memory comes back once the device settles (the suite's runner does the same).
+  if (process.env.SETTLE !== '0') await device.flush();
 }
 await device.destroy();
 process.exit(process.exitCode ?? 0);

@@ -339,17 +339,20 @@ export class WebGpuDevice implements BackendDevice {
   /** Writes `data` to `gpu` from element `at`, in stream order. */
   private writeGpu(gpu: GPUBuffer, at: number, data: HostArray): void {
     if (!this.encoder) {
-      // Nothing recorded: the queue orders this after every submitted batch.
-      if (!isShared(data)) {
-        this.gpu.queue.writeBuffer(gpu, at * 4, data as Uint32Array<ArrayBuffer>);
-        return;
+      // Nothing recorded: the queue orders this after every submitted batch. In a scope of its own, so
+      // that a write to a buffer the device could not make is reported after that buffer's own error
+      // (report(): out of memory first) rather than as an uncaptured error of its own.
+      this.gpu.pushErrorScope('validation');
+      if (!isShared(data)) this.gpu.queue.writeBuffer(gpu, at * 4, data as Uint32Array<ArrayBuffer>);
+      else {
+        // WebGPU allows views of shared memory here, but Dawn in Node crashes the process on them:
+        // they go through ordinary memory, a bounded chunk at a time.
+        for (let done = 0; done < data.length; done += SHARED_WRITE_CHUNK) {
+          const part = data.slice(done, Math.min(data.length, done + SHARED_WRITE_CHUNK));
+          this.gpu.queue.writeBuffer(gpu, (at + done) * 4, part as Uint32Array<ArrayBuffer>);
+        }
       }
-      // WebGPU allows views of shared memory here, but Dawn in Node crashes the process on them:
-      // they go through ordinary memory, a bounded chunk at a time.
-      for (let done = 0; done < data.length; done += SHARED_WRITE_CHUNK) {
-        const part = data.slice(done, Math.min(data.length, done + SHARED_WRITE_CHUNK));
-        this.gpu.queue.writeBuffer(gpu, (at + done) * 4, part as Uint32Array<ArrayBuffer>);
-      }
+      this.checks.push({ what: '(write)', error: this.gpu.popErrorScope() });
       return;
     }
     // Recorded work must see the old contents: stage the data and record a copy.
