@@ -94,6 +94,12 @@ for (const n of sizes) {
   if (row.failed) break;
   // Destroyed buffers' memory comes back once the device settles (the suite's runner does the same).
   if (process.env.SETTLE !== '0') await device.flush();
+  // SETTLE_MS: also wait this long and settle again (does the memory come back with time?).
+  const wait = Number(process.env.SETTLE_MS ?? 0);
+  if (wait > 0) {
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    await device.flush();
+  }
 }
 await device.destroy();
 process.exit(process.exitCode ?? 0);
