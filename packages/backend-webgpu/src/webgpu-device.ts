@@ -179,8 +179,6 @@ export class WebGpuDevice implements BackendDevice {
   private nextKernelId = 0;
   private nextBufferId = 0;
   private readonly pool = new BufferPool();
-  /** A few bytes a command can clear: gives a flush after a release work to submit (see release). */
-  private serialMark: GPUBuffer | undefined;
   /** Mappable read-back buffers, reused: creating one per read cost an allocation per call. */
   private readonly staging = new StagingPool();
   private readonly bindGroups = new Map<string, GPUBindGroup>();
@@ -682,7 +680,6 @@ export class WebGpuDevice implements BackendDevice {
     for (const b of this.pool.drain()) b.destroy();
     for (const b of this.staging.drain()) b.destroy();
     this.arena.destroy();
-    this.serialMark?.destroy();
     this.bindGroups.clear();
     this.kernels.clear();
     this.gpu.onuncapturederror = null;
@@ -854,15 +851,7 @@ export class WebGpuDevice implements BackendDevice {
 
   private release(gpu: GPUBuffer): void {
     if (this.encoder) this.afterSubmit.push(() => gpu.destroy());
-    else {
-      gpu.destroy();
-      // Dawn returns a destroyed buffer's memory once a submission made after the destroy has run. Record
-      // one tiny command, so that the next flush or read submits that submission and waits for it: the
-      // memory is back before the caller allocates again (2^31 key-value pairs, one size after another,
-      // ran out of memory on an 80 GB GPU without it).
-      this.serialMark ??= this.newBuffer({ size: 16, usage: GPUBufferUsage.COPY_DST });
-      this.command().clearBuffer(this.serialMark);
-    }
+    else gpu.destroy();
   }
 
   private newBuffer(descriptor: GPUBufferDescriptor): GPUBuffer {
