@@ -6,7 +6,7 @@
  * the time of a second sort (GPU, one run), then every buffer destroyed. Any error is printed
  * whole, with its class and cause, so the first error is named. SLICE (env) sets the slice
  * length (default 2^26; smaller ones test the check on small n); SETTLE=0 skips the flush between
- * sizes that lets the device hand destroyed buffers' memory back.
+ * sizes, SETTLE_MS adds a wait and a second flush there.
  *
  *   node .gpu/big-sort-probe.mjs keys|pairs log2n...   (after bash bench/h100/run.sh pack)
  */
@@ -92,9 +92,9 @@ for (const n of sizes) {
   console.log(JSON.stringify(row));
   for (const b of [keys, values, output, valuesOutput]) b?.destroy();
   if (row.failed) break;
-  // Destroyed buffers' memory comes back once the device settles (the suite's runner does the same).
+  // Diagnosis of the memory a destroyed size leaves held (2^31 pairs twice ran out of memory on the
+  // H100): SETTLE=0 skips this flush, SETTLE_MS waits that long and settles again.
   if (process.env.SETTLE !== '0') await device.flush();
-  // SETTLE_MS: also wait this long and settle again (does the memory come back with time?).
   const wait = Number(process.env.SETTLE_MS ?? 0);
   if (wait > 0) {
     await new Promise((resolve) => setTimeout(resolve, wait));

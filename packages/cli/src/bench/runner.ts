@@ -182,8 +182,5 @@ export async function measureCase(
     return { ...base, warmup, timer: device.caps.timerSource, repeats: 0, error: message.replace(/\s*\n\s*/g, ' ') };
   } finally {
     prepared?.dispose();
-    // WebGPU hands a destroyed buffer's memory back once the device next settles: settle here, so that
-    // the next case's buffers (2^31 key-value pairs take about 48 GiB) do not meet this one's still held.
-    if (prepared) await device.flush().catch(() => undefined);
   }
 }
