@@ -151,10 +151,7 @@ export const CASES: readonly BenchCase[] = [
     // Reads n values and n flags, writes the kept half (n/2 on average; the exact count is data-dependent).
     bytes: (n) => 4 * n + 4 * n + 2 * n,
     setup(device, n) {
-      const host = randomU32(n);
-      const flagsHost = randomU32(n, 0x1234567).map((x) => x & 1);
-      const src = device.createBuffer('u32', host);
-      const flags = device.createBuffer('u32', flagsHost);
+      const { src, flags, isKept } = halfKept(device, n);
       let last: Awaited<ReturnType<typeof compact<'u32'>>> | undefined;
       return {
         run: async () => {
@@ -163,9 +160,7 @@ export const CASES: readonly BenchCase[] = [
         },
         verify: async () => {
           if (!last) return false;
-          const got = await last.output.read();
-          // Past 2^24 the reference would cost the host seconds: one streaming pass.
-          return n <= 2 ** 24 ? sameArray(got, compactReference(host, flagsHost)) : isCompaction(host, flagsHost, got);
+          return isKept(await last.output.read());
         },
         dispose: () => {
           last?.output.destroy();
@@ -184,18 +179,14 @@ export const CASES: readonly BenchCase[] = [
     sizes: MEMORY_SIZES,
     bytes: (n) => 4 * n + 4 * n + 2 * n,
     setup(device, n) {
-      const host = randomU32(n);
-      const flagsHost = randomU32(n, 0x1234567).map((x) => x & 1);
-      const src = device.createBuffer('u32', host);
-      const flags = device.createBuffer('u32', flagsHost);
+      const { src, flags, isKept } = halfKept(device, n);
       const output = device.createBuffer('u32', n);
       const count = device.createBuffer('u32', 1);
       return {
         run: () => compactInto(device, src, flags, { output, count }),
         verify: async () => {
           const kept = (await count.read())[0] as number;
-          const got = await output.read({ offset: 0, length: kept });
-          return n <= 2 ** 24 ? sameArray(got, compactReference(host, flagsHost)) : isCompaction(host, flagsHost, got);
+          return isKept(await output.read({ offset: 0, length: kept }));
         },
         dispose: () => {
           for (const b of [src, flags, output, count]) b.destroy();
@@ -418,6 +409,18 @@ function tfjsPeer(n: number, backend: 'cpu' | 'wasm', op: 'sum' | 'cumsum' | 'to
       if (op === 'topk') return sameArray(result, int32.slice().sort().reverse());
       return sameArray(Uint32Array.from(result), scanReference(host, false));
     },
+  };
+}
+
+/** The compaction cases' input: n random values, every other one kept on average, and the check of a result. */
+function halfKept(device: Device, n: number) {
+  const host = randomU32(n);
+  const flagsHost = randomU32(n, 0x1234567).map((x) => x & 1);
+  return {
+    src: device.createBuffer('u32', host),
+    flags: device.createBuffer('u32', flagsHost),
+    // Past 2^24 the reference would cost the host seconds: one streaming pass.
+    isKept: (got: Uint32Array) => (n <= 2 ** 24 ? sameArray(got, compactReference(host, flagsHost)) : isCompaction(host, flagsHost, got)),
   };
 }
 
