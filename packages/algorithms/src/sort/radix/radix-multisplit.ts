@@ -39,6 +39,7 @@
  * backend's width 1) keep the 4-bit formulation in radix-sort.ts.
  */
 import {
+  type Buffer,
   type BufferAccess,
   type BufferDType,
   type BufferHandle,
@@ -60,6 +61,16 @@ import * as TUNING from './tuning.ts';
 const BITS = 8;
 const DIGITS = 1 << BITS;
 export const MULTISPLIT_PASSES = 32 / BITS;
+
+/**
+ * Where pass `p` of the MULTISPLIT_PASSES writes: the output (`out`) on the last pass and every
+ * second one back from it, one temporary (`temp()`) on the others. The input is read only by pass 0,
+ * so one temporary an array suffices: the passes alternate between it and the output (with two
+ * temporaries, key-value pairs of 2^31 took 64 GiB where 48 do).
+ */
+export function passTarget(p: number, out: Buffer, temp: () => Buffer): Buffer {
+  return (MULTISPLIT_PASSES - 1 - p) % 2 === 0 ? out : temp();
+}
 
 /** The shape of the multisplit kernels on one device. */
 export interface MultisplitShape {

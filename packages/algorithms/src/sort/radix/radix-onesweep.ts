@@ -32,7 +32,7 @@
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, select, u32, uniform } from '@trident/core';
 import { cachedKernel, dispatchGroups, scratch, strideWorkgroups, workgroupScan } from '../../common.ts';
-import { MULTISPLIT_PASSES, type MultisplitShape, rankAndScatter } from './radix-multisplit.ts';
+import { MULTISPLIT_PASSES, type MultisplitShape, passTarget, rankAndScatter } from './radix-multisplit.ts';
 import * as TUNING from './tuning.ts';
 
 const BITS = 8;
@@ -325,9 +325,8 @@ export function recordOnesweepPasses(
   let keysIn = src;
   let valsIn = vsrc;
   for (let p = 0; p < MULTISPLIT_PASSES; p++) {
-    const last = p === MULTISPLIT_PASSES - 1;
-    const dst = last ? keysOut : scratch(device, `radix8.k${p % 2}`, 'u32', n);
-    const vdst = vsrc ? (last ? (valuesOut as Buffer) : scratch(device, `radix8.v${p % 2}`, vsrc.dtype, n)) : undefined;
+    const dst = passTarget(p, keysOut, () => scratch(device, 'radix8.k', 'u32', n));
+    const vdst = vsrc ? passTarget(p, valuesOut as Buffer, () => scratch(device, 'radix8.v', vsrc.dtype, n)) : undefined;
     recordOnesweepPass(device, shape, starts, { keysIn, keysOut: dst, valsIn, valsOut: vdst }, n, p, options);
     keysIn = dst;
     valsIn = vdst;

@@ -8,7 +8,7 @@
 import type { Buffer, Device } from '@trident/core';
 import { bindingsOf, dispatchGroups, scratch } from '../../common.ts';
 import { recordScan } from '../../scan/scan.ts';
-import { countKernel, MULTISPLIT_PASSES, type MultisplitShape, scatterKernel, valueScatterKernel } from './radix-multisplit.ts';
+import { countKernel, MULTISPLIT_PASSES, type MultisplitShape, passTarget, scatterKernel, valueScatterKernel } from './radix-multisplit.ts';
 import { ONESWEEP_MAX_N, recordOnesweepPasses } from './radix-onesweep.ts';
 
 const BITS = 32 / MULTISPLIT_PASSES;
@@ -52,9 +52,8 @@ export function recordMultisplitPasses(
   let keysIn = src;
   let valsIn = vsrc;
   for (let p = 0; p < MULTISPLIT_PASSES; p++) {
-    const last = p === MULTISPLIT_PASSES - 1;
-    const dst = last ? keysOut : scratch(device, `radix8.k${p % 2}`, 'u32', n);
-    const vdst = vsrc ? (last ? (valuesOut as Buffer) : scratch(device, `radix8.v${p % 2}`, vsrc.dtype, n)) : undefined;
+    const dst = passTarget(p, keysOut, () => scratch(device, 'radix8.k', 'u32', n));
+    const vdst = vsrc ? passTarget(p, valuesOut as Buffer, () => scratch(device, 'radix8.v', vsrc.dtype, n)) : undefined;
     const shift = p * BITS;
     dispatchGroups(device, countKernel(shape), tiles, { keys: keysIn, counts, n, shift, tiles });
     recordScan(device, counts, offsets, DIGITS * tiles, true);

@@ -229,7 +229,9 @@ export { transformKernel };
  * (radix-chunked.ts), 2 reads and 1 write of each key per pass. On devices without
  * 'workgroup' or 'scatter' (WebGL2): the gather formulation (radix-gather.ts), 8 passes
  * of 4-bit digits in which every output finds its key; slower there than merge
- * sort by merge path, which `sort` uses (sort.ts has the figures). Edge cases: n = 0
+ * sort by merge path, which `sort` uses (sort.ts has the figures). Memory: with
+ * subgroups, one pooled temporary of n keys (and one of n values) beside the outputs,
+ * the passes alternating between it and the output. Edge cases: n = 0
  * returns empty buffers. Needs 'gather' at least (UnsupportedFeatureError otherwise).
  * Throws InvalidArgumentError for bad buffers, a key dtype other than u32 / i32 /
  * f32, or a values length mismatch.
