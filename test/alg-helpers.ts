@@ -14,7 +14,7 @@
 
 import { fewInvocations } from '@trident/algorithms';
 import { WORKGROUP_MIN_CONCURRENCY } from '@trident/algorithms/internal';
-import { type BackendDevice, type BackendKind, Device, type DeviceCaps, type Feature, type Kernel, UnsupportedFeatureError } from 'trident';
+import { type BackendBuffer, type BackendDevice, type BackendKind, Device, type DeviceCaps, type Feature, type Kernel, UnsupportedFeatureError } from 'trident';
 import { expect } from 'vitest';
 
 export { fewInvocations };
@@ -45,6 +45,7 @@ function capsView(device: Device, name: string, transform: (caps: DeviceCaps) =>
     read: (b, offset, length) => impl.read(b, offset, length),
     copy: (src, so, dst, dO, length) => impl.copy(src, so, dst, dO, length),
     fill: (b, value, offset, length) => impl.fill(b, value, offset, length),
+    ...(impl.segments ? { segments: (b: BackendBuffer) => impl.segments?.(b) ?? [b] } : {}),
     compile: (kernel: Kernel) => {
       for (const c of kernel.info.classes) {
         if (!caps.features.has(c)) throw new UnsupportedFeatureError(`${impl.kind}-${name}`, c, kernel.name);

@@ -19,13 +19,15 @@ import {
   reduce,
   reduceReference,
   reduceSumDepth,
+  type ScanVariant,
   scan,
   scanReference,
+  scanVariant,
   sumAbs,
   zcopy,
 } from '@trident/algorithms';
 import { generateWgsl } from '@trident/backend-webgpu';
-import { buffer, type Device, defineKernel, f32, LimitExceededError, uniform } from 'trident';
+import { type Buffer, buffer, type Device, defineKernel, f32, LimitExceededError, uniform } from 'trident';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectBitsEqual } from './alg-helpers.ts';
 import { randomU32 } from './harness.ts';
@@ -54,8 +56,8 @@ describe('webgpu buffers past one binding (4 KiB bindings)', () => {
     const big = device.createBuffer('u32', N);
     const segs = segmentsOf(big);
     expect(segs).toHaveLength(4);
-    // Whole segments of S elements; the last holds the rest, the spare element and padding to 16 bytes.
-    expect(segs.map((s) => s.gpu.size)).toEqual([4 * S, 4 * S, 4 * S, Math.ceil((4 * (N - 3 * S + 1)) / 16) * 16]);
+    // Whole segments of S elements, the last with the rest; each with a spare element and padding to 16 bytes.
+    expect(segs.map((s) => s.gpu.size)).toEqual([4 * S + 16, 4 * S + 16, 4 * S + 16, Math.ceil((4 * (N - 3 * S + 1)) / 16) * 16]);
     for (const s of segs) expect(s.gpu.size).toBeLessThanOrEqual(BINDING);
     for (const b of [fits, past, big]) b.destroy();
   });
@@ -326,6 +328,52 @@ describe('webgpu buffers past one binding (4 KiB bindings)', () => {
     for (const b of [cu, ci, cf, at, old, out, outf]) b.destroy();
   });
 
+  it('segment views (device.segments): one buffer a segment, sharing the memory and its lifetime', async () => {
+    const fits = device.createBuffer('u32', 100);
+    expect(device.segments(fits)).toEqual([fits]);
+    const data = randomU32(N, 3);
+    const big = device.createBuffer('u32', data);
+    const views = device.segments(big);
+    expect(device.segments(big)).toBe(views);
+    expect(views.map((v) => v.length)).toEqual([S, S, S, N - 3 * S]);
+    expect(views.map((v) => v.parentOffset)).toEqual([0, S, 2 * S, 3 * S]);
+    for (const v of views) {
+      expect(v.parent).toBe(big);
+      expect(segmentsOf(v)).toHaveLength(1);
+      expect(device.segments(v)).toEqual([v]);
+    }
+    for (const [k, v] of views.entries()) expectBitsEqual(await v.read(), data.subarray(k * S, k * S + v.length), `view ${k}`);
+    // A write through a view is a write to the buffer; a kernel bound to a view sees that segment alone.
+    (views[2] as Buffer<'u32'>).write([7, 8, 9], S - 3);
+    const want = data.slice();
+    want.set([7, 8, 9], 3 * S - 3);
+    expectBitsEqual(await big.read(), want, 'buffer after a write through a view');
+    expectBitsEqual(await zcopy(device, views[2] as Buffer<'u32'>).read(), want.subarray(2 * S, 3 * S), 'zcopy of a view');
+    // Aliases: a kernel that writes must not see the buffer and one of its views, nor a copy overlap them.
+    const copy = defineKernel({
+      name: 'seg_view_copy',
+      workgroupSize: 64,
+      params: { a: buffer('u32', 'read'), b: buffer('u32', 'write') },
+      body: ({ a, b }, k) => b.store(k.globalIndex, a.load(k.globalIndex)),
+    });
+    expect(() => device.dispatch(copy, { invocations: 64 }, { a: big, b: views[1] as Buffer<'u32'> })).toThrow(/same buffer/);
+    expect(() => device.dispatch(copy, { invocations: 64 }, { a: views[0] as Buffer<'u32'>, b: big })).toThrow(/same buffer/);
+    device.dispatch(copy, { invocations: 64 }, { a: views[0] as Buffer<'u32'>, b: views[1] as Buffer<'u32'> });
+    want.copyWithin(S, 0, 64);
+    expect(() => device.copyBuffer(big, views[1] as Buffer<'u32'>, { srcOffset: S + 5, length: 10 })).toThrow(/overlap/);
+    device.copyBuffer(big, views[1] as Buffer<'u32'>, { srcOffset: 0, dstOffset: 100, length: 10 });
+    want.copyWithin(S + 100, 0, 10);
+    expectBitsEqual(await big.read(), want, 'buffer after a dispatch and a copy on views');
+    // A view owns nothing: destroying it does nothing; destroying the buffer destroys its views.
+    (views[0] as Buffer<'u32'>).destroy();
+    expect(views[0]?.destroyed).toBe(false);
+    expectBitsEqual(await big.read({ length: 10 }), want.subarray(0, 10), 'buffer after destroying a view');
+    big.destroy();
+    for (const v of views) expect(v.destroyed).toBe(true);
+    await expect(async () => (views[1] as Buffer<'u32'>).read()).rejects.toThrow(/destroyed/);
+    fits.destroy();
+  });
+
   it('read, write, copy and fill ranges that cross segment boundaries', async () => {
     const data = randomU32(N, 2);
     const a = device.createBuffer('u32', N);
@@ -477,6 +525,27 @@ describe('algorithms on webgpu buffers past one binding (4 KiB bindings)', () =>
         const wantF = Float32Array.from(scanReference(small, exclusive));
         expectBitsEqual(await scan(device, f, { exclusive }).read(), wantF, `${label} f32 scan exclusive=${exclusive}`);
       }
+    }
+  });
+
+  it('scan: the single pass over segments, one dispatch each (small tiles, partial tiles at segment ends, the fallback)', async () => {
+    const small = Float32Array.from(data, (x) => (x & 7) - 3); // exact f32 sums
+    const variants: Array<[string, ScanVariant]> = [
+      ['blocked', { formulation: 'single-pass', lookback: { wg: 16, vecs: 1, layout: 'blocked' } }],
+      ['subgroup, workgroup ids', { formulation: 'single-pass', lookback: { wg: 32, vecs: 2, layout: 'subgroup', ids: 'workgroup' } }],
+      ['fallback', { formulation: 'single-pass', lookback: { wg: 16, vecs: 1, layout: 'blocked', spinLimit: 0, forceFallback: true } }],
+    ];
+    for (const [name, variant] of variants) {
+      const u = real.createBuffer('u32', data);
+      const f = real.createBuffer('f32', small);
+      for (const exclusive of [false, true]) {
+        const what = `${name} exclusive=${exclusive}`;
+        expectBitsEqual(await scanVariant(real, u, { exclusive }, variant).read(), scanReference(data, exclusive) as Uint32Array, what);
+        const wantF = Float32Array.from(scanReference(small, exclusive));
+        expectBitsEqual(await scanVariant(real, f, { exclusive }, variant).read(), wantF, `f32 ${what}`);
+      }
+      u.destroy();
+      f.destroy();
     }
   });
 

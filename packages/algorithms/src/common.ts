@@ -199,8 +199,13 @@ export function scratch<D extends BufferDType>(device: Device, role: string, dty
  * too few, so that a pass split on it is never one too late.
  */
 export function bindingsOf(device: Device, buffer: Buffer): number {
+  return bindingsFor(device, buffer.length);
+}
+
+/** `bindingsOf` for a buffer of `length` 32-bit elements (also the count of its `device.segments`, or one more). */
+export function bindingsFor(device: Device, length: number): number {
   const binding = device.caps.limits.maxStorageBufferBindingSize;
-  const bytes = buffer.length * 4;
+  const bytes = length * 4;
   return bytes <= binding ? 1 : Math.ceil(bytes / Math.max(4, binding - 64));
 }
 

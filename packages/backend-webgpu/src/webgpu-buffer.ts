@@ -25,7 +25,9 @@ export interface Piece extends GpuSegment {
  *
  * A segmented buffer's GPUBuffers each fit one binding: all but the last hold exactly
  * `segmentElements` elements (a multiple of 12, so no vec2, vec3 or vec4 element
- * straddles two), the last holds the rest and the spare element. Separate GPUBuffers
+ * straddles two), the last holds the rest; each has a spare element and padding too, so
+ * that one bound alone (a segment view, `Device.segments`) is a buffer like any other
+ * and a kernel run on it needs no variant of its own. Separate GPUBuffers
  * rather than windows of one, because a GPUBuffer is itself limited (`maxBufferSize`,
  * 4 GiB in Chromium's WebGPU on the H100) and a binding's offset would have to be
  * aligned. Kernels bind each segment as its own binding (wgsl.ts).

@@ -210,8 +210,8 @@ export class WebGpuDevice implements BackendDevice {
     this.segmentStores = setup.segmentStores ?? 'switch';
     this.rangeHints = setup.rangeHints ?? 'use';
     this.maxBindingBytes = Math.min(l.maxStorageBufferBindingSize, setup.maxStorageBufferBindingSize ?? Number.POSITIVE_INFINITY);
-    // The largest multiple of 12 elements whose segment, with the last one's spare element and
-    // padding to 16 bytes, fits one binding and one GPUBuffer.
+    // The largest multiple of 12 elements whose segment, with its spare element and padding
+    // to 16 bytes, fits one binding and one GPUBuffer.
     this.segmentElements = Math.floor((Math.min(this.maxBindingBytes, l.maxBufferSize) - 16) / 48) * 12;
     const info = setup.adapterInfo;
     const names = [info?.vendor, info?.architecture, info?.device, info?.description].filter((s): s is string => !!s);
@@ -290,7 +290,7 @@ export class WebGpuDevice implements BackendDevice {
     return new WebGpuBuffer(dtype, length, gpu, this.nextBufferId++);
   }
 
-  /** A buffer past one binding: segments of `segmentElements`, the last with the rest and the spare element. */
+  /** A buffer past one binding: segments of `segmentElements`, the last with the rest; each with a spare element. */
   private createSegmented(dtype: BufferDType, length: number): WebGpuBuffer {
     const per = this.segmentElements;
     if (per <= 0) {
@@ -306,13 +306,24 @@ export class WebGpuDevice implements BackendDevice {
     const count = Math.ceil(length / per);
     const segments: GpuSegment[] = [];
     for (let k = 0; k < count; k++) {
-      const size = k < count - 1 ? per * 4 : allocationBytes(length - k * per);
+      // Each with its spare element, so that a segment bound alone (`segments`) is a buffer of its own.
+      const size = allocationBytes(k < count - 1 ? per : length - k * per);
       // Not from the pool: segments are as large as a binding; new GPUBuffers read as zeros.
       const gpu = this.newBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
       segments.push({ gpu, id: this.nextBufferId++ });
     }
     const first = segments[0] as GpuSegment;
     return new WebGpuBuffer(dtype, length, first.gpu, first.id, { segments, segmentElements: per });
+  }
+
+  /** A segmented buffer's GPUBuffers, each as a buffer of its own (Device.segments); never destroyed on their own. */
+  segments(buffer: BackendBuffer): readonly BackendBuffer[] {
+    const b = buffer as WebGpuBuffer;
+    if (b.segments.length === 1) return [b];
+    const last = b.segments.length - 1;
+    return b.segments.map(
+      (s, k) => new WebGpuBuffer(b.dtype, k < last ? b.segmentElements : b.length - last * b.segmentElements, s.gpu, s.id),
+    );
   }
 
   destroyBuffer(buffer: BackendBuffer): void {

@@ -28,6 +28,12 @@ export interface BackendDevice {
   read(buffer: BackendBuffer, offset: number, length: number, into?: HostArray): Promise<HostArray>;
   copy(src: BackendBuffer, srcOffset: number, dst: BackendBuffer, dstOffset: number, length: number): void;
   fill(buffer: BackendBuffer, value: number, offset: number, length: number): void;
+  /**
+   * Optional: a buffer held as several storage bindings, as one BackendBuffer per binding
+   * over the same memory, in order (see `Device.segments`). Absent, or one element, where
+   * the buffer binds whole. Never destroyed on their own.
+   */
+  segments?(buffer: BackendBuffer): readonly BackendBuffer[];
 
   /** Compiles (or fetches from cache); throws UnsupportedFeatureError for kernels it cannot run. */
   compile(kernel: Kernel): CompiledKernel;

@@ -46,21 +46,30 @@ export class Buffer<D extends BufferDType = BufferDType> {
   readonly device: Device;
   /** @internal */
   readonly impl: BackendBuffer;
+  /**
+   * The buffer this one is a segment view of (`device.segments`), which owns the memory;
+   * undefined for a buffer of its own.
+   */
+  readonly parent: Buffer<D> | undefined;
+  /** Where a segment view's element 0 lies in its parent (0 for a buffer of its own). */
+  readonly parentOffset: number;
   #destroyed = false;
 
   /** @internal use `device.createBuffer` */
-  constructor(device: Device, impl: BackendBuffer) {
+  constructor(device: Device, impl: BackendBuffer, parent?: { readonly buffer: Buffer<D>; readonly offset: number }) {
     this.device = device;
     this.impl = impl;
     this.dtype = impl.dtype as D;
     this.length = impl.length;
+    this.parent = parent?.buffer;
+    this.parentOffset = parent?.offset ?? 0;
   }
 
   get byteLength(): number {
     return this.length * 4;
   }
   get destroyed(): boolean {
-    return this.#destroyed;
+    return this.parent ? this.parent.destroyed : this.#destroyed;
   }
 
   /** Enqueues a write of `data` at element `offset`. The caller may reuse `data` afterwards. */
@@ -84,9 +93,12 @@ export class Buffer<D extends BufferDType = BufferDType> {
     this.device.fillBuffer(this, value, range);
   }
 
-  /** Frees the storage. Further use throws; destroying twice is harmless. */
+  /**
+   * Frees the storage. Further use throws; destroying twice is harmless. A segment view
+   * owns no storage: destroying one does nothing (destroy its parent).
+   */
   destroy(): void {
-    if (this.#destroyed) return;
+    if (this.#destroyed || this.parent) return;
     this.#destroyed = true;
     this.device.releaseBuffer(this);
   }
@@ -111,6 +123,7 @@ export class Device {
   readonly impl: BackendDevice;
   #destroyed = false;
   readonly #buffers = new Set<Buffer>();
+  readonly #segmentViews = new WeakMap<Buffer, readonly Buffer[]>();
 
   constructor(impl: BackendDevice, skipped: readonly SkippedBackend[] = []) {
     this.impl = impl;
@@ -133,6 +146,39 @@ export class Device {
     this.#buffers.add(buffer);
     if (data && data.length > 0) this.impl.write(buffer.impl, 0, data);
     return buffer;
+  }
+
+  /**
+   * `buffer` as the runs a kernel can bind whole, in order: `[buffer]` where it fits one
+   * storage binding (every buffer of most backends), else one view per segment (a WebGPU
+   * buffer past `maxStorageBufferBindingSize` is held as several GPU buffers, see
+   * docs/kernels.md). Every view but the last has the same length. Views share the
+   * buffer's memory and lifetime: writes through one are writes to the buffer, they are
+   * destroyed with it, and destroying a view does nothing. A kernel bound to views binds
+   * one binding an array where the whole buffer would take one per segment, so passes
+   * whose work lines up with the segments (element-wise, tiled) can run once per view.
+   * The same views are returned for the same buffer.
+   */
+  segments<D extends BufferDType>(buffer: Buffer<D>): readonly Buffer<D>[] {
+    this.checkUsable();
+    this.checkBuffer(buffer, 'buffer');
+    if (buffer.parent) return [buffer];
+    const known = this.#segmentViews.get(buffer);
+    if (known) return known as readonly Buffer<D>[];
+    const parts = this.impl.segments?.(buffer.impl);
+    let offset = 0;
+    const views: readonly Buffer<D>[] =
+      parts === undefined || parts.length <= 1
+        ? [buffer]
+        : Object.freeze(
+            parts.map((impl) => {
+              const view = new Buffer<D>(this, impl, { buffer, offset });
+              offset += impl.length;
+              return view;
+            }),
+          );
+    this.#segmentViews.set(buffer, views);
+    return views;
   }
 
   /** Compiles a kernel now (it is also compiled on first dispatch); throws if this device cannot run it. */
@@ -170,7 +216,10 @@ export class Device {
     checkCount('length', length);
     checkRange('src', srcOffset, length, src.length);
     checkRange('dst', dstOffset, length, dst.length);
-    if (src === dst && srcOffset < dstOffset + length && dstOffset < srcOffset + length) {
+    // Ranges in the memory that owns them (a segment view's parent).
+    const from = srcOffset + src.parentOffset;
+    const to = dstOffset + dst.parentOffset;
+    if ((src.parent ?? src) === (dst.parent ?? dst) && from < to + length && to < from + length) {
       throw new InvalidArgumentError('dst', 'source and destination ranges overlap');
     }
     if (length > 0) this.impl.copy(src.impl, srcOffset, dst.impl, dstOffset, length);
@@ -368,16 +417,19 @@ export class Device {
       // WebGPU backend splits one past a binding into several bindings, and refuses a kernel
       // whose buffers then need more bindings than a kernel may have).
       const at = seen.indexOf(value);
-      if (at >= 0) {
-        const other = seenNames[at] as string;
+      // A segment view and its parent share memory: aliases, but two bindings.
+      const alias = at >= 0 ? at : indexOfParentOrView(seen, value);
+      if (alias >= 0) {
+        const other = seenNames[alias] as string;
         if (kernel.info.writes.has(name) || kernel.info.writes.has(other)) {
           throw new InvalidArgumentError(
             name,
             `the same buffer is also bound to '${other}', and kernel '${kernel.name}' writes one of them`,
           );
         }
-        seenNames[at] = name;
-      } else {
+      }
+      if (at >= 0) seenNames[at] = name;
+      else {
         seen.push(value);
         seenNames.push(name);
       }
@@ -388,6 +440,15 @@ export class Device {
     }
     return bound;
   }
+}
+
+/** The index in `seen` of `buffer`'s parent or of a segment view of `buffer`, or -1. */
+function indexOfParentOrView(seen: readonly Buffer[], buffer: Buffer): number {
+  for (let i = 0; i < seen.length; i++) {
+    const b = seen[i] as Buffer;
+    if (b.parent === buffer || (buffer.parent !== undefined && buffer.parent === b)) return i;
+  }
+  return -1;
 }
 
 const paramNameSets = new WeakMap<Kernel, ReadonlySet<string>>();

@@ -217,14 +217,18 @@ export function recordSharedHistogram(
   bins: number,
   plan: SharedHistogramPlan,
 ): void {
-  const width: 1 | 4 = values.length % 4 === 0 ? 4 : 1;
   output.fill(0);
-  dispatchGroups(device, sharedKernel(width, bins, plan), plan.workgroups, {
-    values,
-    out: output,
-    n: values.length / width,
-    groups: plan.workgroups,
-  });
+  // Past one binding, one pass per segment (each binds one binding, not one per segment),
+  // all counting into `output`; each segment runs `plan` (its workgroups stride over less).
+  for (const piece of device.segments(values)) {
+    const width: 1 | 4 = piece.length % 4 === 0 ? 4 : 1;
+    dispatchGroups(device, sharedKernel(width, bins, plan), plan.workgroups, {
+      values: piece,
+      out: output,
+      n: piece.length / width,
+      groups: plan.workgroups,
+    });
+  }
 }
 
 // ---------- global and blended formulations ----------

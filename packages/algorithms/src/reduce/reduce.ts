@@ -43,6 +43,7 @@ import {
   vecType,
 } from '@trident/core';
 import {
+  bindingsFor,
   blockSize,
   cachedKernel,
   checkBuffer,
@@ -183,8 +184,10 @@ function blockKernel(dtype: BufferDType, op: ReduceOp, width: 1 | 4, wg: number,
         out: buffer(acc, mode === 'atomic' ? 'atomic' : 'write'),
         n: uniform('u32'),
         groups: uniform('u32'),
+        // 'partial': where this dispatch's partials start in `out` (one dispatch a segment).
+        first: uniform('u32'),
       },
-      body: ({ input, out, n, groups }, k) => {
+      body: ({ input, out, n, groups, first }, k) => {
         const vt = vecType(acc, width);
         const id = identity(acc, op, keys);
         const toAcc = (x: Val<ValueType>) => toAccumulator(x, keys, width, op);
@@ -220,7 +223,7 @@ function blockKernel(dtype: BufferDType, op: ReduceOp, width: 1 | 4, wg: number,
         );
         k.if(k.localIndex.eq(0).and(k.workgroupIndex.lt(groups)), () => {
           if (mode === 'partial') {
-            out.store(k.workgroupIndex, r as never);
+            out.store(first.add(k.workgroupIndex), r as never);
           } else if (op === 'sum') {
             out.atomicAdd(0, r as never);
           } else if (op === 'min') {
@@ -478,29 +481,45 @@ export function reduceInto<D extends BufferDType>(device: Device, input: Buffer<
       // One partial per workgroup, then one workgroup folds them: in a fixed order, which
       // makes f32 sums reproducible, and faster than an atomic per workgroup into the
       // result, whose updates of one address queue at the cache (LEDGER.md reduce.partials).
-      const partials = scratch(device, 'reduce.partials', acc, p.workgroups);
-      dispatchGroups(device, blockKernel(dtype, op, p.width, p.wg, p.subgroups, 'partial'), p.workgroups, {
-        input,
-        out: partials,
-        n: p.n,
-        groups: p.workgroups,
+      // Past one binding, one pass per segment (each binds one binding, not one per
+      // segment), their partials side by side.
+      const pieces = device.segments(input);
+      const plans = pieces.map((piece) => blockPlan(device, piece.length));
+      const count = plans.reduce((sum, q) => sum + q.workgroups, 0);
+      const partials = scratch(device, 'reduce.partials', acc, count);
+      let first = 0;
+      pieces.forEach((piece, s) => {
+        const q = plans[s] as BlockPlan;
+        dispatchGroups(device, blockKernel(dtype, op, q.width, q.wg, q.subgroups, 'partial'), q.workgroups, {
+          input: piece,
+          out: partials,
+          n: q.n,
+          groups: q.workgroups,
+          first,
+        });
+        first += q.workgroups;
       });
       dispatchGroups(device, blockKernel(acc, op, 1, p.wg, p.subgroups, 'partial'), 1, {
         input: partials,
         out,
-        n: p.workgroups,
+        n: count,
         groups: 1,
+        first: 0,
       });
       return out;
     }
     const target = keys ? scratch(device, 'reduce.key', 'u32', 1) : out;
     target.fill(empty, { length: 1 });
-    dispatchGroups(device, blockKernel(dtype, op, p.width, p.wg, p.subgroups, 'atomic'), p.workgroups, {
-      input,
-      out: target as never,
-      n: p.n,
-      groups: p.workgroups,
-    });
+    for (const piece of device.segments(input)) {
+      const q = blockPlan(device, piece.length);
+      dispatchGroups(device, blockKernel(dtype, op, q.width, q.wg, q.subgroups, 'atomic'), q.workgroups, {
+        input: piece,
+        out: target as never,
+        n: q.n,
+        groups: q.workgroups,
+        first: 0,
+      });
+    }
     if (keys) dispatchGroups(device, keyFinishKernel(op), 1, { keys: target as Buffer<'u32'>, out: out as Buffer<'f32'> });
     return out;
   }
@@ -585,8 +604,11 @@ export function reduceSumDepth(device: Device, n: number): number {
   const invocations = p.workgroups * p.wg;
   const perInvocation = Math.ceil(p.n / invocations);
   const tree = Math.ceil(Math.log2(p.wg));
+  // Past one binding each segment leaves its own partials (each segment's plan has at most
+  // as many workgroups, and as many elements an invocation, as the whole input's).
+  const segments = bindingsFor(device, n);
   // Folds + the pairwise tree of UNROLL loads + 2 (vec4 lanes) + workgroup tree, then the partials pass.
   const first = perInvocation + Math.ceil(Math.log2(UNROLL)) + (p.width === 4 ? 2 : 0) + tree;
-  const second = Math.ceil(p.workgroups / p.wg) + 2 + tree;
+  const second = Math.ceil((segments * p.workgroups) / p.wg) + 2 + tree;
   return first + second;
 }

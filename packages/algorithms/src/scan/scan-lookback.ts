@@ -65,7 +65,7 @@ import {
   type Var,
   vec,
 } from '@trident/core';
-import { blockSize, cachedKernel, dispatchGroups, hasAll, scratch, workgroupScan } from '../common.ts';
+import { bindingsFor, blockSize, cachedKernel, dispatchGroups, hasAll, scratch, workgroupScan } from '../common.ts';
 import { tuned } from '../device-class.ts';
 import * as TUNING from './tuning.ts';
 
@@ -245,9 +245,12 @@ function lookbackKernel(p: Params) {
         status: buffer('u32', 'atomic'),
         n: uniform('u32'),
         tiles: uniform('u32'),
+        // The state index of this dispatch's first tile: a scan past one binding runs one
+        // dispatch a segment, each looking back into the states of the segments before it.
+        firstTile: uniform('u32'),
         spinLimit: uniform('u32'),
       },
-      body: ({ src, dst, status, n, tiles, spinLimit }, k) => {
+      body: ({ src, dst, status, n, tiles, firstTile, spinLimit }, k) => {
         const lid = k.localIndex;
         const tileQuads = wg * vecs;
         const zero = () => k.var(dtype, 0) as Val<Num>;
@@ -264,6 +267,8 @@ function lookbackKernel(p: Params) {
         }
         // Workgroups a folded grid adds past `tiles` load nothing, store nothing and publish nothing.
         const live = k.let(tile.lt(tiles), 'live');
+        // `tile` places the data (in this dispatch's buffers), `state` the tile's states.
+        const state = k.let(tile.add(firstTile), 'state');
         const firstQuad = k.let(select(live, tile, tiles).mul(tileQuads), 'firstQuad');
         // 'subgroup': the subgroup's run of width * vecs quads starts at (lid - lane) * vecs.
         const runStart = layout === 'subgroup' ? k.let(firstQuad.add(lid.sub(L.lane).mul(vecs)).add(L.lane), 'runStart') : firstQuad;
@@ -297,10 +302,10 @@ function lookbackKernel(p: Params) {
             k.if(L.lane.eq(0), () => shared.store(1, 0));
             return;
           }
-          k.if(L.lane.eq(0), () => publish(tile, total, AGGREGATE));
+          k.if(L.lane.eq(0), () => publish(state, total, AGGREGATE));
           const prefix = k.var(dtype, 0, 'prefix') as Var<Num>;
           // Tiles [0, look) are still to be summed.
-          const look = k.let(tile, 'look');
+          const look = k.let(state, 'look');
           const stalls = k.var('u32', 0, 'stalls');
           /** One round over the window of predecessors before `look`: adds what is ready, moves `look`, counts stalls. */
           const round = () => {
@@ -310,8 +315,10 @@ function lookbackKernel(p: Params) {
             const j = k.let(select(inRange, look.sub(1).sub(L.lane), u32(0)), 'j');
             const w0 = status.load(j.mul(2).add(1));
             const w1 = status.load(j.mul(2).add(2));
-            // forceFallback (tests) never trusts a state: every flag reads "not ready".
-            const ready = forceFallback ? u32(NOT_READY) : select(w0.and(3).eq(w1.and(3)), w0.and(3), NOT_READY);
+            // forceFallback (tests) never trusts a state of this dispatch's tiles: their flags read
+            // "not ready" (earlier dispatches' tiles are not bound for the fallback to re-read).
+            const seen = select(w0.and(3).eq(w1.and(3)), w0.and(3), NOT_READY);
+            const ready = forceFallback ? select(j.lt(firstTile), seen, u32(NOT_READY)) : seen;
             const flag = k.let(select(inRange, ready, INCLUSIVE), 'flag');
             const value = k.let(select(inRange, fromBits(dtype, w0.shr(2).or(w1.shr(2).shl(16))), 0) as Val<Num>, 'value') as Val<Num>;
             const firstInclusive = k.let(L.min(select(flag.eq(INCLUSIVE), L.lane, NO_LANE)), 'firstInclusive');
@@ -332,9 +339,13 @@ function lookbackKernel(p: Params) {
               },
             );
           };
-          /** The nearest predecessor stalled `spinLimit` rounds: reduce its tile from the input. */
+          /**
+           * The nearest predecessor stalled `spinLimit` rounds: reduce its tile from the input.
+           * It is one of this dispatch's tiles: earlier dispatches published all of theirs.
+           */
           const fallback = () => {
-            prefix.set(prefix.add(reduceTile(k, dtype, src as never, look.sub(1), tileQuads, width, n, L) as never));
+            const t = look.sub(1).sub(firstTile);
+            prefix.set(prefix.add(reduceTile(k, dtype, src as never, t, tileQuads, width, n, L) as never));
             look.set(look.sub(1));
             stalls.set(0);
           };
@@ -346,7 +357,7 @@ function lookbackKernel(p: Params) {
             },
           );
           k.if(L.lane.eq(0), () => {
-            k.if(tile.gt(0), () => publish(tile, prefix.add(total as never), INCLUSIVE));
+            k.if(state.gt(0), () => publish(state, prefix.add(total as never), INCLUSIVE));
             shared.store(1, bitsOf(prefix));
           });
         };
@@ -502,23 +513,55 @@ function reduceTile(
 
 /**
  * Records the single-pass scan of the first `n` elements of `src` into `dst`.
- * Clears the tile states, then one dispatch of one workgroup per tile.
+ * Clears the tile states, then one dispatch of one workgroup per tile; past one
+ * binding, one dispatch per segment (`Device.segments`: each binds one binding per
+ * array, not one per segment), its tiles' states after the earlier segments'.
  */
 export function recordLookbackScan(device: Device, src: Buffer, dst: Buffer, n: number, exclusive: boolean, tuning: LookbackTuning): void {
   const dtype = src.dtype as Num;
-  const width: 1 | 4 = n % 4 === 0 && src.length === n && dst.length === n ? 4 : 1;
-  const tiles = Math.ceil(n / lookbackTile(tuning));
+  const tile = lookbackTile(tuning);
+  const runs = segmentRuns(device, src, dst, n);
+  const tiles = runs.reduce((sum, run) => sum + Math.ceil(run.n / tile), 0);
   const status = scratch(device, 'scan.status', 'u32', 2 * tiles + 1);
   status.fill(0, { length: 2 * tiles + 1 });
   const subgroups = device.caps.features.has('subgroup');
-  dispatchGroups(device, lookbackKernel({ dtype, width, tuning, subgroups, exclusive }), tiles, {
-    src,
-    dst,
-    status,
-    n,
-    tiles,
-    spinLimit: tuning.spinLimit,
-  });
+  let firstTile = 0;
+  for (const run of runs) {
+    // Each dispatch counts its tiles from 0.
+    if (firstTile > 0) status.fill(0, { length: 1 });
+    const width: 1 | 4 = run.n % 4 === 0 && run.src.length === run.n && run.dst.length === run.n ? 4 : 1;
+    const count = Math.ceil(run.n / tile);
+    dispatchGroups(device, lookbackKernel({ dtype, width, tuning, subgroups, exclusive }), count, {
+      src: run.src,
+      dst: run.dst,
+      status,
+      n: run.n,
+      tiles: count,
+      firstTile,
+      spinLimit: tuning.spinLimit,
+    });
+    firstTile += count;
+  }
+}
+
+/**
+ * The first `n` elements of `src` and `dst` as runs that lie in one segment of each
+ * (`Device.segments`), in order; the whole buffers as one run unless both are split
+ * into segments of one length (the same device splits every 32-bit array alike).
+ */
+function segmentRuns(device: Device, src: Buffer, dst: Buffer, n: number): Array<{ src: Buffer; dst: Buffer; n: number }> {
+  const from = device.segments(src);
+  const to = device.segments(dst);
+  if (from.length === 1 || to.length === 1 || (from[0] as Buffer).length !== (to[0] as Buffer).length) return [{ src, dst, n }];
+  const runs: Array<{ src: Buffer; dst: Buffer; n: number }> = [];
+  for (let s = 0, start = 0; start < n; s++) {
+    const a = from[s] as Buffer;
+    const b = to[s] as Buffer;
+    const count = Math.min(a.length, b.length, n - start);
+    runs.push({ src: a, dst: b, n: count });
+    start += count;
+  }
+  return runs;
 }
 
 /**
@@ -531,7 +574,8 @@ export function recordLookbackScan(device: Device, src: Buffer, dst: Buffer, n: 
  * inclusive prefix lies within 3t roundings of its deepest term.
  */
 export function lookbackSumDepth(device: Device, n: number, t: LookbackTuning): number {
-  const tiles = Math.ceil(n / lookbackTile(t));
+  // Past one binding each segment may end in a partial tile: at most one more tile a segment.
+  const tiles = Math.ceil(n / lookbackTile(t)) + bindingsFor(device, n) - 1;
   const lanes = Math.max(1, device.caps.limits.minSubgroupSize);
   const widest = Math.max(1, device.caps.limits.maxSubgroupSize);
   // Combining invocation totals: subgroup scans, then the Hillis–Steele tree (taken as log2(wg) together).

@@ -149,13 +149,19 @@ export function zcopy<D extends BufferDType>(device: Device, input: Buffer<D>, o
   capableFamily(device, 'zcopy');
   const output = out ?? device.createBuffer(input.dtype, input.length);
   if (input.length === 0) return output;
-  const p = plan(device, input.length);
-  dispatchGroups(device, copyKernel(input.dtype, p.width, p.wg, p.strided), p.workgroups, {
-    src: input,
-    dst: output,
-    n: p.n,
-    groups: p.workgroups,
-  });
+  // Past one binding, one copy per segment: each binds one binding per array instead of
+  // one per segment (input and output of one length are split alike).
+  const [from, to] = [device.segments(input), device.segments(output)];
+  for (let s = 0; s < from.length; s++) {
+    const src = from[s] as Buffer<D>;
+    const p = plan(device, src.length);
+    dispatchGroups(device, copyKernel(input.dtype, p.width, p.wg, p.strided), p.workgroups, {
+      src,
+      dst: to[s] as Buffer<D>,
+      n: p.n,
+      groups: p.workgroups,
+    });
+  }
   return output;
 }
 
@@ -179,11 +185,8 @@ export function zfill(device: Device, output: Buffer, value: number): void {
   }
   capableFamily(device, 'zfill');
   if (output.length === 0) return;
-  const p = plan(device, output.length);
-  dispatchGroups(device, fillKernel(output.dtype, p.width, p.wg, p.strided), p.workgroups, {
-    dst: output,
-    value,
-    n: p.n,
-    groups: p.workgroups,
-  });
+  for (const dst of device.segments(output)) {
+    const p = plan(device, dst.length);
+    dispatchGroups(device, fillKernel(output.dtype, p.width, p.wg, p.strided), p.workgroups, { dst, value, n: p.n, groups: p.workgroups });
+  }
 }
