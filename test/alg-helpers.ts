@@ -14,7 +14,16 @@
 
 import { fewInvocations } from '@trident/algorithms';
 import { WORKGROUP_MIN_CONCURRENCY } from '@trident/algorithms/internal';
-import { type BackendBuffer, type BackendDevice, type BackendKind, Device, type DeviceCaps, type Feature, type Kernel, UnsupportedFeatureError } from 'trident';
+import {
+  type BackendBuffer,
+  type BackendDevice,
+  type BackendKind,
+  Device,
+  type DeviceCaps,
+  type Feature,
+  type Kernel,
+  UnsupportedFeatureError,
+} from 'trident';
 import { expect } from 'vitest';
 
 export { fewInvocations };
