@@ -112,6 +112,16 @@ describeEachBackend('device API', (ctx) => {
     expect(Array.from(await b.read())).toEqual([0, 0, 7, 9, 9, 9]);
   });
 
+  it('segments: a buffer within one binding is its own only segment', () => {
+    const d = ctx.device;
+    const a = d.createBuffer('u32', 1000);
+    expect(d.segments(a)).toEqual([a]);
+    expect(a.parent).toBeUndefined();
+    expect(a.parentOffset).toBe(0);
+    a.destroy();
+    expect(() => d.segments(a)).toThrow(InvalidArgumentError);
+  });
+
   it('keeps stream order between writes and dispatches (each sees every earlier one)', async () => {
     const d = ctx.device;
     const n = 100;

@@ -65,7 +65,7 @@ export async function waitQuery(gl: WebGL2RenderingContext, query: WebGLQuery, c
 }
 
 /** How long a wait polls back to back before it sleeps a millisecond between polls. */
-const EAGER_POLL_MS = 16;
+const EAGER_POLL_MS = 5;
 
 /**
  * Yields to the event loop, where the browser updates fence and query status: a
