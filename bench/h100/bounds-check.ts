@@ -82,7 +82,7 @@ async function session(label: string, toggles: string[]): Promise<void> {
   const offsets = device.createBuffer('u32', 256 * tiles);
   const dummy = device.createBuffer('u32', 1);
   const dummyOut = device.createBuffer('u32', 1);
-  dispatchGroups(device, countKernel(shape), tiles, { keys, counts, n, shift: 0, tiles });
+  dispatchGroups(device, countKernel(shape), tiles, { keys, counts, n, shift: 0, tiles, firstTile: 0, endTile: tiles });
   recordScan(device, counts, offsets, 256 * tiles, true);
   const scatter = () =>
     dispatchGroups(device, scatterKernel(shape, undefined), tiles, {
@@ -94,6 +94,8 @@ async function session(label: string, toggles: string[]): Promise<void> {
       n,
       shift: 0,
       tiles,
+      firstTile: 0,
+      endTile: tiles,
     });
   show({ session: label, variant: 'scatter pass, ir', ms: +(await warmedMedian(device, 'scatter', scatter, { batch: 4 })).toFixed(4) });
   const want = await keysOut.read();

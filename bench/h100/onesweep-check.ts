@@ -203,7 +203,7 @@ for (const log of sizes) {
       const ms = await warmedMedian(
         device,
         `${v.name} count`,
-        () => dispatchGroups(device, countKernel(shape), tiles, { keys, counts, n, shift: 0, tiles }),
+        () => dispatchGroups(device, countKernel(shape), tiles, { keys, counts, n, shift: 0, tiles, firstTile: 0, endTile: tiles }),
         { batch: 4 },
       );
       counts.destroy();

@@ -94,7 +94,7 @@ for (const log of sizes) {
     const m = 256 * tiles;
     const counts = device.createBuffer('u32', m);
     const offsets = device.createBuffer('u32', m);
-    const args = { n, shift: 0, tiles };
+    const args = { n, shift: 0, tiles, firstTile: 0, endTile: tiles };
     const scatter = (vt: 'u32' | undefined) => () =>
       dispatchGroups(device, scatterKernel(shape, vt), tiles, { keys, keysOut, vals: values, valsOut: valuesOut, offsets, ...args });
     const steps: Array<[string, () => void]> = [

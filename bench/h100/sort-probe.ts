@@ -161,7 +161,7 @@ for (const log2n of logs.length ? logs : [24, 28]) {
     const dummy = device.createBuffer('u32', 1);
     const dummyOut = device.createBuffer('u32', 1);
     const steps: Record<string, () => void> = {
-      count: () => dispatchGroups(device, countKernel(shape), tiles, { keys, counts, n, shift: 0, tiles }),
+      count: () => dispatchGroups(device, countKernel(shape), tiles, { keys, counts, n, shift: 0, tiles, firstTile: 0, endTile: tiles }),
       scan: () => recordScan(device, counts, offsets, 256 * tiles, true),
       'rank+scatter': () =>
         dispatchGroups(device, scatterKernel(shape, undefined), tiles, {
@@ -173,6 +173,8 @@ for (const log2n of logs.length ? logs : [24, 28]) {
           n,
           shift: 0,
           tiles,
+          firstTile: 0,
+          endTile: tiles,
         }),
     };
     steps.count?.();

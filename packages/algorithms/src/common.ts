@@ -202,6 +202,35 @@ export function bindingsOf(device: Device, buffer: Buffer): number {
   return bindingsFor(device, buffer.length);
 }
 
+/** One dispatch's share of a pass run once per segment: the arrays' views and the elements in them. */
+export interface SegmentRun {
+  /** The arrays' views (`device.segments`), in the order given, or the arrays themselves. */
+  readonly views: readonly Buffer[];
+  /** Elements of this run (the first `n` of each view). */
+  readonly n: number;
+}
+
+/**
+ * The first `n` elements of `arrays` as runs that each lie in one segment of every array
+ * (`device.segments`), in order: passes whose work lines up with the segments run one
+ * dispatch per run, binding one binding per array instead of one per segment. One run of
+ * the whole arrays where any of them fits one binding or they are split unlike (the same
+ * device splits every 32-bit array alike, so arrays of at least n elements line up).
+ */
+export function segmentRuns(device: Device, arrays: readonly Buffer[], n: number): SegmentRun[] {
+  const split = arrays.map((a) => device.segments(a));
+  const first = split[0]?.[0]?.length;
+  if (split.some((views) => views.length === 1 || views[0]?.length !== first)) return [{ views: arrays, n }];
+  const runs: SegmentRun[] = [];
+  for (let s = 0, start = 0; start < n; s++) {
+    const views = split.map((v) => v[s] as Buffer);
+    const count = Math.min(n - start, ...views.map((v) => v.length));
+    runs.push({ views, n: count });
+    start += count;
+  }
+  return runs;
+}
+
 /** `bindingsOf` for a buffer of `length` 32-bit elements (also the count of its `device.segments`, or one more). */
 export function bindingsFor(device: Device, length: number): number {
   const binding = device.caps.limits.maxStorageBufferBindingSize;

@@ -65,7 +65,7 @@ import {
   type Var,
   vec,
 } from '@trident/core';
-import { bindingsFor, blockSize, cachedKernel, dispatchGroups, hasAll, scratch, workgroupScan } from '../common.ts';
+import { bindingsFor, blockSize, cachedKernel, dispatchGroups, hasAll, scratch, segmentRuns, workgroupScan } from '../common.ts';
 import { tuned } from '../device-class.ts';
 import * as TUNING from './tuning.ts';
 
@@ -520,48 +520,29 @@ function reduceTile(
 export function recordLookbackScan(device: Device, src: Buffer, dst: Buffer, n: number, exclusive: boolean, tuning: LookbackTuning): void {
   const dtype = src.dtype as Num;
   const tile = lookbackTile(tuning);
-  const runs = segmentRuns(device, src, dst, n);
+  const runs = segmentRuns(device, [src, dst], n);
   const tiles = runs.reduce((sum, run) => sum + Math.ceil(run.n / tile), 0);
   const status = scratch(device, 'scan.status', 'u32', 2 * tiles + 1);
   status.fill(0, { length: 2 * tiles + 1 });
   const subgroups = device.caps.features.has('subgroup');
   let firstTile = 0;
-  for (const run of runs) {
+  for (const { views, n: count } of runs) {
+    const [from, to] = views as [Buffer, Buffer];
     // Each dispatch counts its tiles from 0.
     if (firstTile > 0) status.fill(0, { length: 1 });
-    const width: 1 | 4 = run.n % 4 === 0 && run.src.length === run.n && run.dst.length === run.n ? 4 : 1;
-    const count = Math.ceil(run.n / tile);
-    dispatchGroups(device, lookbackKernel({ dtype, width, tuning, subgroups, exclusive }), count, {
-      src: run.src,
-      dst: run.dst,
+    const width: 1 | 4 = count % 4 === 0 && from.length === count && to.length === count ? 4 : 1;
+    const tilesHere = Math.ceil(count / tile);
+    dispatchGroups(device, lookbackKernel({ dtype, width, tuning, subgroups, exclusive }), tilesHere, {
+      src: from,
+      dst: to,
       status,
-      n: run.n,
-      tiles: count,
+      n: count,
+      tiles: tilesHere,
       firstTile,
       spinLimit: tuning.spinLimit,
     });
-    firstTile += count;
+    firstTile += tilesHere;
   }
-}
-
-/**
- * The first `n` elements of `src` and `dst` as runs that lie in one segment of each
- * (`Device.segments`), in order; the whole buffers as one run unless both are split
- * into segments of one length (the same device splits every 32-bit array alike).
- */
-function segmentRuns(device: Device, src: Buffer, dst: Buffer, n: number): Array<{ src: Buffer; dst: Buffer; n: number }> {
-  const from = device.segments(src);
-  const to = device.segments(dst);
-  if (from.length === 1 || to.length === 1 || (from[0] as Buffer).length !== (to[0] as Buffer).length) return [{ src, dst, n }];
-  const runs: Array<{ src: Buffer; dst: Buffer; n: number }> = [];
-  for (let s = 0, start = 0; start < n; s++) {
-    const a = from[s] as Buffer;
-    const b = to[s] as Buffer;
-    const count = Math.min(a.length, b.length, n - start);
-    runs.push({ src: a, dst: b, n: count });
-    start += count;
-  }
-  return runs;
 }
 
 /**

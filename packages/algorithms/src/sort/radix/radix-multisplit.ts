@@ -457,7 +457,11 @@ function leaveIfPast(k: KernelBuilder, t: U, tiles: U): void {
   k.if(t.ge(tiles), () => k.return());
 }
 
-/** Pass step 1: counts[d * tiles + t] = keys of tile t with digit d, from a workgroup-atomic histogram. */
+/**
+ * Pass step 1: counts[d * tiles + t] = keys of tile t with digit d, from a workgroup-atomic
+ * histogram. A dispatch counts tiles [firstTile, endTile), its keys from element 0 of
+ * `keys` on (one dispatch per segment past one binding, recordMultisplitPasses).
+ */
 export function countKernel(shape: MultisplitShape) {
   const { wg, items } = shape;
   return cachedKernel(`radix8-count:${wg}:${items}:${shape.words}:${shape.count}:${shape.rows}`, () =>
@@ -470,11 +474,14 @@ export function countKernel(shape: MultisplitShape) {
         n: uniform('u32'),
         shift: uniform('u32'),
         tiles: uniform('u32'),
+        firstTile: uniform('u32'),
+        endTile: uniform('u32'),
       },
-      body: ({ keys, counts, n, shift, tiles }, k) => {
-        const t = k.let(k.workgroupIndex, 't');
-        leaveIfPast(k, t, tiles);
-        const tileBase = k.let(t.mul(wg * items), 'tileBase');
+      body: ({ keys, counts, n, shift, tiles, firstTile, endTile }, k) => {
+        const local = k.let(k.workgroupIndex, 'tl');
+        const t = k.let(local.add(firstTile), 't');
+        leaveIfPast(k, t, endTile);
+        const tileBase = k.let(local.mul(wg * items), 'tileBase');
         // Order does not matter here: coalesced rows of wg keys, all loaded before any atomic.
         const at = Array.from({ length: items }, (_, j) => k.let(tileBase.add(k.localIndex.add(j * wg)), `i${j}`));
         const valids = at.map((i, j) => k.let(i.lt(n), `ok${j}`));
@@ -533,7 +540,9 @@ export interface ScatterIO {
   readonly valsOut: BufferHandle<'u32' | 'i32' | 'f32', BufferAccess>;
   readonly n: U;
   readonly shift: U;
-  readonly tiles: U;
+  /** This dispatch's tiles: [firstTile, endTile) (firstTile absent: 0), its data from element 0 on. */
+  readonly firstTile?: U;
+  readonly endTile: U;
 }
 
 /**
@@ -569,7 +578,7 @@ export function rankAndScatter(
 ): void {
   const { wg, items } = shape;
   const tile = wg * items;
-  const { keys, keysOut, vals, valsOut, n, shift, tiles } = io;
+  const { keys, keysOut, vals, valsOut, n, shift, firstTile, endTile } = io;
   const rows: CounterRows =
     shape.rank !== 'barrier'
       ? k.workgroupArray('u32', shape.rows * DIGITS, { atomic: true })
@@ -585,8 +594,10 @@ export function rankAndScatter(
   // Output index of the tile's local slot p with digit d: dest[d] + p.
   const dest = k.workgroupArray('u32', DIGITS);
   const lid = k.localIndex;
-  const t = k.let(k.workgroupIndex, 't');
-  leaveIfPast(k, t, tiles);
+  // `t` numbers the tile among all the pass's tiles (offsets, states), `local` places its data.
+  const local = k.let(k.workgroupIndex, 'tl');
+  const t = firstTile ? k.let(local.add(firstTile), 't') : local;
+  leaveIfPast(k, t, endTile);
   const per = Math.max(1, DIGITS / wg);
   const digitOf = (q: number) => k.let(lid.mul(per).add(q), 'dig');
   // Invocations past the last digit (workgroups wider than 256) load nothing useful: their digit's
@@ -597,7 +608,7 @@ export function rankAndScatter(
       : undefined;
   const S = k.let(k.subgroupSize, 'S');
   const sg = k.let(lid.div(S), 'sg');
-  const tileBase = k.let(t.mul(tile), 'tileBase');
+  const tileBase = k.let(local.mul(tile), 'tileBase');
   const sgBase = k.let(tileBase.add(sg.mul(S).mul(items)), 'sgBase');
   const rowBase = k.let(subgroupRow(k, shape.rows), 'rowBase');
   // Early value loads: item j of this lane, as multisplit numbers the keys.
@@ -708,9 +719,12 @@ export function scatterKernel(shape: MultisplitShape, valueType: BufferDType | u
           n: uniform('u32'),
           shift: uniform('u32'),
           tiles: uniform('u32'),
+          firstTile: uniform('u32'),
+          endTile: uniform('u32'),
         },
-        body: ({ keys, keysOut, vals, valsOut, offsets, n, shift, tiles }, k) => {
-          rankAndScatter(k, shape, valueType, { keys, keysOut, vals, valsOut, n, shift, tiles }, offsetsFrom(offsets, tiles));
+        body: ({ keys, keysOut, vals, valsOut, offsets, n, shift, tiles, firstTile, endTile }, k) => {
+          const io = { keys, keysOut, vals, valsOut, n, shift, firstTile, endTile };
+          rankAndScatter(k, shape, valueType, io, offsetsFrom(offsets, tiles));
         },
       }),
   );
@@ -738,9 +752,11 @@ export function valueScatterKernel(shape: MultisplitShape, valueType: BufferDTyp
           n: uniform('u32'),
           shift: uniform('u32'),
           tiles: uniform('u32'),
+          firstTile: uniform('u32'),
+          endTile: uniform('u32'),
         },
-        body: ({ keys, vals, valsOut, offsets, n, shift, tiles }, k) => {
-          rankAndScatter(k, shape, valueType, { keys, vals, valsOut, n, shift, tiles }, offsetsFrom(offsets, tiles));
+        body: ({ keys, vals, valsOut, offsets, n, shift, tiles, firstTile, endTile }, k) => {
+          rankAndScatter(k, shape, valueType, { keys, vals, valsOut, n, shift, firstTile, endTile }, offsetsFrom(offsets, tiles));
         },
       }),
   );

@@ -192,7 +192,7 @@ export function onesweepKernel(shape: MultisplitShape, valueType: BufferDType | 
           k,
           shape,
           valueType,
-          { keys, keysOut, vals, valsOut, n, shift, tiles },
+          { keys, keysOut, vals, valsOut, n, shift, endTile: tiles },
           {
             totals: (t, d, total) => {
               // Tile 0's count is already inclusive.

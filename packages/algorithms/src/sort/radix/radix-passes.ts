@@ -6,12 +6,21 @@
  * formulations, which share the multisplit kernels, do not import each other.
  */
 import type { Buffer, Device } from '@trident/core';
-import { bindingsOf, dispatchGroups, scratch } from '../../common.ts';
+import { bindingsOf, dispatchGroups, scratch, segmentRuns } from '../../common.ts';
 import { recordScan } from '../../scan/scan.ts';
 import { countKernel, MULTISPLIT_PASSES, type MultisplitShape, passTarget, scatterKernel, valueScatterKernel } from './radix-multisplit.ts';
 import { ONESWEEP_MAX_N, recordOnesweepPasses } from './radix-onesweep.ts';
 
 const BITS = 32 / MULTISPLIT_PASSES;
+
+/** A count or scatter dispatch's uniforms: its elements, the digit's shift, and its tiles among the pass's. */
+interface TileRange {
+  readonly n: number;
+  readonly shift: number;
+  readonly tiles: number;
+  readonly firstTile: number;
+  readonly endTile: number;
+}
 const DIGITS = 1 << BITS;
 
 /**
@@ -20,8 +29,9 @@ const DIGITS = 1 << BITS;
  * the shape says so and n fits their 30-bit counts, reduce-then-scan passes
  * otherwise. The intermediate passes ping-pong through scratch buffers; n >= 1.
  *
- * Where keys and values together span more bindings than one kernel may have (arrays
- * past one binding take one per segment), each reduce-then-scan pass scatters the keys
+ * Past one binding, reduce-then-scan passes count and scatter one segment of their input
+ * a dispatch (`segmentRuns`), the outputs bound whole. Where keys and values together still
+ * span more bindings than one kernel may have, each pass scatters the keys
  * and the values in two dispatches that rank the tile alike (the ranking twice), and
  * onesweep passes, whose look-back cannot run twice, give way to reduce-then-scan ones.
  */
@@ -44,7 +54,12 @@ export function recordMultisplitPasses(
     recordOnesweepPasses(device, shape, src, vsrc, keysOut, valuesOut, n);
     return;
   }
-  const tiles = Math.ceil(n / (shape.wg * shape.items));
+  const tile = shape.wg * shape.items;
+  // Past one binding, each pass counts and scatters the tiles of one segment of its input
+  // at a time (input views bind one binding each; the outputs, written anywhere, bind
+  // whole): tiles are cut at segment ends, so the tile count follows the segments.
+  const inputs = (keys: Buffer, vals: Buffer | undefined) => segmentRuns(device, vals ? [keys, vals] : [keys], n);
+  const tiles = inputs(src, vsrc).reduce((sum, run) => sum + Math.ceil(run.n / tile), 0);
   const counts = scratch(device, 'radix8.counts', 'u32', DIGITS * tiles);
   const offsets = scratch(device, 'radix8.offsets', 'u32', DIGITS * tiles);
   const dummy = scratch(device, 'radix8.dummy', 'u32', 1);
@@ -55,41 +70,43 @@ export function recordMultisplitPasses(
     const dst = passTarget(p, keysOut, () => scratch(device, 'radix8.k', 'u32', n));
     const vdst = vsrc ? passTarget(p, valuesOut as Buffer, () => scratch(device, 'radix8.v', vsrc.dtype, n)) : undefined;
     const shift = p * BITS;
-    dispatchGroups(device, countKernel(shape), tiles, { keys: keysIn, counts, n, shift, tiles });
+    const runs = inputs(keysIn, valsIn);
+    const eachRun = (record: (keys: Buffer, vals: Buffer | undefined, range: TileRange) => void) => {
+      let firstTile = 0;
+      for (const { views, n: count } of runs) {
+        const endTile = firstTile + Math.ceil(count / tile);
+        record(views[0] as Buffer, views[1], { n: count, shift, tiles, firstTile, endTile });
+        firstTile = endTile;
+      }
+    };
+    eachRun((keys, _vals, range) =>
+      dispatchGroups(device, countKernel(shape), range.endTile - range.firstTile, { keys, counts, ...range }),
+    );
     recordScan(device, counts, offsets, DIGITS * tiles, true);
-    if (valsIn && vdst && overBindings(keysIn, dst, valsIn, vdst)) {
-      // Keys first: the values' dispatch ranks the same input keys (keysIn is not dst), so it finds the same slots.
-      dispatchGroups(device, scatterKernel(shape, undefined), tiles, {
-        keys: keysIn,
-        keysOut: dst,
-        vals: dummy,
-        valsOut: dummyOut,
-        offsets,
-        n,
-        shift,
-        tiles,
-      });
-      dispatchGroups(device, valueScatterKernel(shape, valsIn.dtype), tiles, {
-        keys: keysIn,
-        vals: valsIn,
-        valsOut: vdst,
-        offsets,
-        n,
-        shift,
-        tiles,
-      });
-    } else {
-      dispatchGroups(device, scatterKernel(shape, vsrc?.dtype), tiles, {
-        keys: keysIn,
-        keysOut: dst,
-        vals: valsIn ?? dummy,
-        valsOut: vdst ?? dummyOut,
-        offsets,
-        n,
-        shift,
-        tiles,
-      });
-    }
+    eachRun((keys, vals, range) => {
+      const groups = range.endTile - range.firstTile;
+      if (vals && vdst && overBindings(keys, dst, vals, vdst)) {
+        // Keys first: the values' dispatch ranks the same input keys (keysIn is not dst), so it finds the same slots.
+        dispatchGroups(device, scatterKernel(shape, undefined), groups, {
+          keys,
+          keysOut: dst,
+          vals: dummy,
+          valsOut: dummyOut,
+          offsets,
+          ...range,
+        });
+        dispatchGroups(device, valueScatterKernel(shape, vals.dtype), groups, { keys, vals, valsOut: vdst, offsets, ...range });
+      } else {
+        dispatchGroups(device, scatterKernel(shape, vsrc?.dtype), groups, {
+          keys,
+          keysOut: dst,
+          vals: vals ?? dummy,
+          valsOut: vdst ?? dummyOut,
+          offsets,
+          ...range,
+        });
+      }
+    });
     keysIn = dst;
     valsIn = vdst;
   }
