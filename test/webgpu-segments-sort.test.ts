@@ -91,6 +91,18 @@ describe('sorts on webgpu buffers past one binding (4 KiB bindings)', () => {
     const want = sortReference(few, values);
     expectBitsEqual(await pairs.keys.read(), want.keys, 'pair keys in three segments');
     expectBitsEqual(await (pairs.values as Buffer<'u32'>).read(), want.values as Uint32Array, 'pair values in three segments');
+    // Arrays within one binding but longer than a segment, after those sorts left pooled temporaries
+    // split into segments: a pass's tiles follow its own input.
+    const nb = S + 2;
+    const within = randomU32(nb, 19);
+    const withinBuffer = many.createBuffer('u32', within);
+    expect(segmentsOf(withinBuffer)).toHaveLength(1);
+    expectBitsEqual(await radixSort(many, withinBuffer).keys.read(), sortReference(within).keys, 'keys within one binding');
+    const withinValues = Uint32Array.from({ length: nb }, (_, i) => i);
+    const small = radixSort(many, withinBuffer, { values: many.createBuffer('u32', withinValues) });
+    const wantSmall = sortReference(within, withinValues);
+    expectBitsEqual(await small.keys.read(), wantSmall.keys, 'pair keys within one binding');
+    expectBitsEqual(await (small.values as Buffer<'u32'>).read(), wantSmall.values as Uint32Array, 'pair values within one binding');
   });
 
   it('radix sort pairs whose arrays need more bindings than a kernel may have: each pass scatters keys and values apart', async () => {

@@ -12,6 +12,7 @@ import { countKernel, MULTISPLIT_PASSES, type MultisplitShape, passTarget, scatt
 import { ONESWEEP_MAX_N, recordOnesweepPasses } from './radix-onesweep.ts';
 
 const BITS = 32 / MULTISPLIT_PASSES;
+const DIGITS = 1 << BITS;
 
 /** A count or scatter dispatch's uniforms: its elements, the digit's shift, and its tiles among the pass's. */
 interface TileRange {
@@ -21,7 +22,6 @@ interface TileRange {
   readonly firstTile: number;
   readonly endTile: number;
 }
-const DIGITS = 1 << BITS;
 
 /**
  * Records the 4 passes of the 8-bit multisplit sort of u32 keys `src` (and values
@@ -55,13 +55,6 @@ export function recordMultisplitPasses(
     return;
   }
   const tile = shape.wg * shape.items;
-  // Past one binding, each pass counts and scatters the tiles of one segment of its input
-  // at a time (input views bind one binding each; the outputs, written anywhere, bind
-  // whole): tiles are cut at segment ends, so the tile count follows the segments.
-  const inputs = (keys: Buffer, vals: Buffer | undefined) => segmentRuns(device, vals ? [keys, vals] : [keys], n);
-  const tiles = inputs(src, vsrc).reduce((sum, run) => sum + Math.ceil(run.n / tile), 0);
-  const counts = scratch(device, 'radix8.counts', 'u32', DIGITS * tiles);
-  const offsets = scratch(device, 'radix8.offsets', 'u32', DIGITS * tiles);
   const dummy = scratch(device, 'radix8.dummy', 'u32', 1);
   const dummyOut = scratch(device, 'radix8.dummyOut', 'u32', 1);
   let keysIn = src;
@@ -70,7 +63,14 @@ export function recordMultisplitPasses(
     const dst = passTarget(p, keysOut, () => scratch(device, 'radix8.k', 'u32', n));
     const vdst = vsrc ? passTarget(p, valuesOut as Buffer, () => scratch(device, 'radix8.v', vsrc.dtype, n)) : undefined;
     const shift = p * BITS;
-    const runs = inputs(keysIn, valsIn);
+    // Past one binding, the pass counts and scatters the tiles of one segment of its input at
+    // a time (input views bind one binding each; the outputs, written anywhere, bind whole).
+    // Tiles are cut at segment ends, so the tile count follows this pass's input (a pooled
+    // temporary may be split where the caller's array is not).
+    const runs = segmentRuns(device, valsIn ? [keysIn, valsIn] : [keysIn], n);
+    const tiles = runs.reduce((sum, run) => sum + Math.ceil(run.n / tile), 0);
+    const counts = scratch(device, 'radix8.counts', 'u32', DIGITS * tiles);
+    const offsets = scratch(device, 'radix8.offsets', 'u32', DIGITS * tiles);
     const eachRun = (record: (keys: Buffer, vals: Buffer | undefined, range: TileRange) => void) => {
       let firstTile = 0;
       for (const { views, n: count } of runs) {
