@@ -3,7 +3,7 @@
  * `zcopy` reads and writes every element once; `zfill` only writes.
  */
 import { type Buffer, type BufferDType, buffer, type Device, defineKernel, InvalidArgumentError, uniform, vec } from '@trident/core';
-import { cachedKernel, checkBuffer, dispatchGroups, gatherSize, gridStride, strideWorkgroups } from '../common.ts';
+import { cachedKernel, checkBuffer, dispatchGroups, gatherSize, gridStride, segmentRuns, strideWorkgroups } from '../common.ts';
 import { capableFamily, type Formulation } from '../plan.ts';
 
 const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
@@ -150,17 +150,11 @@ export function zcopy<D extends BufferDType>(device: Device, input: Buffer<D>, o
   const output = out ?? device.createBuffer(input.dtype, input.length);
   if (input.length === 0) return output;
   // Past one binding, one copy per segment: each binds one binding per array instead of
-  // one per segment (input and output of one length are split alike).
-  const [from, to] = [device.segments(input), device.segments(output)];
-  for (let s = 0; s < from.length; s++) {
-    const src = from[s] as Buffer<D>;
-    const p = plan(device, src.length);
-    dispatchGroups(device, copyKernel(input.dtype, p.width, p.wg, p.strided), p.workgroups, {
-      src,
-      dst: to[s] as Buffer<D>,
-      n: p.n,
-      groups: p.workgroups,
-    });
+  // one per segment.
+  for (const { views, n } of segmentRuns(device, [input, output], input.length)) {
+    const [src, dst] = views as [Buffer<D>, Buffer<D>];
+    const p = plan(device, n);
+    dispatchGroups(device, copyKernel(input.dtype, p.width, p.wg, p.strided), p.workgroups, { src, dst, n: p.n, groups: p.workgroups });
   }
   return output;
 }
