@@ -99,14 +99,18 @@ describeEachBackend('scan', (ctx) => {
         }
       }
       if (device.caps.features.has('serial-workgroups')) {
-        // The chunked formulation's vec4 pass (integers of whole vec4s), exclusive and i32 too.
-        const n = 2 ** 20;
-        const data = patterns('i32', n).random as Data;
-        const input = device.createBuffer('i32', data as never) as Buffer;
-        const out = scan(device, input, { exclusive: true });
-        check(await out.read(), data, true, scanSumDepth(device, n), `${label} i32 exclusive n=${n}`, true);
-        input.destroy();
-        out.destroy();
+        // The chunked formulation's vec4 pass (integers of whole vec4s), exclusive and i32 too;
+        // chunks of an odd count of vec4s run the unrolled loop's tail (one chunk at 4 * 4099).
+        for (const n of [2 ** 20, 2 ** 20 + 4, 4 * 4099]) {
+          const data = patterns('i32', n).random as Data;
+          const input = device.createBuffer('i32', data as never) as Buffer;
+          for (const exclusive of [true, false]) {
+            const out = scan(device, input, { exclusive });
+            check(await out.read(), data, exclusive, scanSumDepth(device, n), `${label} i32 exclusive=${exclusive} n=${n}`, true);
+            out.destroy();
+          }
+          input.destroy();
+        }
       }
     }
   });

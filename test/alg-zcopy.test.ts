@@ -2,7 +2,7 @@
  * Conformance of zcopy / zfill on every backend (and its gather-only view):
  * bit-identical copies for every dtype, size and value pattern, typed errors on bad input.
  */
-import { zcopy, zcopyReference, zfill, zfillReference } from '@trident/algorithms';
+import { zcopy, zcopyFormulation, zcopyReference, zfill, zfillReference } from '@trident/algorithms';
 import { InvalidArgumentError } from 'trident';
 import { expect, it } from 'vitest';
 import { BIG_PRIME, EDGE_SIZES, expectBitsEqual, foldedGridView, foldLimit, formulations } from './alg-helpers.ts';
@@ -48,7 +48,8 @@ describeEachBackend('zcopy', (ctx) => {
 
   it('copies into a given output; equal, sorted and reversed data', async () => {
     for (const { label, device } of formulations(ctx.device, ctx.kind)) {
-      for (const n of [1024, 1021]) {
+      // 12292 and 2^16 + 4: several chunks of whole vec4s where workers copy a chunk each.
+      for (const n of [1024, 1021, 12292, 2 ** 16 + 4]) {
         const sorted = Uint32Array.from({ length: n }, (_, i) => i);
         for (const data of [new Uint32Array(n).fill(7), sorted, sorted.slice().reverse()]) {
           const input = device.createBuffer('u32', data);
@@ -62,7 +63,7 @@ describeEachBackend('zcopy', (ctx) => {
 
   it('fills with write-only kernels', async () => {
     for (const { label, device } of formulations(ctx.device, ctx.kind)) {
-      for (const n of [0, 1, 3, 4, 5, 257, 4096, 4099]) {
+      for (const n of [0, 1, 3, 4, 5, 257, 4096, 4099, 12292, 12293]) {
         for (const [dtype, value] of [
           ['u32', 0xffffffff],
           ['i32', -0x80000000],
@@ -78,6 +79,12 @@ describeEachBackend('zcopy', (ctx) => {
         }
       }
     }
+  });
+
+  it('copies a contiguous chunk per worker on serial-workgroup devices, grid-stride loops on other compute devices', () => {
+    const { name } = zcopyFormulation(ctx.device);
+    const f = ctx.device.caps.features;
+    expect(name).toBe(f.has('serial-workgroups') ? 'chunked' : f.has('workgroup') ? 'grid-stride' : 'gather');
   });
 
   it('rejects bad input with typed errors and leaves buffers untouched', async () => {

@@ -426,13 +426,31 @@ function chunkScanKernel(dtype: BufferDType, exclusive: boolean, width: 1 | 4 = 
         if (width === 4) {
           const s = dtype as 'u32';
           const carries = k.var(vecType(dtype, 4) as 'vec4<u32>', vec(s, carry, carry, carry, carry), 'carries');
-          k.for({ from: start, to: end }, (i) => {
-            const x = k.let(src.load(i) as unknown as Val<'vec4<u32>'>, 'x');
-            const shifted = k.let(x.add(vec(s, 0, x.x, x.y, x.z)), 'shifted');
-            const inclusive = k.let(shifted.add(vec(s, 0, 0, shifted.x, shifted.y)).add(carries), 'inclusive');
-            dst.store(i, (exclusive ? inclusive.sub(x) : inclusive) as never);
-            carries.set(vec(s, inclusive.w, inclusive.w, inclusive.w, inclusive.w));
-          });
+          // One vec4: its own prefix sums (off the carry chain), then the carry added; the
+          // chain from one vec4 to the next is one vector add.
+          const scanVec4 = (at: Val<'u32'>, tag: string) => {
+            const x = k.let(src.load(at) as unknown as Val<'vec4<u32>'>, `x${tag}`);
+            const shifted = k.let(x.add(vec(s, 0, x.x, x.y, x.z)), `shifted${tag}`);
+            const local = k.let(shifted.add(vec(s, 0, 0, shifted.x, shifted.y)), `local${tag}`);
+            const inclusive = k.let(local.add(carries), `inclusive${tag}`);
+            dst.store(at, (exclusive ? inclusive.sub(x) : inclusive) as never);
+            carries.set(carries.add(vec(s, local.w, local.w, local.w, local.w)));
+          };
+          const i = k.var('u32', start, 'i');
+          k.while(
+            () => i.add(UNROLL_VEC4 - 1).lt(end),
+            () => {
+              for (let u = 0; u < UNROLL_VEC4; u++) scanVec4(u === 0 ? i : i.add(u), String(u));
+              i.set(i.add(UNROLL_VEC4));
+            },
+          );
+          k.while(
+            () => i.lt(end),
+            () => {
+              scanVec4(i, 't');
+              i.set(i.add(1));
+            },
+          );
           return;
         }
         k.for({ from: start, to: end }, (i) => {
@@ -451,6 +469,8 @@ function chunkScanKernel(dtype: BufferDType, exclusive: boolean, width: 1 | 4 = 
 }
 
 const SCAN_CHUNKED = TUNING.SCAN_CHUNKED.value;
+/** vec4s the chunked scan's loop scans an iteration (fewer loop instructions per element). */
+const UNROLL_VEC4 = 2;
 
 /** Whether the chunked scan of n elements, scanned `width` at a time, runs as one sequential pass (SCAN_CHUNKED). */
 function serialScan(device: Device, n: number, width: 1 | 4): boolean {

@@ -2,9 +2,10 @@
  * zcopy (Stephan 2019, SYCL / HC / HIP / CUDA compared): the bandwidth ceiling each backend is measured against.
  * `zcopy` reads and writes every element once; `zfill` only writes.
  */
-import { type Buffer, type BufferDType, buffer, type Device, defineKernel, InvalidArgumentError, uniform, vec } from '@trident/core';
+import { type Buffer, type BufferDType, buffer, type Device, defineKernel, InvalidArgumentError, min, uniform, vec } from '@trident/core';
 import { cachedKernel, checkBuffer, dispatchGroups, gatherSize, gridStride, segmentRuns, strideWorkgroups } from '../common.ts';
-import { capableFamily, type Formulation } from '../plan.ts';
+import { capableFamily, chooseFamily, type Formulation } from '../plan.ts';
+import { chunkPlan } from '../reduce/reduce.ts';
 
 const DTYPES: readonly BufferDType[] = ['u32', 'i32', 'f32'];
 
@@ -89,6 +90,51 @@ function fillKernel(dtype: BufferDType, width: 1 | 4, wg: number, strided: boole
   );
 }
 
+/**
+ * Serial-workgroup devices (a CPU's workers): invocation c copies or fills chunk c, one
+ * contiguous run of `chunk` elements (reduce's chunk plan), in one loop. A grid stride
+ * would send each worker across the whole array, a cache line per element.
+ */
+function chunkCopyKernel(dtype: BufferDType, width: 1 | 4) {
+  return cachedKernel(`zcopy-chunk:${dtype}:${width}`, () =>
+    defineKernel({
+      name: `zcopy_chunk_${dtype}_v${width}`,
+      workgroupSize: 1,
+      params: {
+        src: buffer(dtype, 'read', { vector: width }),
+        dst: buffer(dtype, 'write', { vector: width }),
+        n: uniform('u32'),
+        chunk: uniform('u32'),
+      },
+      body: ({ src, dst, n, chunk }, k) => {
+        const start = k.let(k.globalIndex.mul(chunk), 'start');
+        k.for({ from: start, to: min(n, start.add(chunk)) }, (i) => dst.store(i, src.load(i)));
+      },
+    }),
+  );
+}
+
+function chunkFillKernel(dtype: BufferDType, width: 1 | 4) {
+  return cachedKernel(`zfill-chunk:${dtype}:${width}`, () =>
+    defineKernel({
+      name: `zfill_chunk_${dtype}_v${width}`,
+      workgroupSize: 1,
+      params: { dst: buffer(dtype, 'write', { vector: width }), value: uniform(dtype), n: uniform('u32'), chunk: uniform('u32') },
+      body: ({ dst, value, n, chunk }, k) => {
+        const v = width === 4 ? vec(dtype as 'u32', value as never, value as never, value as never, value as never) : value;
+        const start = k.let(k.globalIndex.mul(chunk), 'start');
+        k.for({ from: start, to: min(n, start.add(chunk)) }, (i) => dst.store(i, v as never));
+      },
+    }),
+  );
+}
+
+/** The chunks of a serial copy or fill of `length` elements: counted in vec4s where the length divides by 4 and the device has 'simd'. */
+function chunks(device: Device, length: number): { chunks: number; chunk: number; width: 1 | 4; n: number } {
+  const { chunks, chunk, width } = chunkPlan(device, length);
+  return { chunks, chunk: chunk / width, width, n: length / width };
+}
+
 interface Plan {
   readonly width: 1 | 4;
   readonly strided: boolean;
@@ -99,11 +145,14 @@ interface Plan {
 
 /**
  * The formulation zcopy and zfill run on `device`. Grid-stride loops pay off on
- * compute devices (persistent invocations), software GPUs and CPUs included: zcopy is
- * the ceiling the others are measured against, so it keeps its workgroup form
- * wherever it runs. A gather-only device shades one element per invocation anyway.
+ * compute devices (persistent invocations), software GPUs included: zcopy is the
+ * ceiling the others are measured against, so it keeps its workgroup form wherever
+ * workgroups run in parallel. Serial-workgroup devices (a CPU) copy one contiguous
+ * chunk per worker; a gather-only device shades one element per invocation.
  */
-export function zcopyFormulation(device: Device): Formulation<'grid-stride' | 'gather'> {
+export function zcopyFormulation(device: Device): Formulation<'chunked' | 'grid-stride' | 'gather'> {
+  if (chooseFamily(device, 'zcopy', { families: ['serial', 'workgroup', 'gather'] }) === 'serial')
+    return { family: 'serial', name: 'chunked', shape: undefined, summary: 'one contiguous chunk per worker' };
   const family = capableFamily(device, 'zcopy');
   return family === 'workgroup'
     ? { family, name: 'grid-stride', shape: undefined, summary: 'grid-stride workgroups' }
@@ -146,13 +195,18 @@ export function zcopy<D extends BufferDType>(device: Device, input: Buffer<D>, o
       throw new InvalidArgumentError('options.output', `length ${out.length} differs from the input length ${input.length}`);
     if (out === input) throw new InvalidArgumentError('options.output', 'must not be the input buffer');
   }
-  capableFamily(device, 'zcopy');
+  const { family } = zcopyFormulation(device);
   const output = out ?? device.createBuffer(input.dtype, input.length);
   if (input.length === 0) return output;
   // Past one binding, one copy per segment: each binds one binding per array instead of
   // one per segment.
   for (const { views, n } of segmentRuns(device, [input, output], input.length)) {
     const [src, dst] = views as [Buffer<D>, Buffer<D>];
+    if (family === 'serial') {
+      const c = chunks(device, n);
+      device.dispatch(chunkCopyKernel(input.dtype, c.width), { invocations: c.chunks }, { src, dst, n: c.n, chunk: c.chunk });
+      continue;
+    }
     const p = plan(device, n);
     dispatchGroups(device, copyKernel(input.dtype, p.width, p.wg, p.strided), p.workgroups, { src, dst, n: p.n, groups: p.workgroups });
   }
@@ -177,9 +231,14 @@ export function zfill(device: Device, output: Buffer, value: number): void {
       throw new InvalidArgumentError('value', `${String(value)} is not a ${output.dtype}`);
     }
   }
-  capableFamily(device, 'zfill');
+  const { family } = zcopyFormulation(device);
   if (output.length === 0) return;
   for (const dst of device.segments(output)) {
+    if (family === 'serial') {
+      const c = chunks(device, dst.length);
+      device.dispatch(chunkFillKernel(output.dtype, c.width), { invocations: c.chunks }, { dst, value, n: c.n, chunk: c.chunk });
+      continue;
+    }
     const p = plan(device, dst.length);
     dispatchGroups(device, fillKernel(output.dtype, p.width, p.wg, p.strided), p.workgroups, { dst, value, n: p.n, groups: p.workgroups });
   }
