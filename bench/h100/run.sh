@@ -14,7 +14,7 @@
 #                                      # -> $OUT/h100-quick.json; with --max-log2n 31 --algorithms A,B,… also 2^29..2^31
 #                                      # and bench/h100/cub-large.cu's CUB rows (a few cases a call: each 2^31 row
 #                                      # costs the host ~30 s of data, upload and checks)
-#   node .gpu/trident-cpu.mjs bench --worker-sweep 1,2,4,8,16 --sizes 2^24,2^26 --label h100 --out $OUT/h100-workers.json
+#   node .gpu/trident-cpu.mjs bench --worker-sweep 1,2,4,8,16 --sizes 2^24,2^26 --algorithms reduce:sum,scan:inclusive,zcopy:copy --label h100 --out $OUT/h100-workers.json
 #                                      # on the GPU machine: the cpu backend in Node at each worker count, beside the copy ceiling
 #   bash bench/h100/run.sh probe       # on the GPU machine: the sort probe and the latency check alone
 #   bash bench/h100/run.sh graph       # on the GPU machine: the BFS formulations' check alone (bench/h100/graph-check.ts)
