@@ -46,6 +46,8 @@ const { values, positionals } = parseArgs({
     'deadline-s': { type: 'string' },
     'trident-deadline-s': { type: 'string' },
     cases: { type: 'string' },
+    // The cpu backend's Web Workers (default: navigator.hardwareConcurrency), for worker-count probes.
+    workers: { type: 'string' },
     note: { type: 'string', multiple: true },
     cub: { type: 'string' },
     gpu: { type: 'string' },
@@ -290,7 +292,8 @@ async function main(): Promise<void> {
               continue;
             }
             const t0 = Date.now();
-            const config = tridentStep(plan, key, n, kind, !warmed.has(kind));
+            const workers = values.workers ? Number(values.workers) : 0;
+            const config = { ...tridentStep(plan, key, n, kind, !warmed.has(kind)), ...(workers > 0 ? { workers } : {}) };
             warmed.add(kind);
             const r = await page.evaluate((c) => (window.tridentBench as NonNullable<typeof window.tridentBench>)(c), config);
             absorb(r);
