@@ -11,7 +11,8 @@
  *   own zcopy on GPU backends (in the same page for Chromium), and on cpu platforms
  *   the faster of Trident's zcopy and the machine's plain-JS copy
  *   (`TypedArray.prototype.set` on as many threads as the backend has workers,
- *   bench/ceiling.ts), since a cpu zcopy kernel is no ceiling.
+ *   bench/ceiling.ts): a kernel's copy is the ceiling only where it matches the
+ *   platform's own fastest copy.
  * - *Architectural efficiency* e = throughput / zcopy ceiling (GB/s over GB/s;
  *   algorithms counting only reads can exceed 1). Not defined for nbody, which is
  *   compute-bound.
