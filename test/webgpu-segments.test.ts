@@ -12,6 +12,7 @@
 
 import {
   compact,
+  compactInto,
   compactReference,
   gammaF32,
   histogram,
@@ -26,10 +27,11 @@ import {
   sumAbs,
   zcopy,
 } from '@trident/algorithms';
+import { compactTiles } from '@trident/algorithms/internal';
 import { generateWgsl } from '@trident/backend-webgpu';
 import { type Buffer, buffer, type Device, defineKernel, f32, LimitExceededError, uniform } from 'trident';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectBitsEqual } from './alg-helpers.ts';
+import { expectBitsEqual, manyInvocationsView } from './alg-helpers.ts';
 import { randomU32 } from './harness.ts';
 import { BINDING, S, segmentedDevice, segmentsOf, withHardwareView } from './webgpu-segments-helpers.ts';
 
@@ -571,6 +573,33 @@ describe('algorithms on webgpu buffers past one binding (4 KiB bindings)', () =>
       expect(count, label).toBe(want.length);
       expectBitsEqual(await output.read(), want, `${label} compact`);
     }
+  });
+
+  it('compact: tiles one segment of the input and flags a dispatch (tiles numbered across segments, partial tiles at segment ends)', async () => {
+    // Tiles of 64 x 4 elements: three whole ones and a partial one each segment of 1020.
+    const shape = { wg: 64, items: 4 };
+    for (const length of [N, N + 3]) {
+      const values = data.subarray(0, length);
+      const flags = values.map((x) => (x >>> 9) & 1);
+      const input = real.createBuffer('u32', values);
+      const flagBuffer = real.createBuffer('u32', flags);
+      expect(segmentsOf(input)).toHaveLength(4);
+      const want = compactReference(values, flags);
+      const { count, output } = await compactTiles(real, input, flagBuffer, shape);
+      expect(count, `n=${length}`).toBe(want.length);
+      expectBitsEqual(await output.read(), want, `compactTiles n=${length}`);
+      for (const b of [input, flagBuffer, output]) b.destroy();
+    }
+    // compactInto as a hardware GPU runs it (its tile shape), into an output of four segments.
+    const view = manyInvocationsView(real);
+    const values = data.subarray(0, N);
+    const flags = values.map((x) => (x >>> 3) & 1);
+    const output = view.createBuffer('u32', N);
+    const count = view.createBuffer('u32', 1);
+    await compactInto(view, view.createBuffer('u32', values), view.createBuffer('u32', flags), { output, count });
+    const want = compactReference(values, flags);
+    expect((await count.read())[0]).toBe(want.length);
+    expectBitsEqual((await output.read()).subarray(0, want.length), want, 'compactInto, hardware view');
   });
 
   it('compact: flags and input read as vec4s (a length that divides by 4), all kept and half kept', async () => {

@@ -20,6 +20,10 @@
  * the 16-bit halves of one u32 and their sums never carry from one half to the other;
  * the words of all rounds are scanned across the workgroup together (tileScan).
  *
+ * Past one binding, both passes go over one segment of the input and the flags a
+ * dispatch (`tileRuns`): tiles are cut at segment ends and numbered across them
+ * (`firstTile`), and only the output, written anywhere, binds every segment.
+ *
  * Traffic: the flags twice, the input once and the kept elements once (about 14 bytes
  * an element when half are kept), and two numbers a tile; no temporary of n elements.
  * Indices stay below 2^32 for any length a buffer may have (maxBufferElements is at
@@ -39,7 +43,7 @@ import {
   type Val,
   type Var,
 } from '@trident/core';
-import { blockSize, cachedKernel, dispatchGroups, scratch, workgroupReduce, workgroupScan } from '../common.ts';
+import { blockSize, cachedKernel, dispatchGroups, scratch, segmentRuns, workgroupReduce, workgroupScan } from '../common.ts';
 import { recordScan } from '../scan/scan.ts';
 import * as TUNING from './tuning.ts';
 
@@ -151,7 +155,10 @@ function tileSum(k: KernelBuilder, value: Val<'u32'>, wg: number, subgroups: boo
   return total;
 }
 
-/** counts[t] = the non-zero flags of tile t. Workgroups past the last tile (a folded grid's) do nothing. */
+/**
+ * counts[firstTile + t] = the non-zero flags of tile t of `flags` (one run of the input: the
+ * whole of it, or one segment). Workgroups past the run's last tile (a folded grid's) do nothing.
+ */
 function countKernel(width: 1 | 4, shape: TileShape, subgroups: boolean) {
   const { wg, items } = shape;
   const rounds = items / 4;
@@ -159,8 +166,13 @@ function countKernel(width: 1 | 4, shape: TileShape, subgroups: boolean) {
     defineKernel({
       name: `compact_tile_counts_v${width}`,
       workgroupSize: wg,
-      params: { flags: buffer('u32', 'read', { vector: width }), counts: buffer('u32', 'write'), tiles: uniform('u32') },
-      body: ({ flags, counts, tiles }, k) => {
+      params: {
+        flags: buffer('u32', 'read', { vector: width }),
+        counts: buffer('u32', 'write'),
+        tiles: uniform('u32'),
+        firstTile: uniform('u32'),
+      },
+      body: ({ flags, counts, tiles, firstTile }, k) => {
         const t = k.let(k.workgroupIndex, 't');
         k.if(t.lt(tiles), () => {
           const q0 = k.let(t.mul(wg * rounds).add(k.localIndex), 'q0');
@@ -169,7 +181,7 @@ function countKernel(width: 1 | 4, shape: TileShape, subgroups: boolean) {
           let kept: Val<'u32'> = u32(0);
           for (const quad of quads) for (const f of quad) kept = kept.add(bit(f));
           const total = tileSum(k, k.let(kept, 'kept'), wg, subgroups);
-          k.if(k.localIndex.eq(0), () => counts.store(t, total));
+          k.if(k.localIndex.eq(0), () => counts.store(firstTile.add(t), total));
         });
       },
     }),
@@ -177,8 +189,8 @@ function countKernel(width: 1 | 4, shape: TileShape, subgroups: boolean) {
 }
 
 /**
- * out[offsets[t] + rank] = each kept element of tile t, rank counting the kept
- * elements before it in the tile (see the file comment).
+ * out[offsets[firstTile + t] + rank] = each kept element of tile t of the run, rank
+ * counting the kept elements before it in the tile (see the file comment).
  */
 function scatterKernel(dtype: Num, width: 1 | 4, shape: TileShape, subgroups: boolean) {
   const { wg, items } = shape;
@@ -193,8 +205,9 @@ function scatterKernel(dtype: Num, width: 1 | 4, shape: TileShape, subgroups: bo
         offsets: buffer('u32', 'read'),
         out: buffer(dtype, 'write'),
         tiles: uniform('u32'),
+        firstTile: uniform('u32'),
       },
-      body: ({ input, flags, offsets, out, tiles }, k) => {
+      body: ({ input, flags, offsets, out, tiles, firstTile }, k) => {
         const t = k.let(k.workgroupIndex, 't');
         // Workgroups past the last tile come from a folded grid.
         k.if(t.lt(tiles), () => {
@@ -225,7 +238,7 @@ function scatterKernel(dtype: Num, width: 1 | 4, shape: TileShape, subgroups: bo
           const scanned = tileScan(k, words, wg, subgroups);
           const half = (x: Val<'u32'>, r: number) => (r % 2 === 0 ? x.and(0xffff) : x.shr(16));
           // The first output slot of round r: the tile's offset plus the earlier rounds' totals.
-          let base: Val<'u32'> = k.let(offsets.load(t), 'base');
+          let base: Val<'u32'> = k.let(offsets.load(firstTile.add(t)), 'base');
           for (let r = 0; r < rounds; r++) {
             const word = Math.floor(r / 2);
             const b = keep[r] as Val<'u32'>[];
@@ -262,33 +275,76 @@ function useSubgroups(device: Device, shape: TileShape, force: boolean | undefin
 }
 
 /**
+ * The runs a compaction's passes go over: the whole input and flags, or, past one binding,
+ * one segment of each at a time (`segmentRuns`), so that each dispatch binds one binding
+ * per array (the output, written anywhere, is bound whole). Tiles are cut at run ends and
+ * numbered across the runs; each run reads vec4s where its length divides by 4.
+ */
+interface TileRun {
+  readonly input: Buffer;
+  readonly flags: Buffer<'u32'>;
+  readonly tiles: number;
+  readonly firstTile: number;
+  readonly width: 1 | 4;
+}
+
+function tileRuns(device: Device, input: Buffer, flags: Buffer<'u32'>, shape: TileShape): { runs: TileRun[]; tiles: number } {
+  const tile = shape.wg * shape.items;
+  const runs: TileRun[] = [];
+  let tiles = 0;
+  for (const { views, n } of segmentRuns(device, [input, flags], input.length)) {
+    const [runInput, runFlags] = views as [Buffer, Buffer<'u32'>];
+    const count = Math.ceil(n / tile);
+    const width: 1 | 4 = n % 4 === 0 && runInput.length % 4 === 0 && runFlags.length % 4 === 0 ? 4 : 1;
+    runs.push({ input: runInput, flags: runFlags, tiles: count, firstTile: tiles, width });
+    tiles += count;
+  }
+  return { runs, tiles };
+}
+
+/**
  * Records the count pass and the scan of the tile counts into `offsets` (tiles + 1
  * elements; the last is the total). The scan runs over one count more than there are
  * tiles, so that its last element is the total; an exclusive scan never adds its last
  * input, so that count need not be written.
  */
-function recordTileOffsets(device: Device, flags: Buffer<'u32'>, shape: TileShape, subgroups: boolean, offsets: Buffer<'u32'>): number {
-  const n = flags.length;
-  const tiles = Math.ceil(n / (shape.wg * shape.items));
-  // Pooled: written and scanned before the caller awaits anything, so no other call's commands come between.
-  const counts = scratch(device, 'compact.tileCounts', 'u32', tiles + 1);
-  dispatchGroups(device, countKernel(n % 4 === 0 ? 4 : 1, shape, subgroups), tiles, { flags, counts, tiles });
-  recordScan(device, counts, offsets, tiles + 1, true);
-  return tiles;
-}
-
-function recordTileScatter<D extends BufferDType>(
+function recordTileOffsets(
   device: Device,
-  input: Buffer<D>,
-  flags: Buffer<'u32'>,
+  runs: { runs: readonly TileRun[]; tiles: number },
   shape: TileShape,
   subgroups: boolean,
   offsets: Buffer<'u32'>,
-  output: Buffer<D>,
-  tiles: number,
 ): void {
-  const width: 1 | 4 = input.length % 4 === 0 ? 4 : 1;
-  dispatchGroups(device, scatterKernel(input.dtype as Num, width, shape, subgroups), tiles, { input, flags, offsets, out: output, tiles });
+  // Pooled: written and scanned before the caller awaits anything, so no other call's commands come between.
+  const counts = scratch(device, 'compact.tileCounts', 'u32', runs.tiles + 1);
+  for (const run of runs.runs)
+    dispatchGroups(device, countKernel(run.width, shape, subgroups), run.tiles, {
+      flags: run.flags,
+      counts,
+      tiles: run.tiles,
+      firstTile: run.firstTile,
+    });
+  recordScan(device, counts, offsets, runs.tiles + 1, true);
+}
+
+function recordTileScatter(
+  device: Device,
+  dtype: BufferDType,
+  runs: readonly TileRun[],
+  shape: TileShape,
+  subgroups: boolean,
+  offsets: Buffer<'u32'>,
+  output: Buffer,
+): void {
+  for (const run of runs)
+    dispatchGroups(device, scatterKernel(dtype as Num, run.width, shape, subgroups), run.tiles, {
+      input: run.input,
+      flags: run.flags,
+      offsets,
+      out: output,
+      tiles: run.tiles,
+      firstTile: run.firstTile,
+    });
 }
 
 /**
@@ -304,13 +360,14 @@ export async function compactTiles<D extends BufferDType>(
   forceSubgroups?: boolean,
 ): Promise<{ count: number; output: Buffer<D> }> {
   const subgroups = useSubgroups(device, shape, forceSubgroups);
+  const runs = tileRuns(device, input, flags, shape);
   // Fresh: the scatter pass reads it after the await, when a pooled buffer could have been taken meanwhile.
-  const offsets = device.createBuffer('u32', Math.ceil(input.length / (shape.wg * shape.items)) + 1);
+  const offsets = device.createBuffer('u32', runs.tiles + 1);
   try {
-    const tiles = recordTileOffsets(device, flags, shape, subgroups, offsets);
-    const count = (await offsets.read({ offset: tiles, length: 1 }))[0] as number;
+    recordTileOffsets(device, runs, shape, subgroups, offsets);
+    const count = (await offsets.read({ offset: runs.tiles, length: 1 }))[0] as number;
     const output = device.createBuffer(input.dtype, count);
-    if (count > 0) recordTileScatter(device, input, flags, shape, subgroups, offsets, output, tiles);
+    if (count > 0) recordTileScatter(device, input.dtype, runs.runs, shape, subgroups, offsets, output);
     return { count, output };
   } finally {
     void device
@@ -333,9 +390,10 @@ export function compactTilesInto<D extends BufferDType>(
   count: Buffer<'u32'>,
 ): void {
   const subgroups = useSubgroups(device, shape, undefined);
+  const runs = tileRuns(device, input, flags, shape);
   // Pooled: nothing awaits between the passes that write and read it.
-  const offsets = scratch(device, 'compact.tileOffsets', 'u32', Math.ceil(input.length / (shape.wg * shape.items)) + 1);
-  const tiles = recordTileOffsets(device, flags, shape, subgroups, offsets);
-  recordTileScatter(device, input, flags, shape, subgroups, offsets, output, tiles);
-  device.copyBuffer(offsets, count, { srcOffset: tiles, length: 1 });
+  const offsets = scratch(device, 'compact.tileOffsets', 'u32', runs.tiles + 1);
+  recordTileOffsets(device, runs, shape, subgroups, offsets);
+  recordTileScatter(device, input.dtype, runs.runs, shape, subgroups, offsets, output);
+  device.copyBuffer(offsets, count, { srcOffset: runs.tiles, length: 1 });
 }
