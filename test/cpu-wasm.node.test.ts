@@ -10,7 +10,7 @@ import { cpuAdapter } from '@trident/backend-cpu';
 import { generateWasm } from '@trident/backend-cpu/internal';
 import { buffer, type CompiledKernel, Device, defineKernel, fma, type Kernel, max, min, uniform } from '@trident/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HeapFull, SharedHeap } from '../packages/backend-cpu/src/heap.ts';
+import { HeapFull, SharedHeap, zeroShared } from '../packages/backend-cpu/src/heap.ts';
 import { kernelOf, probeSubgroups, runCase } from './fuzz/differential.ts';
 import { generateCase, optionsForSeed } from './fuzz/generate.ts';
 
@@ -245,6 +245,21 @@ describe("the device's memory (heap.ts)", () => {
     heap.release(c, 64);
     // Everything free: the next block starts at 0 again.
     expect(heap.alloc(16)).toBe(0);
+  });
+
+  it('zeroShared zeroes exactly its range, eight bytes a store where aligned, byte by byte elsewhere', () => {
+    const memory = new SharedArrayBuffer(256);
+    const bytes = new Uint8Array(memory);
+    for (const [offset, length] of [
+      [16, 64],
+      [3, 29],
+      [8, 1],
+    ] as const) {
+      bytes.fill(0xab);
+      zeroShared(memory, offset, length);
+      for (let i = 0; i < bytes.length; i++)
+        expect(bytes[i], `byte ${i} of [${offset}, +${length})`).toBe(i >= offset && i < offset + length ? 0 : 0xab);
+    }
   });
 
   it('grows the memory for new blocks and throws HeapFull past its maximum', () => {

@@ -22,7 +22,7 @@
  * both until some later collection. Kept blocks are dropped when a new one would pass
  * the budget, and when the device is destroyed.
  */
-import { HeapFull, type SharedHeap } from './heap.ts';
+import { HeapFull, type SharedHeap, zeroShared } from './heap.ts';
 
 const ALIGN = 16;
 
@@ -138,7 +138,7 @@ export class DeviceMemory {
       const block = this.kept.splice(best, 1)[0] as HostBlock;
       this.keptBytes -= block.bytes;
       this.live += block.bytes;
-      new Uint8Array(block.buffer).fill(0);
+      zeroShared(block.buffer, 0, block.bytes);
       return block;
     }
     // A new block: the kept ones it would not fit beside go first.

@@ -19,6 +19,7 @@ import {
   u32,
   uniform,
   type Val,
+  vec,
 } from '@trident/core';
 import { cachedKernel, scratch } from '../common.ts';
 import { chunkPlan } from '../reduce/reduce.ts';
@@ -34,19 +35,33 @@ function nonZero(k: KernelBuilder, x: Val<'u32'>): Val<'u32'> {
   return f.or(u32(0).sub(f)).shr(31);
 }
 
-/** counts[c] = how many flags of chunk c are non-zero (one invocation per chunk). */
-function countKernel() {
-  return cachedKernel('compact-chunk:count', () =>
+/**
+ * counts[c] = how many flags of chunk c are non-zero (one invocation per chunk). Width 4:
+ * n and chunk count vec4s of the flags, each lane counted in its own lane of the sum.
+ */
+function countKernel(width: 1 | 4) {
+  return cachedKernel(`compact-chunk:count:${width}`, () =>
     defineKernel({
-      name: 'compact_chunk_count',
+      name: `compact_chunk_count${width === 4 ? '_v4' : ''}`,
       workgroupSize: 1,
-      params: { flags: buffer('u32', 'read'), counts: buffer('u32', 'write'), n: uniform('u32'), chunk: uniform('u32') },
+      params: { flags: buffer('u32', 'read', { vector: width }), counts: buffer('u32', 'write'), n: uniform('u32'), chunk: uniform('u32') },
       body: ({ flags, counts, n, chunk }, k) => {
         const c = k.let(k.globalIndex, 'c');
         const start = k.let(c.mul(chunk), 'start');
-        const kept = k.var('u32', 0, 'kept');
-        k.for({ from: start, to: min(n, start.add(chunk)) }, (i) => kept.set(kept.add(nonZero(k, flags.load(i)))));
-        counts.store(c, kept);
+        const end = min(n, start.add(chunk));
+        if (width === 1) {
+          const kept = k.var('u32', 0, 'kept');
+          k.for({ from: start, to: end }, (i) => kept.set(kept.add(nonZero(k, flags.load(i) as Val<'u32'>))));
+          counts.store(c, kept);
+          return;
+        }
+        const kept = k.var('vec4<u32>', vec('u32', 0, 0, 0, 0), 'kept');
+        k.for({ from: start, to: end }, (i) => {
+          const f = k.let(flags.load(i) as unknown as Val<'vec4<u32>'>, 'f');
+          // min(f, 1): 1 where the flag is non-zero, one vector instruction a lane.
+          kept.set(kept.add(min(f, vec('u32', 1, 1, 1, 1))));
+        });
+        counts.store(c, kept.x.add(kept.y).add(kept.z.add(kept.w)));
       },
     }),
   );
@@ -104,11 +119,13 @@ export async function compactChunked<D extends BufferDType>(
   chunks?: number,
 ): Promise<{ count: number; output: Buffer<D> }> {
   const n = input.length;
-  const plan = chunks === undefined ? chunkPlan(device, n) : { chunks, chunk: Math.ceil(n / chunks) };
+  // vec4 counts where the chunks hold whole vec4s (chunkPlan's width: n divides by 4, 'simd').
+  const plan = chunks === undefined ? chunkPlan(device, n) : { chunks, chunk: Math.ceil(n / chunks), width: 1 as const };
   // Pooled: the read below is recorded right after the count pass, so it sees this call's counts
   // even if another call records its own count pass into the same buffer meanwhile.
   const counts = scratch(device, 'compact.chunkCounts', 'u32', plan.chunks);
-  device.dispatch(countKernel(), { invocations: plan.chunks }, { flags, counts, n, chunk: plan.chunk });
+  const w = plan.width;
+  device.dispatch(countKernel(w), { invocations: plan.chunks }, { flags, counts, n: n / w, chunk: plan.chunk / w });
   const kept = await counts.read({ offset: 0, length: plan.chunks });
   // The tiny scan of the chunk counts, on the host (the total sizes the output): chunk c owns [offsets[c], offsets[c + 1]).
   const offsets = new Uint32Array(plan.chunks + 1);
