@@ -99,14 +99,12 @@ describe('trident run: inputs that declare more than the machine holds', () => {
     expect(r.maxRssMiB).toBeLessThan(RSS_BOUND_MIB);
     expect(existsSync(out)).toBe(false);
     noTempsIn(dir);
-    // The refusal itself, in-process (the child's time is mostly Node and tsx starting): well under a second,
-    // for this file and for the committed one scipy.sparse.save_npz wrote (945 bytes, COO, shape (2e9, 2e9)).
+    // The refusal itself, in-process, for this file and for the committed one scipy.sparse.save_npz
+    // wrote (945 bytes, COO, shape (2e9, 2e9)): from the shape alone, before any member is read.
     for (const graph of [file, HUGE_SCIPY]) {
-      const started = performance.now();
       expect(() => (ALGORITHMS.components as AlgorithmCli).prepare({ graph, out }, new HostBudget(GiB))).toThrow(
         /shape \(2000000000, 2000000000\) needs .* of host memory/,
       );
-      expect(performance.now() - started).toBeLessThan(1000);
     }
   });
 
@@ -190,17 +188,16 @@ describe('trident run: inputs that declare more than the machine holds', () => {
     const { 'indices.npy': _indices, 'data.npy': data, ...rest } = csrMembers();
     // indices.npy declares 2^26 int32 (256 MiB of real zeros) where data.npy, stored before it, holds 4.
     const header = npyWithHeader("{'descr': '<i4', 'fortran_order': False, 'shape': (67108864,), }");
-    const entries = [
-      ...Object.entries(rest).map(([n, d]) => stored(n, d)),
-      stored('data.npy', data as Uint8Array),
-      zeroBomb('indices.npy', header, 16),
-    ];
+    // Past its first 8 blocks (128 MiB inflated, ~130 KB compressed: several of the reader's
+    // 16 KiB steps) the member is not deflate at all: a reader that inflated it past its header
+    // would stop with "cannot inflate" instead of the count check's message.
+    const bomb = zeroBomb('indices.npy', header, 8);
+    const corrupt = { ...bomb, data: Buffer.concat([bomb.data.subarray(0, bomb.data.length - 5), Buffer.alloc(64 * 1024, 0xff)]) };
+    const entries = [...Object.entries(rest).map(([n, d]) => stored(n, d)), stored('data.npy', data as Uint8Array), corrupt];
     writeFileSync(file, zipArchive(entries));
-    const started = performance.now();
     expect(() => (ALGORITHMS.components as AlgorithmCli).prepare({ graph: file, out: 'x.npy' }, new HostBudget(64 * GiB))).toThrow(
       /counts\.npz: indices\.npy has 67108864 entries, data\.npy 4$/,
     );
-    expect(performance.now() - started).toBeLessThan(1000);
   });
 
   it('a .npy larger than the budget is refused from its header, before its data is read (in-process)', () => {
