@@ -231,6 +231,29 @@ export function segmentRuns(device: Device, arrays: readonly Buffer[], n: number
   return runs;
 }
 
+/** A run of `segmentRuns` cut into tiles: its tiles are numbered `firstTile` … `firstTile + tiles - 1` across the runs. */
+export interface TiledRun extends SegmentRun {
+  readonly firstTile: number;
+  readonly tiles: number;
+}
+
+/**
+ * `segmentRuns` for passes that cut their input into tiles of `tile` elements, one
+ * workgroup a tile: tiles end at run ends and are numbered across the runs, so a pass of
+ * one dispatch per run addresses per-tile data (counts, offsets) by `firstTile` plus its
+ * workgroup. `tiles`: all the runs' tiles.
+ */
+export function tiledRuns(device: Device, arrays: readonly Buffer[], n: number, tile: number): { runs: TiledRun[]; tiles: number } {
+  const runs: TiledRun[] = [];
+  let tiles = 0;
+  for (const run of segmentRuns(device, arrays, n)) {
+    const count = Math.ceil(run.n / tile);
+    runs.push({ ...run, firstTile: tiles, tiles: count });
+    tiles += count;
+  }
+  return { runs, tiles };
+}
+
 /** `bindingsOf` for a buffer of `length` 32-bit elements (also the count of its `device.segments`, or one more). */
 export function bindingsFor(device: Device, length: number): number {
   const binding = device.caps.limits.maxStorageBufferBindingSize;

@@ -43,7 +43,7 @@ import {
   type Val,
   type Var,
 } from '@trident/core';
-import { blockSize, cachedKernel, dispatchGroups, scratch, segmentRuns, workgroupReduce, workgroupScan } from '../common.ts';
+import { blockSize, cachedKernel, dispatchGroups, scratch, tiledRuns, workgroupReduce, workgroupScan } from '../common.ts';
 import { recordScan } from '../scan/scan.ts';
 import * as TUNING from './tuning.ts';
 
@@ -275,10 +275,10 @@ function useSubgroups(device: Device, shape: TileShape, force: boolean | undefin
 }
 
 /**
- * The runs a compaction's passes go over: the whole input and flags, or, past one binding,
- * one segment of each at a time (`segmentRuns`), so that each dispatch binds one binding
- * per array (the output, written anywhere, is bound whole). Tiles are cut at run ends and
- * numbered across the runs; each run reads vec4s where its length divides by 4.
+ * The runs a compaction's passes go over (`tiledRuns`): the whole input and flags, or,
+ * past one binding, one segment of each at a time, so that each dispatch binds one
+ * binding per array (the output, written anywhere, is bound whole); each run reads vec4s
+ * where its length divides by 4.
  */
 interface TileRun {
   readonly input: Buffer;
@@ -289,17 +289,15 @@ interface TileRun {
 }
 
 function tileRuns(device: Device, input: Buffer, flags: Buffer<'u32'>, shape: TileShape): { runs: TileRun[]; tiles: number } {
-  const tile = shape.wg * shape.items;
-  const runs: TileRun[] = [];
-  let tiles = 0;
-  for (const { views, n } of segmentRuns(device, [input, flags], input.length)) {
-    const [runInput, runFlags] = views as [Buffer, Buffer<'u32'>];
-    const count = Math.ceil(n / tile);
-    const width: 1 | 4 = n % 4 === 0 && runInput.length % 4 === 0 && runFlags.length % 4 === 0 ? 4 : 1;
-    runs.push({ input: runInput, flags: runFlags, tiles: count, firstTile: tiles, width });
-    tiles += count;
-  }
-  return { runs, tiles };
+  const { runs, tiles } = tiledRuns(device, [input, flags], input.length, shape.wg * shape.items);
+  return {
+    tiles,
+    runs: runs.map(({ views, n, firstTile, tiles: count }) => {
+      const [runInput, runFlags] = views as [Buffer, Buffer<'u32'>];
+      const width: 1 | 4 = n % 4 === 0 && runInput.length % 4 === 0 && runFlags.length % 4 === 0 ? 4 : 1;
+      return { input: runInput, flags: runFlags, tiles: count, firstTile, width };
+    }),
+  };
 }
 
 /**

@@ -151,9 +151,14 @@ interface Plan {
  * chunk per worker; a gather-only device shades one element per invocation.
  */
 export function zcopyFormulation(device: Device): Formulation<'chunked' | 'grid-stride' | 'gather'> {
-  if (chooseFamily(device, 'zcopy', { families: ['serial', 'workgroup', 'gather'] }) === 'serial')
+  return copyFormulation(device, 'zcopy');
+}
+
+/** zcopyFormulation, naming `algorithm` (zcopy or zfill) in the error of a device that runs neither. */
+function copyFormulation(device: Device, algorithm: string): Formulation<'chunked' | 'grid-stride' | 'gather'> {
+  if (chooseFamily(device, algorithm, { families: ['serial', 'workgroup', 'gather'] }) === 'serial')
     return { family: 'serial', name: 'chunked', shape: undefined, summary: 'one contiguous chunk per worker' };
-  const family = capableFamily(device, 'zcopy');
+  const family = capableFamily(device, algorithm);
   return family === 'workgroup'
     ? { family, name: 'grid-stride', shape: undefined, summary: 'grid-stride workgroups' }
     : { family, name: 'gather', shape: undefined, summary: 'one gather pass' };
@@ -231,7 +236,7 @@ export function zfill(device: Device, output: Buffer, value: number): void {
       throw new InvalidArgumentError('value', `${String(value)} is not a ${output.dtype}`);
     }
   }
-  const { family } = zcopyFormulation(device);
+  const { family } = copyFormulation(device, 'zfill');
   if (output.length === 0) return;
   for (const dst of device.segments(output)) {
     if (family === 'serial') {

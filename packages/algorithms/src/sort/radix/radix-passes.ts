@@ -6,7 +6,7 @@
  * formulations, which share the multisplit kernels, do not import each other.
  */
 import type { Buffer, Device } from '@trident/core';
-import { bindingsOf, dispatchGroups, scratch, segmentRuns } from '../../common.ts';
+import { bindingsOf, dispatchGroups, scratch, tiledRuns } from '../../common.ts';
 import { recordScan } from '../../scan/scan.ts';
 import { countKernel, MULTISPLIT_PASSES, type MultisplitShape, passTarget, scatterKernel, valueScatterKernel } from './radix-multisplit.ts';
 import { ONESWEEP_MAX_N, recordOnesweepPasses } from './radix-onesweep.ts';
@@ -67,17 +67,12 @@ export function recordMultisplitPasses(
     // a time (input views bind one binding each; the outputs, written anywhere, bind whole).
     // Tiles are cut at segment ends, so the tile count follows this pass's input (a pooled
     // temporary may be split where the caller's array is not).
-    const runs = segmentRuns(device, valsIn ? [keysIn, valsIn] : [keysIn], n);
-    const tiles = runs.reduce((sum, run) => sum + Math.ceil(run.n / tile), 0);
+    const { runs, tiles } = tiledRuns(device, valsIn ? [keysIn, valsIn] : [keysIn], n, tile);
     const counts = scratch(device, 'radix8.counts', 'u32', DIGITS * tiles);
     const offsets = scratch(device, 'radix8.offsets', 'u32', DIGITS * tiles);
     const eachRun = (record: (keys: Buffer, vals: Buffer | undefined, range: TileRange) => void) => {
-      let firstTile = 0;
-      for (const { views, n: count } of runs) {
-        const endTile = firstTile + Math.ceil(count / tile);
-        record(views[0] as Buffer, views[1], { n: count, shift, tiles, firstTile, endTile });
-        firstTile = endTile;
-      }
+      for (const { views, n: count, firstTile, tiles: runTiles } of runs)
+        record(views[0] as Buffer, views[1], { n: count, shift, tiles, firstTile, endTile: firstTile + runTiles });
     };
     eachRun((keys, _vals, range) =>
       dispatchGroups(device, countKernel(shape), range.endTile - range.firstTile, { keys, counts, ...range }),
